@@ -1,0 +1,24 @@
+"""Per-env scenes: a live MjSpec, MjModel and MjData per env_id, and spawners."""
+
+from arena_gym.scene.errors import SceneError, SpawnError, UnknownNameError
+from arena_gym.scene.gazebo import LinkSurface, PluginDecl, SensorDecl
+from arena_gym.scene.records import Prim, PrimEdit, Slab, Wall
+from arena_gym.scene.robot import RobotInfo
+from arena_gym.scene.scene import Scene
+from arena_gym.scene.store import SceneStore
+
+__all__ = [
+    "LinkSurface",
+    "PluginDecl",
+    "Prim",
+    "PrimEdit",
+    "RobotInfo",
+    "Scene",
+    "SceneError",
+    "SceneStore",
+    "SensorDecl",
+    "Slab",
+    "SpawnError",
+    "UnknownNameError",
+    "Wall",
+]

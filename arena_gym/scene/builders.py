@@ -1,0 +1,91 @@
+"""Adding static bodies to an env's MjSpec: boxes, walls and slabs.
+
+Geom groups (one place for them, as the sensors rely on them):
+  GROUP_STATIC  0  obstacles, walls, floors: seen by lidar and cameras
+  GROUP_VISUAL  1  robot visual meshes (URDF visuals): no collision
+  GROUP_CEILING 3  ceilings: collide, but the lidar skips them
+  GROUP_HIDDEN  4  collision hulls not meant to be seen
+"""
+
+from __future__ import annotations
+
+import math
+
+import mujoco
+import numpy as np
+
+from arena_gym.scene.records import SLAB_THICKNESS, Prim, Slab, Wall
+
+GROUP_STATIC = 0
+GROUP_VISUAL = 1
+GROUP_CEILING = 3
+GROUP_HIDDEN = 4
+
+
+def yaw_quat(yaw: float) -> np.ndarray:
+    return np.array([math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)])
+
+
+def add_box(spec: mujoco.MjSpec, name: str, prim: Prim) -> mujoco.MjsBody:
+    x, y, z, yaw = prim.pose
+    body = spec.worldbody.add_body(name=name, pos=[x, y, z], quat=yaw_quat(yaw))
+    body.add_geom(
+        name=name + "/geom",
+        type=mujoco.mjtGeom.mjGEOM_BOX,
+        size=list(prim.half_extents),
+        rgba=list(prim.rgba),
+        group=GROUP_STATIC,
+    )
+    return body
+
+
+def set_box_size(body: mujoco.MjsBody, prim_scale: tuple[float, float, float]) -> None:
+    geom = body.first_geom()
+    geom.size = [max(s / 2, 0.0005) for s in prim_scale]
+
+
+def add_wall(spec: mujoco.MjSpec, name: str, wall: Wall) -> mujoco.MjsBody:
+    (x0, y0), (x1, y1) = wall.start, wall.end
+    yaw = math.atan2(y1 - y0, x1 - x0)
+    centre = [(x0 + x1) / 2, (y0 + y1) / 2, wall.height / 2]
+    body = spec.worldbody.add_body(name=name, pos=centre, quat=yaw_quat(yaw))
+    body.add_geom(
+        name=name + "/geom",
+        type=mujoco.mjtGeom.mjGEOM_BOX,
+        size=[wall.length / 2, wall.thickness / 2, wall.height / 2],
+        rgba=list(wall.rgba),
+        group=GROUP_STATIC,
+    )
+    return body
+
+
+def add_slab(spec: mujoco.MjSpec, name: str, slab: Slab, ceiling: bool) -> mujoco.MjsBody:
+    """A floor's top face lies at center z; a ceiling's bottom face does."""
+    x, y, z = slab.center
+    half = SLAB_THICKNESS / 2
+    body = spec.worldbody.add_body(name=name, pos=[x, y, z + half if ceiling else z - half])
+    body.add_geom(
+        name=name + "/geom",
+        type=mujoco.mjtGeom.mjGEOM_BOX,
+        size=[slab.size[0] / 2, slab.size[1] / 2, half],
+        rgba=list(slab.rgba),
+        group=GROUP_CEILING if ceiling else GROUP_STATIC,
+    )
+    return body
+
+
+def base_world(timestep: float) -> mujoco.MjSpec:
+    """An env's world before anything is spawned: options, a light and the ground plane."""
+    spec = mujoco.MjSpec()
+    spec.modelname = "arena"
+    spec.option.timestep = timestep
+    spec.option.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
+    spec.worldbody.add_light(name="sun", pos=[0, 0, 10], dir=[0, 0, -1], type=mujoco.mjtLightType.mjLIGHT_DIRECTIONAL)
+    spec.worldbody.add_geom(
+        name="ground",
+        type=mujoco.mjtGeom.mjGEOM_PLANE,
+        size=[0, 0, 1],
+        rgba=[0.85, 0.85, 0.82, 1],
+        group=GROUP_STATIC,
+    )
+    return spec

@@ -1,0 +1,78 @@
+"""Resolving mesh URIs of robot descriptions to files MuJoCo can read.
+
+`package://pkg/rel` is looked up under each root of `package_paths` (like ROS package
+paths), `file://` and plain paths relative to the description's folder. COLLADA meshes,
+which MuJoCo does not read, are converted once to OBJ in an on-disk cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+NATIVE = {".stl", ".obj", ".msh"}
+CONVERTED = {".dae"}
+
+
+class MeshUnavailable(Exception):
+    """The mesh cannot be used; the message says why."""
+
+
+def cache_dir() -> Path:
+    root = os.environ.get("ARENA_GYM_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "arena_gym"
+    )
+    return Path(root)
+
+
+def resolve_uri(uri: str, base_dir: Path, package_paths: tuple[Path, ...]) -> Path:
+    """The file a mesh URI names, or MeshUnavailable."""
+    if uri.startswith("package://"):
+        rest = uri[len("package://") :]
+        pkg = rest.split("/", 1)[0]
+        for root in package_paths:
+            candidate = Path(root) / rest
+            if candidate.is_file():
+                return candidate
+        searched = ", ".join(str(p) for p in package_paths) or "no package_paths given"
+        if not any((Path(root) / pkg).is_dir() for root in package_paths):
+            raise MeshUnavailable(f"unknown package {pkg!r} (searched {searched})")
+        raise MeshUnavailable(f"{uri!r} not found in package {pkg!r} (searched {searched})")
+    if uri.startswith("file://"):
+        path = Path(unquote(urlparse(uri).path))
+    elif "://" in uri:
+        raise MeshUnavailable(f"unsupported URI scheme in {uri!r}")
+    else:
+        path = Path(uri) if os.path.isabs(uri) else base_dir / uri
+    if not path.is_file():
+        raise MeshUnavailable(f"missing file {str(path)!r}")
+    return path
+
+
+def readable_mesh(path: Path) -> Path:
+    """A file MuJoCo reads for `path`: the file itself, or a cached OBJ conversion."""
+    suffix = path.suffix.lower()
+    if not os.access(path, os.R_OK):
+        raise MeshUnavailable(f"cannot read {str(path)!r}")
+    if suffix in NATIVE:
+        return path
+    if suffix not in CONVERTED:
+        raise MeshUnavailable(f"unsupported mesh format {suffix!r} of {str(path)!r}")
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    out = cache_dir() / "meshes" / f"{path.stem}-{digest}.obj"
+    if not out.is_file():
+        import trimesh  # heavy: only when a COLLADA mesh is met
+
+        try:
+            mesh = trimesh.load(path, force="mesh")
+        except Exception as exc:  # trimesh raises many kinds on bad files
+            raise MeshUnavailable(f"cannot convert {str(path)!r}: {exc}") from exc
+        if mesh.is_empty:
+            raise MeshUnavailable(f"{str(path)!r} holds no triangles")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(mesh.export(file_type="obj"))
+        tmp.replace(out)
+    return out

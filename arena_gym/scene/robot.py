@@ -1,0 +1,134 @@
+"""Building a robot's MjSpec from a rewritten URDF: free base, servos, friction, self-collision.
+
+The conventions follow the Arena MuJoCo backend: every continuous joint is a wheel with a
+velocity servo; every other movable joint gets a position servo (kp=1000) and a velocity
+servo (kv=100).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+import mujoco
+
+from arena_gym.scene.errors import SpawnError
+from arena_gym.scene.gazebo import LinkSurface, PluginDecl, SensorDecl
+from arena_gym.scene.urdf import RewrittenUrdf
+from arena_gym.scene.wheels import lowest_collision_z, wheel_geometry
+
+JOINT_KP = 1000.0
+JOINT_KV = 100.0
+WHEEL_TIME_CONSTANT = 0.005  # s: how fast a wheel servo closes its speed error on the robot
+VEL_SUFFIX = "_vel"
+POS_SUFFIX = "_pos"
+
+
+@dataclass
+class RobotInfo:
+    """What the scene keeps about a spawned robot. Names are full (prefixed) MuJoCo names."""
+
+    name: str
+    prefix: str
+    root_body: str
+    wheel_joints: list[str]
+    servo_joints: list[str]
+    sensors: list[SensorDecl] = field(default_factory=list)
+    surfaces: dict[str, LinkSurface] = field(default_factory=dict)
+    plugins: list[PluginDecl] = field(default_factory=list)
+    urdf_name: str = ""
+    ground_clearance: float = 0.0  # height of the root link above the ground when resting
+
+    def actuator(self, joint: str, kind: str = VEL_SUFFIX) -> str:
+        return f"{joint}{kind}"
+
+
+def _compile_alone(spec: mujoco.MjSpec, source: str) -> mujoco.MjModel:
+    try:
+        return spec.compile()
+    except ValueError as exc:
+        raise SpawnError(f"{source}: MuJoCo rejected the robot: {str(exc).strip()}") from None
+
+
+def _wheel_kv(spec: mujoco.MjSpec, wheels: list[str], source: str) -> float:
+    """Velocity-servo gain that brings the robot to speed in about WHEEL_TIME_CONSTANT."""
+    model = _compile_alone(spec, source)
+    data = mujoco.MjData(model)
+    mujoco.mj_kinematics(model, data)
+    base = model.body(spec.worldbody.first_body().name).id
+    radii = [wheel_geometry(model, data, w, base).radius for w in wheels]
+    radius = max(min(radii), 1e-3)
+    total_mass = float(model.body_subtreemass[base])
+    return max(total_mass * radius**2 / (len(wheels) * WHEEL_TIME_CONSTANT), 1e-4)
+
+
+def _apply_surfaces(spec: mujoco.MjSpec, surfaces: dict[str, LinkSurface]) -> None:
+    """Gazebo's per-link mu1 becomes the sliding friction of the link's collision geoms.
+
+    priority=1 makes it win over the floor's (MuJoCo otherwise takes the larger one).
+    A frictionless surface (mu1 = 0) gets condim 1: a friction cone of zero width makes
+    MuJoCo's condim-3 contacts unstable (the Ridgeback's wheels flew off without this).
+    """
+    for link, surface in surfaces.items():
+        body = spec.body(link)
+        if body is None or surface.mu1 is None:
+            continue
+        for geom in body.geoms:
+            if geom.contype or geom.conaffinity:
+                geom.friction[0] = surface.mu1
+                geom.priority = 1
+                if surface.mu1 == 0.0:
+                    geom.condim = 1
+
+
+def _exclude_self_collision(spec: mujoco.MjSpec) -> None:
+    colliding = [
+        b.name for b in spec.bodies[1:] if any(g.contype or g.conaffinity for g in b.geoms)
+    ]
+    for a, b in itertools.combinations(colliding, 2):
+        spec.add_exclude(bodyname1=a, bodyname2=b)
+
+
+def build_robot_spec(name: str, urdf: RewrittenUrdf, source: str) -> tuple[mujoco.MjSpec, RobotInfo]:
+    """The robot's own MjSpec (unprefixed names) and what the scene keeps about it."""
+    try:
+        spec = mujoco.MjSpec.from_string(urdf.xml)
+    except ValueError as exc:
+        raise SpawnError(f"{source}: MuJoCo rejected the URDF: {str(exc).strip()}") from None
+    root = spec.worldbody.first_body()
+    if root is None:
+        raise SpawnError(f"{source}: the URDF has no links")
+    model = _compile_alone(spec, source)  # fail early, with the robot's own names
+    data = mujoco.MjData(model)
+    mujoco.mj_kinematics(model, data)
+    # URDF roots sit at the ground by convention, but not all do (the Ridgeback's wheels
+    # reach below its base_link): spawn so that the lowest collision point touches z = 0
+    clearance = max(0.0, -lowest_collision_z(model, data))
+    root.add_freejoint(name="root")
+    wheels = [j for j, kind in urdf.joint_types.items() if kind == "continuous"]
+    servos = [j for j, kind in urdf.joint_types.items() if kind in ("revolute", "prismatic")]
+    _apply_surfaces(spec, urdf.surfaces)
+    _exclude_self_collision(spec)
+    if wheels:
+        kv = _wheel_kv(spec, wheels, source)
+        for joint in wheels:
+            act = spec.add_actuator(name=joint + VEL_SUFFIX, target=joint, trntype=mujoco.mjtTrn.mjTRN_JOINT)
+            act.set_to_velocity(kv=kv)
+    for joint in servos:
+        pos = spec.add_actuator(name=joint + POS_SUFFIX, target=joint, trntype=mujoco.mjtTrn.mjTRN_JOINT)
+        pos.set_to_position(kp=JOINT_KP)
+        vel = spec.add_actuator(name=joint + VEL_SUFFIX, target=joint, trntype=mujoco.mjtTrn.mjTRN_JOINT)
+        vel.set_to_velocity(kv=JOINT_KV)
+    info = RobotInfo(
+        name=name,
+        prefix="",
+        root_body=root.name,
+        wheel_joints=wheels,
+        servo_joints=servos,
+        sensors=list(urdf.sensors),
+        surfaces=dict(urdf.surfaces),
+        plugins=list(urdf.plugins),
+        urdf_name=urdf.robot_name,
+        ground_clearance=clearance,
+    )
+    return spec, info

@@ -1,0 +1,334 @@
+"""One env's scene: a live MjSpec, its compiled MjModel/MjData, and the names it holds.
+
+Edits that cannot fail on assets (box spawns, deletions) only edit the spec and mark the
+scene dirty; the next query or step compiles once for the whole burst. Robot spawns
+compile before they return, on a copy of the spec, so a failure leaves the scene exactly
+as it was. A recompile carries time and the state of every surviving joint by name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import mujoco
+import numpy as np
+
+from arena_gym.scene import builders
+from arena_gym.scene.errors import SceneError, SpawnError, unknown
+from arena_gym.scene.records import Prim, PrimEdit, Slab, Wall
+from arena_gym.scene.robot import RobotInfo, build_robot_spec
+from arena_gym.scene.urdf import rewrite_urdf
+
+# spec collections whose elements a robot brings, deleted by name prefix with it
+_NAMED_COLLECTIONS = ("actuators", "sensors", "tendons", "equalities", "pairs", "meshes",
+                      "materials", "textures", "keys", "numerics", "texts")
+
+
+@dataclass
+class Entity:
+    """A spawned thing: `kind` is robot, prim, wall, floor or ceiling."""
+
+    name: str
+    kind: str
+    body: str  # full MuJoCo name of its root body
+    record: object  # RobotInfo, Prim, Wall or Slab
+
+
+class Scene:
+    """One env_id's world. Use it through `SceneStore`, which validates env ids."""
+
+    def __init__(self, env_id: int, timestep: float = 0.002) -> None:
+        self.env_id = env_id
+        self.prefix = f"env_{env_id}/"
+        self.spec = builders.base_world(timestep)
+        self.entities: dict[str, Entity] = {}
+        self.compile_count = 0
+        self.version = 0  # bumped whenever model or data are replaced or edited
+        self._pending: list[str] = []  # entities added since the last good compile
+        self._dirty = True
+        self._model: mujoco.MjModel | None = None
+        self._data: mujoco.MjData | None = None
+        # set by a simulator that keeps this env's state elsewhere while stepping
+        self.on_access: Callable[[int], None] | None = None
+        self.compile()
+
+    # ---------------------------------------------------------------- compiling
+    @property
+    def dirty(self) -> bool:
+        return self._dirty
+
+    def _sync(self) -> None:
+        if self.on_access is not None:
+            self.on_access(self.env_id)
+
+    def compile(self) -> None:
+        """Compile the spec now, carrying state; roll pending additions back on failure."""
+        self._sync()
+        try:
+            self._install(*self._compile_spec(self.spec))
+        except ValueError as exc:
+            culprits = list(self._pending)
+            self._remove_entities(culprits)
+            self._pending.clear()
+            self._install(*self._compile_spec(self.spec))
+            named = ", ".join(repr(c) for c in culprits) or "the scene"
+            raise SpawnError(
+                f"env {self.env_id}: {named} did not compile and was removed: {str(exc).strip()}"
+            ) from None
+
+    def _compile_spec(self, spec: mujoco.MjSpec) -> tuple[mujoco.MjModel, mujoco.MjData]:
+        if self._model is None:
+            model = spec.compile()
+            data = mujoco.MjData(model)
+        else:
+            model, data = spec.recompile(self._model, self._data)
+        mujoco.mj_forward(model, data)
+        return model, data
+
+    def _install(self, model: mujoco.MjModel, data: mujoco.MjData) -> None:
+        self._model, self._data = model, data
+        self._pending.clear()
+        self._dirty = False
+        self.compile_count += 1
+        self.version += 1
+
+    def flush(self) -> None:
+        """Compile if edits are pending."""
+        if self._dirty:
+            self.compile()
+
+    @property
+    def model(self) -> mujoco.MjModel:
+        self.flush()
+        self._sync()
+        return self._model  # type: ignore[return-value]
+
+    @property
+    def data(self) -> mujoco.MjData:
+        self.flush()
+        self._sync()
+        return self._data  # type: ignore[return-value]
+
+    # ---------------------------------------------------------------- naming
+    def full_name(self, name: str) -> str:
+        return self.prefix + name
+
+    def _claim(self, name: str) -> None:
+        if name in self.entities:
+            raise SpawnError(
+                f"env {self.env_id}: duplicate name {name!r}: a {self.entities[name].kind} "
+                "of that name exists"
+            )
+
+    def entity(self, name: str) -> Entity:
+        if name not in self.entities:
+            raise unknown(f"entity in env {self.env_id}", name, self.entities)
+        return self.entities[name]
+
+    def robot(self, name: str) -> RobotInfo:
+        entity = self.entity(name)
+        if entity.kind != "robot":
+            raise SceneError(f"env {self.env_id}: {name!r} is a {entity.kind}, expected a robot")
+        return entity.record  # type: ignore[return-value]
+
+    def robots(self) -> list[RobotInfo]:
+        return [e.record for e in self.entities.values() if e.kind == "robot"]  # type: ignore[misc]
+
+    # ---------------------------------------------------------------- spawning
+    def spawn_urdf(
+        self,
+        name: str,
+        urdf: str | Path,
+        pose: tuple[float, float, float] = (0.0, 0.0, 0.0),
+        package_paths: Iterable[str | Path] = (),
+    ) -> RobotInfo:
+        if not isinstance(name, str) or not name or "/" in name:
+            raise SpawnError(f"robot name: expected a non-empty name without '/', got {name!r}")
+        self._claim(name)
+        pose = _pose3(name, pose)
+        rewritten = rewrite_urdf(urdf, tuple(package_paths))
+        robot_spec, info = build_robot_spec(name, rewritten, f"robot {name!r}")
+        self.flush()
+        self._sync()
+        trial = self.spec.copy()
+        prefix = self.full_name(name) + "/"
+        frame = trial.worldbody.add_frame(
+            name=prefix + "spawn", pos=[pose[0], pose[1], info.ground_clearance], quat=builders.yaw_quat(pose[2])
+        )
+        try:
+            trial.attach(robot_spec, prefix=prefix, frame=frame)
+            model, data = self._compile_spec(trial)
+        except ValueError as exc:
+            raise SpawnError(f"env {self.env_id}: robot {name!r} rejected: {str(exc).strip()}") from None
+        info.prefix = prefix
+        info.root_body = prefix + info.root_body
+        info.wheel_joints = [prefix + j for j in info.wheel_joints]
+        info.servo_joints = [prefix + j for j in info.servo_joints]
+        self.spec = trial
+        self._install(model, data)
+        self.entities[name] = Entity(name, "robot", info.root_body, info)
+        return info
+
+    def _add_static(self, name: str, kind: str, record: object, build: Callable) -> None:
+        self._claim(name)
+        full = self.full_name(name)
+        build(self.spec, full, record)
+        self.entities[name] = Entity(name, kind, full, record)
+        self._pending.append(name)
+        self._dirty = True
+
+    def spawn_prims(self, prims: Iterable[Prim]) -> None:
+        prims = _checked(prims, Prim, "spawn_prims")
+        for prim in prims:
+            if prim.mesh_path is not None:
+                raise SpawnError(f"prim {prim.name!r}: mesh prims are not supported yet")
+        self._check_new(p.name for p in prims)
+        for prim in prims:
+            self._add_static(prim.name, "prim", prim, builders.add_box)
+
+    def spawn_walls(self, walls: Iterable[Wall]) -> None:
+        walls = _checked(walls, Wall, "spawn_walls")
+        self._check_new(w.name for w in walls)
+        for wall in walls:
+            self._add_static(wall.name, "wall", wall, builders.add_wall)
+
+    def spawn_slabs(self, slabs: Iterable[Slab], ceiling: bool) -> None:
+        slabs = _checked(slabs, Slab, "spawn_ceilings" if ceiling else "spawn_floors")
+        self._check_new(s.name for s in slabs)
+        kind = "ceiling" if ceiling else "floor"
+        for slab in slabs:
+            self._add_static(
+                slab.name, kind, slab, lambda spec, n, r: builders.add_slab(spec, n, r, ceiling)
+            )
+
+    def _check_new(self, names: Iterable[str]) -> None:
+        """All-or-nothing: reject the whole request before adding any of it."""
+        seen: set[str] = set()
+        for name in names:
+            if name in seen:
+                raise SpawnError(f"env {self.env_id}: duplicate name {name!r} in the request")
+            seen.add(name)
+            self._claim(name)
+
+    # ---------------------------------------------------------------- editing
+    def edit_prims(self, edits: Iterable[PrimEdit]) -> None:
+        edits = _checked(edits, PrimEdit, "edit_prims")
+        for edit in edits:
+            entity = self.entity(edit.name)
+            if entity.kind != "prim":
+                raise SceneError(f"edit_prims: {edit.name!r} is a {entity.kind}, expected a prim")
+        for edit in edits:
+            self._edit(self.entities[edit.name], edit)
+
+    def _edit(self, entity: Entity, edit: PrimEdit) -> None:
+        prim: Prim = entity.record  # type: ignore[assignment]
+        body = self.spec.body(entity.body)
+        if edit.scale is not None:
+            builders.set_box_size(body, edit.scale)
+            self._dirty = True  # sizes change bounding volumes: recompile
+        if edit.pose is not None:
+            x, y, z, yaw = edit.pose
+            body.pos = [x, y, z]
+            body.quat = builders.yaw_quat(yaw)
+            if not self._dirty:  # move in place: no recompile for a pose
+                self._sync()
+                b = self._model.body(entity.body).id  # type: ignore[union-attr]
+                self._model.body_pos[b] = body.pos  # type: ignore[union-attr]
+                self._model.body_quat[b] = body.quat  # type: ignore[union-attr]
+                mujoco.mj_kinematics(self._model, self._data)
+                self.version += 1
+        entity.record = Prim(
+            prim.name,
+            pose=edit.pose or prim.pose,
+            scale=edit.scale or prim.scale,
+            mesh_path=prim.mesh_path,
+            rgba=prim.rgba,
+        )
+
+    # ---------------------------------------------------------------- deleting
+    def matching(self, names: Iterable[str]) -> list[str]:
+        """Entity names selected by `names`; a name ending in '/' selects by prefix."""
+        selected: list[str] = []
+        for name in names:
+            if isinstance(name, str) and name.endswith("/"):
+                selected += [e for e in self.entities if e.startswith(name)]
+            else:
+                self.entity(name)
+                selected.append(name)
+        return list(dict.fromkeys(selected))
+
+    def delete(self, names: Iterable[str]) -> list[str]:
+        if isinstance(names, str):
+            names = [names]
+        selected = self.matching(names)
+        if selected:
+            self._sync()
+            self._remove_entities(selected)
+            self._dirty = True
+        return selected
+
+    def reset_world(self) -> None:
+        self.delete(list(self.entities))
+
+    def _remove_entities(self, names: list[str]) -> None:
+        for name in names:
+            entity = self.entities.pop(name)
+            body = self.spec.body(entity.body)
+            if body is not None:
+                self.spec.delete(body)
+            if entity.kind == "robot":
+                self._remove_robot_elements(entity.record.prefix)  # type: ignore[attr-defined]
+            if name in self._pending:
+                self._pending.remove(name)
+
+    def _remove_robot_elements(self, prefix: str) -> None:
+        for exclude in list(self.spec.excludes):
+            if exclude.bodyname1.startswith(prefix) or exclude.bodyname2.startswith(prefix):
+                self.spec.delete(exclude)
+        for collection in _NAMED_COLLECTIONS:
+            for element in list(getattr(self.spec, collection)):
+                if element.name.startswith(prefix):
+                    self.spec.delete(element)
+        frame = self.spec.frame(prefix + "spawn")
+        if frame is not None:
+            self.spec.delete(frame)
+
+    # ---------------------------------------------------------------- queries
+    def body_name(self, name: str) -> str:
+        """The full MuJoCo body name for an entity name, a relative or a full body name."""
+        if name in self.entities:
+            return self.entities[name].body
+        model = self.model
+        for candidate in (name, self.full_name(name)):
+            if mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, candidate) >= 0:
+                return candidate
+        known = [model.body(i).name for i in range(1, model.nbody)]
+        raise unknown(f"body in env {self.env_id}", name, known + list(self.entities))
+
+    def get_pose(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """World position (3,) and quaternion (w, x, y, z) of a body."""
+        body = self.body_name(name)
+        model, data = self.model, self.data
+        mujoco.mj_kinematics(model, data)
+        b = model.body(body).id
+        return data.xpos[b].copy(), data.xquat[b].copy()
+
+
+def _pose3(name: str, pose: object) -> tuple[float, float, float]:
+    try:
+        values = tuple(float(v) for v in pose)  # type: ignore[union-attr]
+    except (TypeError, ValueError):
+        values = ()
+    if len(values) != 3 or not np.all(np.isfinite(values)):
+        raise SpawnError(f"robot {name!r} pose: expected (x, y, yaw) finite numbers, got {pose!r}")
+    return values  # type: ignore[return-value]
+
+
+def _checked(items: Iterable[object], kind: type, what: str) -> list:
+    items = list(items) if not isinstance(items, kind) else [items]
+    for item in items:
+        if not isinstance(item, kind):
+            raise SceneError(f"{what}: expected {kind.__name__} records, got {type(item).__name__}")
+    return items

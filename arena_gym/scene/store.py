@@ -1,0 +1,100 @@
+"""SceneStore: one scene per env_id, with the Arena MuJoCo backend's operations as methods.
+
+    store = SceneStore(num_envs=4)
+    store.spawn_urdf(0, "burger", "burger.urdf", pose=(0, 0, 0), package_paths=[pkg_root])
+    store.spawn_prims(0, [Prim("box", pose=(1, 0, 0.25, 0), scale=(0.5, 0.5, 0.5))])
+    position, quat = store.get_pose(0, "burger")
+
+An operation on one env never touches its siblings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import mujoco
+import numpy as np
+
+from arena_gym.scene.errors import SceneError
+from arena_gym.scene.records import Prim, PrimEdit, Slab, Wall
+from arena_gym.scene.robot import RobotInfo
+from arena_gym.scene.scene import Scene
+
+
+class SceneStore:
+    """The scenes of `num_envs` envs, ids 0 .. num_envs - 1."""
+
+    def __init__(self, num_envs: int = 1, timestep: float = 0.002) -> None:
+        if not isinstance(num_envs, int) or isinstance(num_envs, bool) or num_envs < 1:
+            raise SceneError(f"num_envs: expected an integer >= 1, got {num_envs!r}")
+        if not timestep > 0:
+            raise SceneError(f"timestep: expected a positive number of seconds, got {timestep!r}")
+        self.scenes = [Scene(i, timestep) for i in range(num_envs)]
+
+    @property
+    def num_envs(self) -> int:
+        return len(self.scenes)
+
+    def scene(self, env_id: int) -> Scene:
+        if isinstance(env_id, (bool, float)) or not isinstance(env_id, (int, np.integer)):
+            raise SceneError(f"env_id: expected an integer, got {env_id!r}")
+        if not 0 <= env_id < len(self.scenes):
+            raise SceneError(
+                f"unknown env_id {env_id}: expected 0 <= env_id < {len(self.scenes)}"
+            )
+        return self.scenes[int(env_id)]
+
+    # spawning
+    def spawn_urdf(
+        self,
+        env_id: int,
+        name: str,
+        urdf: str | Path,
+        pose: tuple[float, float, float] = (0.0, 0.0, 0.0),
+        package_paths: Iterable[str | Path] = (),
+    ) -> RobotInfo:
+        """Spawn a robot from a URDF path (or its XML text) at (x, y, yaw)."""
+        return self.scene(env_id).spawn_urdf(name, urdf, pose, package_paths)
+
+    def spawn_prims(self, env_id: int, prims: Iterable[Prim]) -> None:
+        self.scene(env_id).spawn_prims(prims)
+
+    def spawn_walls(self, env_id: int, walls: Iterable[Wall]) -> None:
+        self.scene(env_id).spawn_walls(walls)
+
+    def spawn_floors(self, env_id: int, floors: Iterable[Slab]) -> None:
+        self.scene(env_id).spawn_slabs(floors, ceiling=False)
+
+    def spawn_ceilings(self, env_id: int, ceilings: Iterable[Slab]) -> None:
+        self.scene(env_id).spawn_slabs(ceilings, ceiling=True)
+
+    # editing
+    def edit_prims(self, env_id: int, edits: Iterable[PrimEdit]) -> None:
+        self.scene(env_id).edit_prims(edits)
+
+    def delete_prims(self, env_id: int, names: Iterable[str]) -> list[str]:
+        """Delete entities by name; a name ending in '/' deletes every name it prefixes."""
+        return self.scene(env_id).delete(names)
+
+    def reset_world(self, env_id: int) -> None:
+        self.scene(env_id).reset_world()
+
+    # queries
+    def model(self, env_id: int) -> mujoco.MjModel:
+        return self.scene(env_id).model
+
+    def data(self, env_id: int) -> mujoco.MjData:
+        return self.scene(env_id).data
+
+    def get_pose(self, env_id: int, body_name: str) -> tuple[np.ndarray, np.ndarray]:
+        return self.scene(env_id).get_pose(body_name)
+
+    def robot(self, env_id: int, name: str) -> RobotInfo:
+        return self.scene(env_id).robot(name)
+
+    def names(self, env_id: int) -> list[str]:
+        return list(self.scene(env_id).entities)
+
+    def compile_count(self, env_id: int) -> int:
+        return self.scene(env_id).compile_count

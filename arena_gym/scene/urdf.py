@@ -1,0 +1,171 @@
+"""Rewriting a URDF so that MuJoCo parses it as the robot Gazebo would simulate.
+
+MuJoCo reads URDF itself but knows nothing of Gazebo's blocks, ROS package URIs or
+xacro. `rewrite_urdf` reads what those blocks declare (sensors, friction, plugins),
+removes them, resolves mesh URIs, drops the geometry whose mesh cannot be read (as
+Gazebo does), and asks MuJoCo to keep visuals and static links.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from arena_gym.scene.errors import SpawnError
+from arena_gym.scene.gazebo import (
+    LinkSurface,
+    PluginDecl,
+    SensorDecl,
+    parse_plugin,
+    parse_sensor,
+    parse_surface,
+)
+from arena_gym.scene.meshes import MeshUnavailable, readable_mesh, resolve_uri
+
+DROPPED_TAGS = ("gazebo", "transmission", "ros2_control")
+_HOSTILE = re.compile(r"[^A-Za-z0-9_.]")
+_XACRO = re.compile(r"\$[({]")
+
+
+@dataclass
+class RewrittenUrdf:
+    xml: str
+    robot_name: str
+    sensors: list[SensorDecl] = field(default_factory=list)
+    surfaces: dict[str, LinkSurface] = field(default_factory=dict)
+    plugins: list[PluginDecl] = field(default_factory=list)
+    joint_types: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+
+def fold_name(name: str) -> str:
+    """Link and joint names as MuJoCo-friendly identifiers: `front-laser` -> `front_laser`."""
+    return _HOSTILE.sub("_", name)
+
+
+def _check_no_xacro(root: ET.Element, source: str) -> None:
+    for elem in root.iter():
+        for key, value in elem.attrib.items():
+            if _XACRO.search(value):
+                owner = elem.get("name")
+                where = f"<{elem.tag}{f' name={owner!r}' if owner else ''}>"
+                raise SpawnError(
+                    f"{source}: unexpanded xacro in {where} attribute {key}={value!r}; "
+                    "expected a plain URDF (run xacro first)"
+                )
+
+
+def _parse(text: str, source: str) -> ET.Element:
+    try:
+        root = ET.fromstring(text)
+    except ET.ParseError as exc:
+        raise SpawnError(f"{source}: malformed XML: {exc}") from None
+    if root.tag != "robot":
+        raise SpawnError(f"{source}: expected a <robot> root element, got <{root.tag}>")
+    _check_no_xacro(root, source)
+    return root
+
+
+def _fold_names(root: ET.Element) -> None:
+    for elem in root.iter():
+        if elem.tag in ("link", "joint") and elem.get("name"):
+            elem.set("name", fold_name(elem.get("name", "")))
+        if elem.tag in ("parent", "child") and elem.get("link"):
+            elem.set("link", fold_name(elem.get("link", "")))
+        if elem.tag == "gazebo" and elem.get("reference"):
+            elem.set("reference", fold_name(elem.get("reference", "")))
+
+
+def _read_gazebo(root: ET.Element, out: RewrittenUrdf, source: str) -> None:
+    links = {link.get("name") for link in root.findall("link")}
+    joint_child = {
+        j.get("name"): j.find("child").get("link")  # type: ignore[union-attr]
+        for j in root.findall("joint")
+        if j.find("child") is not None
+    }
+    for block in root.findall("gazebo"):
+        ref = block.get("reference")
+        if ref is None:
+            out.plugins.extend(parse_plugin(p) for p in block.findall("plugin"))
+            continue
+        link = ref if ref in links else joint_child.get(ref)
+        for sensor in block.findall("sensor"):
+            if link is None:
+                out.warnings.append(
+                    f"{source}: sensor {sensor.get('name')!r} dropped: its reference "
+                    f"{ref!r} names no link or joint"
+                )
+                continue
+            out.sensors.append(parse_sensor(sensor, link))
+        surface = parse_surface(block, link or ref)
+        if surface is not None and link is not None:
+            out.surfaces[link] = surface
+
+
+def _resolve_meshes(
+    root: ET.Element, out: RewrittenUrdf, base_dir: Path, package_paths: tuple[Path, ...]
+) -> None:
+    for link in root.findall("link"):
+        for kind in ("visual", "collision"):
+            for geom_owner in link.findall(kind):
+                mesh = geom_owner.find("geometry/mesh")
+                if mesh is None:
+                    continue
+                uri = mesh.get("filename", "")
+                try:
+                    mesh.set("filename", str(readable_mesh(resolve_uri(uri, base_dir, package_paths))))
+                except MeshUnavailable as exc:
+                    link.remove(geom_owner)
+                    out.warnings.append(
+                        f"{kind} of link {link.get('name')!r} dropped: mesh {uri!r}: {exc}"
+                    )
+
+
+def _inject_compiler(root: ET.Element) -> None:
+    block = root.find("mujoco")
+    if block is None:
+        block = ET.SubElement(root, "mujoco")
+    compiler = block.find("compiler")
+    if compiler is None:
+        compiler = ET.SubElement(block, "compiler")
+    compiler.set("discardvisual", "false")
+    compiler.set("fusestatic", "false")
+    compiler.set("strippath", "false")
+    compiler.set("balanceinertia", "true")
+
+
+def rewrite_urdf(
+    urdf: str | Path,
+    package_paths: tuple[str | Path, ...] = (),
+    *,
+    emit_warnings: bool = True,
+) -> RewrittenUrdf:
+    """Rewrite a URDF (a path, or the XML text itself) for MuJoCo; see the module docstring."""
+    text, source, base_dir = _load(urdf)
+    root = _parse(text, source)
+    _fold_names(root)
+    out = RewrittenUrdf(xml="", robot_name=root.get("name", "robot"))
+    _read_gazebo(root, out, source)
+    for tag in DROPPED_TAGS:
+        for elem in root.findall(tag):
+            root.remove(elem)
+    out.joint_types = {j.get("name", ""): j.get("type", "") for j in root.findall("joint")}
+    _resolve_meshes(root, out, base_dir, tuple(Path(p) for p in package_paths))
+    _inject_compiler(root)
+    out.xml = ET.tostring(root, encoding="unicode")
+    if emit_warnings:
+        for message in out.warnings:
+            warnings.warn(message, stacklevel=3)
+    return out
+
+
+def _load(urdf: str | Path) -> tuple[str, str, Path]:
+    if isinstance(urdf, Path) or not str(urdf).lstrip().startswith("<"):
+        path = Path(urdf)
+        if not path.is_file():
+            raise SpawnError(f"URDF file not found: expected a readable file, got {str(path)!r}")
+        return path.read_text(), path.name, path.parent
+    return str(urdf), "URDF", Path.cwd()

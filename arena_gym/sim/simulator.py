@@ -1,0 +1,238 @@
+"""The lockstep simulator: steps every env of a SceneStore in ticks, runs per-tick hooks.
+
+    sim = Simulator(store)
+    sim.set_cmd_vel(0, "burger", 0.2, 0.0)
+    sim.step(500)                  # 1 s at dt 0.002, in 50 ticks of 10 steps
+
+Lockstep `step(n)` works whether or not the free-running loop (`start()`, `pause()`,
+`unpause()`) is paused; both share one lock.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from arena_gym.scene.store import SceneStore
+from arena_gym.sim.control import Controller
+from arena_gym.sim.groups import BatchGroup, PoolGroup, make_groups
+from arena_gym.sim.options import apply_runtime_options
+
+TICK_STEPS = 10
+
+TickHook = Callable[["Simulator"], None]
+
+
+@dataclass(frozen=True)
+class SimInfo:
+    clock: float  # shared sim time, seconds
+    step_count: int
+    paused: bool
+    rt_factor_target: float
+    rt_factor_measured: float
+    compile_counts: tuple[int, ...]
+
+
+class Simulator:
+    """Lockstep batched stepping of all envs of `store`."""
+
+    def __init__(self, store: SceneStore, nthread: int = 0, tick_steps: int = TICK_STEPS) -> None:
+        if tick_steps < 1:
+            raise ValueError(f"tick_steps: expected an integer >= 1, got {tick_steps!r}")
+        self.store = store
+        self.tick_steps = tick_steps
+        self.nthread = nthread or os.cpu_count() or 1
+        self.controller = Controller(store)
+        self.step_count = 0
+        self.diverged: list[int] = []  # envs whose physics diverged in the last step() call
+        self.rt_factor = 1.0
+        self._hooks: list[TickHook] = []
+        self._pool = ThreadPoolExecutor(self.nthread) if self.nthread > 1 else None
+        self._groups: list[BatchGroup | PoolGroup] = []
+        self._group_of: dict[int, BatchGroup | PoolGroup] = {}
+        self._versions: list[int] = [-1] * store.num_envs
+        self._stale = [False] * store.num_envs  # scene MjData behind the group's state
+        self._touched = [False] * store.num_envs  # scene MjData handed out since last push
+        self._lock = threading.RLock()
+        self._paused = True
+        self._thread: threading.Thread | None = None
+        self._running = False
+        self._rtf_window: tuple[float, float] | None = None  # (wall, sim) at window start
+        self._rtf_measured = 0.0
+        for scene in store.scenes:
+            scene.on_access = self._on_access
+
+    # ------------------------------------------------------------ state sync
+    def _on_access(self, env_id: int) -> None:
+        if self._stale[env_id]:
+            self._group_of[env_id].pull(self.store.scenes[env_id])
+            self._stale[env_id] = False
+        self._touched[env_id] = True
+
+    def _prepare(self) -> None:
+        """Compile dirty scenes, regroup after model changes, push hand-edited state."""
+        scenes = self.store.scenes
+        for scene in scenes:
+            scene.flush()
+        if any(s.version != v for s, v in zip(scenes, self._versions)):
+            for scene in scenes:
+                self._on_access(scene.env_id)  # bring every MjData up to date first
+            self._groups = make_groups(scenes, self.nthread, self._pool)
+            self._group_of = {env: g for g in self._groups for env in g.env_ids}
+            self._versions = [s.version for s in scenes]
+            self._stale = [False] * len(scenes)
+            self._touched = [False] * len(scenes)
+            for env in range(len(scenes)):
+                self.controller.invalidate(env)
+            return
+        for env, touched in enumerate(self._touched):
+            if touched:
+                self._group_of[env].push(scenes[env])
+                self._touched[env] = False
+
+    def ctrl(self, env_id: int) -> np.ndarray:
+        """The live, writable control vector of an env (valid until the next regroup)."""
+        return self._group_of[env_id].ctrl_of(env_id)
+
+    def groups(self) -> list[tuple[str, list[int]]]:
+        """How envs are stepped now: ("batch", ids) per Batch group, ("pool", ids)."""
+        with self._lock:
+            self._prepare()
+            return [("batch" if isinstance(g, BatchGroup) else "pool", list(g.env_ids))
+                    for g in self._groups]
+
+    # ------------------------------------------------------------ stepping
+    @property
+    def timestep(self) -> float:
+        return float(self.store.scenes[0].model.opt.timestep)
+
+    @property
+    def clock(self) -> float:
+        return self.step_count * self._dt
+
+    def add_tick_hook(self, hook: TickHook) -> None:
+        self._hooks.append(hook)
+
+    def remove_tick_hook(self, hook: TickHook) -> None:
+        self._hooks.remove(hook)
+
+    def step(self, n: int = TICK_STEPS) -> None:
+        """Advance every env by n physics steps; hooks run at every tick boundary."""
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+            raise ValueError(f"n: expected an integer number of steps >= 0, got {n!r}")
+        with self._lock:
+            self._prepare()
+            self._dt = float(self.store.scenes[0]._model.opt.timestep)
+            diverged: set[int] = set()
+            remaining = int(n)
+            while remaining:
+                if self.step_count % self.tick_steps == 0:
+                    self.controller.apply(self.ctrl)
+                chunk = min(remaining, self.tick_steps - self.step_count % self.tick_steps)
+                for group in self._groups:
+                    diverged.update(group.step(chunk))
+                self.step_count += chunk
+                remaining -= chunk
+                if self.step_count % self.tick_steps == 0:
+                    for hook in self._hooks:
+                        hook(self)
+            self._stale = [True] * len(self._stale)
+            self.diverged = sorted(diverged)
+
+    _dt = 0.002
+
+    # ------------------------------------------------------------ control
+    def set_cmd_vel(self, env_id: int, robot: str, *twist: float) -> None:
+        """Stage a base twist: (v, omega) for a differential drive, (vx, vy, omega) holonomic."""
+        self.controller.set_twist(env_id, robot, twist)
+
+    def set_joint_position(self, env_id: int, joint: str, position: float) -> None:
+        self.controller.set_joint(env_id, joint, position, "position")
+
+    def set_joint_velocity(self, env_id: int, joint: str, velocity: float) -> None:
+        self.controller.set_joint(env_id, joint, velocity, "velocity")
+
+    # ------------------------------------------------------------ control surface
+    def apply_runtime_options(self, patch: Mapping[str, Any]) -> None:
+        with self._lock:
+            apply_runtime_options(self.store, patch)
+
+    @property
+    def sim_info(self) -> SimInfo:
+        return SimInfo(
+            clock=self.clock,
+            step_count=self.step_count,
+            paused=self._paused,
+            rt_factor_target=self.rt_factor,
+            rt_factor_measured=self._rtf_measured,
+            compile_counts=tuple(s.compile_count for s in self.store.scenes),
+        )
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        return {
+            "running": self._running and not self._paused,
+            "rt_factor": self.rt_factor,
+            "gravity": self.store.scenes[0].model.opt.gravity.tolist(),
+        }
+
+    # ------------------------------------------------------------ free running
+    def start(self, paused: bool = False) -> None:
+        """Run ticks in a background thread at `rt_factor` (<= 0: as fast as possible)."""
+        if self._thread is not None:
+            return
+        self._running, self._paused = True, paused
+        self._thread = threading.Thread(target=self._loop, name="arena-sim", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._running = False
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        self._paused = True
+
+    def pause(self) -> None:
+        self._paused = True
+
+    def unpause(self) -> None:
+        self._paused = False
+        self._rtf_window = None
+
+    def _loop(self) -> None:
+        while self._running:
+            if self._paused:
+                time.sleep(0.001)
+                continue
+            wall0 = time.perf_counter()
+            self.step(self.tick_steps)
+            self._pace(wall0)
+
+    def _pace(self, wall0: float) -> None:
+        now = time.perf_counter()
+        if self._rtf_window is None:
+            self._rtf_window = (wall0, self.clock - self.tick_steps * self._dt)
+        if self.rt_factor > 0:
+            target = self._rtf_window[0] + (self.clock - self._rtf_window[1]) / self.rt_factor
+            if target > now:
+                time.sleep(target - now)
+                now = time.perf_counter()
+        elapsed = now - self._rtf_window[0]
+        if elapsed > 0:
+            self._rtf_measured = (self.clock - self._rtf_window[1]) / elapsed
+
+    def close(self) -> None:
+        self.stop()
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
+        for scene in self.store.scenes:
+            self._on_access(scene.env_id)
+            scene.on_access = None
