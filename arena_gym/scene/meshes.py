@@ -39,7 +39,8 @@ def resolve_uri(uri: str, base_dir: Path, package_paths: tuple[Path, ...]) -> Pa
         searched = ", ".join(str(p) for p in package_paths) or "no package_paths given"
         if not any((Path(root) / pkg).is_dir() for root in package_paths):
             raise MeshUnavailable(f"unknown package {pkg!r} (searched {searched})")
-        raise MeshUnavailable(f"{uri!r} not found in package {pkg!r} (searched {searched})")
+        rel = rest[len(pkg) + 1 :]
+        raise MeshUnavailable(f"missing file {rel!r} in package {pkg!r} (searched {searched})")
     if uri.startswith("file://"):
         path = Path(unquote(urlparse(uri).path))
     elif "://" in uri:

@@ -148,8 +148,9 @@ class Scene:
             raise SpawnError(f"robot name: expected a non-empty name without '/', got {name!r}")
         self._claim(name)
         pose = _pose3(name, pose)
-        rewritten = rewrite_urdf(urdf, tuple(package_paths))
-        robot_spec, info = build_robot_spec(name, rewritten, f"robot {name!r}")
+        label = f"robot {name!r}"
+        rewritten = rewrite_urdf(urdf, tuple(package_paths), label=label)
+        robot_spec, info = build_robot_spec(name, rewritten, label)
         self.flush()
         self._sync()
         trial = self.spec.copy()

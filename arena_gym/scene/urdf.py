@@ -106,7 +106,11 @@ def _read_gazebo(root: ET.Element, out: RewrittenUrdf, source: str) -> None:
 
 
 def _resolve_meshes(
-    root: ET.Element, out: RewrittenUrdf, base_dir: Path, package_paths: tuple[Path, ...]
+    root: ET.Element,
+    out: RewrittenUrdf,
+    base_dir: Path,
+    package_paths: tuple[Path, ...],
+    source: str,
 ) -> None:
     for link in root.findall("link"):
         for kind in ("visual", "collision"):
@@ -120,7 +124,8 @@ def _resolve_meshes(
                 except MeshUnavailable as exc:
                     link.remove(geom_owner)
                     out.warnings.append(
-                        f"{kind} of link {link.get('name')!r} dropped: mesh {uri!r}: {exc}"
+                        f"{source}: {kind} of link {link.get('name')!r} dropped: "
+                        f"mesh {uri!r}: {exc}"
                     )
 
 
@@ -141,10 +146,15 @@ def rewrite_urdf(
     urdf: str | Path,
     package_paths: tuple[str | Path, ...] = (),
     *,
+    label: str = "",
     emit_warnings: bool = True,
 ) -> RewrittenUrdf:
-    """Rewrite a URDF (a path, or the XML text itself) for MuJoCo; see the module docstring."""
+    """Rewrite a URDF (a path, or the XML text itself) for MuJoCo; see the module docstring.
+
+    `label` names the robot in errors and warnings, e.g. "robot 'jackal'".
+    """
     text, source, base_dir = _load(urdf)
+    source = f"{label} ({source})" if label and source != "URDF" else (label or source)
     root = _parse(text, source)
     _fold_names(root)
     out = RewrittenUrdf(xml="", robot_name=root.get("name", "robot"))
@@ -153,7 +163,7 @@ def rewrite_urdf(
         for elem in root.findall(tag):
             root.remove(elem)
     out.joint_types = {j.get("name", ""): j.get("type", "") for j in root.findall("joint")}
-    _resolve_meshes(root, out, base_dir, tuple(Path(p) for p in package_paths))
+    _resolve_meshes(root, out, base_dir, tuple(Path(p) for p in package_paths), source)
     _inject_compiler(root)
     out.xml = ET.tostring(root, encoding="unicode")
     if emit_warnings:

@@ -1,0 +1,66 @@
+"""Shared fixtures. Tests that read ../shared/assets fail (not skip) when CI=true and the
+assets are missing."""
+
+from __future__ import annotations
+
+import os
+import warnings
+from pathlib import Path
+
+import mujoco
+import numpy as np
+import pytest
+
+ASSETS = Path(os.environ.get("ARENA_GYM_ASSETS", Path(__file__).resolve().parents[1] / ".." / "shared" / "assets")).resolve()
+ROBOTS = ("burger", "jackal", "ridgeback", "dingo")
+DIFF_DRIVE = ("burger", "jackal", "dingo")
+
+
+@pytest.fixture(scope="session")
+def assets() -> Path:
+    if not (ASSETS / "robots").is_dir():
+        message = f"shared assets not found at {ASSETS}"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    return ASSETS
+
+
+def robot_paths(assets: Path, name: str) -> tuple[Path, list[Path]]:
+    return assets / "robots" / name / f"{name}.urdf", [assets / "robots" / name / "packages"]
+
+
+def spawn(store, env_id: int, assets: Path, robot: str, pose=(0.0, 0.0, 0.0), quiet=True):
+    urdf, packages = robot_paths(assets, robot)
+    with warnings.catch_warnings():
+        if quiet:
+            warnings.simplefilter("ignore")
+        return store.spawn_urdf(env_id, robot, urdf, pose=pose, package_paths=packages)
+
+
+_MODEL_FIELDS = ("body_pos", "body_quat", "body_mass", "geom_size", "geom_pos", "geom_type",
+                 "geom_friction", "jnt_type", "actuator_gainprm", "actuator_biasprm", "qpos0")
+
+
+def snapshot(scene) -> dict:
+    """Everything a user could observe of a scene, to compare bit for bit."""
+    model, data = scene._model, scene._data
+    state = np.empty(mujoco.mj_stateSize(model, mujoco.mjtState.mjSTATE_FULLPHYSICS))
+    mujoco.mj_getState(model, data, state, mujoco.mjtState.mjSTATE_FULLPHYSICS)
+    snap = {f: getattr(model, f).copy() for f in _MODEL_FIELDS}
+    snap["state"] = state
+    snap["xml"] = scene.spec.to_xml()
+    snap["names"] = list(scene.entities)
+    snap["compile_count"] = scene.compile_count
+    snap["dirty"] = scene.dirty
+    return snap
+
+
+def assert_same(a: dict, b: dict) -> None:
+    assert a.keys() == b.keys()
+    for key in a:
+        if isinstance(a[key], np.ndarray):
+            assert a[key].shape == b[key].shape, key
+            assert a[key].tobytes() == b[key].tobytes(), key
+        else:
+            assert a[key] == b[key], key

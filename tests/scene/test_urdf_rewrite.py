@@ -1,0 +1,63 @@
+"""Meshes that cannot be read and sensors on missing links are dropped with a warning."""
+
+from __future__ import annotations
+
+import pytest
+
+from arena_gym.scene import SceneStore
+from tests.conftest import robot_paths
+
+
+def _burger_text(assets, old, new):
+    urdf, packages = robot_paths(assets, "burger")
+    text = urdf.read_text()
+    assert old in text
+    return text.replace(old, new, 1), packages
+
+
+@pytest.mark.parametrize(
+    "uri, reason",
+    [
+        ("package://turtlebot3_description/meshes/bases/no_such_base.stl", "missing file"),
+        ("package://no_such_package/meshes/bases/burger_base.stl", "unknown package 'no_such_package'"),
+    ],
+)
+def test_unreadable_mesh_is_dropped_with_a_warning(assets, uri, reason):
+    text, packages = _burger_text(
+        assets, "package://turtlebot3_description/meshes/bases/burger_base.stl", uri
+    )
+    store = SceneStore(1)
+    with pytest.warns(UserWarning, match=reason) as record:
+        store.spawn_urdf(0, "burger", text, package_paths=packages)
+    assert any("robot 'burger': visual of link 'base_link' dropped" in str(w.message) for w in record)
+    model = store.model(0)
+    assert model.body("env_0/burger/base_link").geomnum == 1  # the collision box stays
+    assert model.nmesh == 3  # tires and lds only
+
+
+def test_jackal_gps_sensor_on_a_missing_link_is_dropped(assets):
+    urdf, packages = robot_paths(assets, "jackal")
+    store = SceneStore(1)
+    with pytest.warns(UserWarning, match="sensor 'gps_sensor' dropped: its reference 'gps_link'"):
+        info = store.spawn_urdf(0, "jackal", urdf, package_paths=packages)
+    assert [s.name for s in info.sensors] == ["imu_sensor", "front_laser"]
+
+
+def test_dash_names_are_folded(assets):
+    text, packages = _burger_text(assets, 'name="base_scan"', 'name="base-scan"')
+    text = text.replace('link="base_scan"', 'link="base-scan"').replace(
+        'reference="base_scan"', 'reference="base-scan"')
+    store = SceneStore(1)
+    info = store.spawn_urdf(0, "burger", text, package_paths=packages)
+    assert store.model(0).body("env_0/burger/base_scan") is not None
+    assert [s.link for s in info.sensors if s.is_ray] == ["base_scan"]
+
+
+def test_dingo_collada_chassis_is_converted(assets, tmp_path, monkeypatch):
+    monkeypatch.setenv("ARENA_GYM_CACHE", str(tmp_path))
+    urdf, packages = robot_paths(assets, "dingo")
+    store = SceneStore(1)
+    store.spawn_urdf(0, "dingo", urdf, package_paths=packages)
+    assert list((tmp_path / "meshes").glob("diff_chassis-*.obj"))
+    model = store.model(0)
+    assert model.body("env_0/dingo/chassis_link").geomnum == 2  # DAE visual + STL collision
