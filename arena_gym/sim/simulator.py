@@ -66,6 +66,7 @@ class Simulator:
         self._running = False
         self._rtf_window: tuple[float, float] | None = None  # (wall, sim) at window start
         self._rtf_measured = 0.0
+        self.error: Exception | None = None  # what stopped the free-running loop, if anything
         for scene in store.scenes:
             scene.on_access = self._on_access
 
@@ -212,7 +213,11 @@ class Simulator:
                 time.sleep(0.001)
                 continue
             wall0 = time.perf_counter()
-            self.step(self.tick_steps)
+            try:
+                self.step(self.tick_steps)
+            except Exception as exc:  # surface it: a dead loop must not look like a pause
+                self.error, self._paused = exc, True
+                raise
             self._pace(wall0)
 
     def _pace(self, wall0: float) -> None:

@@ -1,0 +1,165 @@
+"""Lockstep stepping: grouping, ticks and hooks, determinism, control, runtime options."""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+
+import numpy as np
+import pytest
+
+from arena_gym.scene import Prim, SceneStore
+from arena_gym.sim import Simulator
+from tests.conftest import snapshot, spawn
+
+
+def _world(assets, n, extra_box_env=None):
+    store = SceneStore(n)
+    for env in range(n):
+        spawn(store, env, assets, "burger", pose=(0, 0, 0.1 * env))
+        store.spawn_prims(env, [Prim(f"box{i}", pose=(1.5, i - 1.0, 0.2, 0), scale=(0.4,) * 3) for i in range(3)])
+    if extra_box_env is not None:
+        store.spawn_prims(extra_box_env, [Prim("extra", pose=(-2, 0, 0.2, 0))])
+    return store
+
+
+def test_same_layouts_share_a_batch_and_odd_ones_go_to_the_pool(assets):
+    store = _world(assets, 4, extra_box_env=2)
+    sim = Simulator(store)
+    assert sim.groups() == [("batch", [0, 1, 3]), ("pool", [2])]
+    store.delete_prims(2, ["extra"])
+    assert sim.groups() == [("batch", [0, 1, 2, 3])]  # regrouped after the recompile
+
+
+def test_batched_and_pooled_envs_step_bit_identically(assets):
+    """Env 0 in a Batch and a lone env on its own MjData follow the same trajectory."""
+    batched = _world(assets, 3)
+    single = _world(assets, 1)
+    sims = Simulator(batched), Simulator(single)
+    for sim in sims:
+        sim.set_cmd_vel(0, "burger", 0.2, 0.7)
+    for sim in sims:
+        sim.step(300)
+    a, b = batched.data(0), single.data(0)
+    assert a.time == b.time == pytest.approx(0.6)
+    assert a.qpos.tobytes() == b.qpos.tobytes()
+    assert a.qvel.tobytes() == b.qvel.tobytes()
+
+
+def test_ticks_run_hooks_at_every_tenth_step(assets):
+    store = _world(assets, 2)
+    sim = Simulator(store)
+    seen = []
+    sim.add_tick_hook(lambda s: seen.append((s.step_count, round(s.clock, 6))))
+    sim.step(25)
+    sim.step(5)
+    assert seen == [(10, 0.02), (20, 0.04), (30, 0.06)]
+    assert sim.sim_info.step_count == 30
+    assert store.data(1).time == pytest.approx(0.06)
+
+
+def test_data_read_after_step_is_current_and_writes_are_stepped_from(assets):
+    store = _world(assets, 2)
+    sim = Simulator(store)
+    sim.step(10)
+    data = store.data(1)
+    assert data.time == pytest.approx(0.02)
+    data.qpos[0] += 1.0  # teleport the robot of env 1 by hand
+    sim.step(10)
+    pos, _ = store.get_pose(1, "burger")
+    assert pos[0] == pytest.approx(1.0, abs=1e-3)
+    assert store.get_pose(0, "burger")[0][0] == pytest.approx(0.0, abs=1e-3)
+
+
+def test_cmd_vel_turns_in_place(assets):
+    store = _world(assets, 1)
+    sim = Simulator(store)
+    sim.set_cmd_vel(0, "burger", 0.0, 1.0)
+    sim.step(int(round(math.pi / 2 / 0.002)))
+    sim.set_cmd_vel(0, "burger", 0.0, 0.0)
+    sim.step(100)
+    pos, quat = store.get_pose(0, "burger")
+    yaw = math.degrees(2 * math.atan2(quat[3], quat[0]))
+    assert yaw == pytest.approx(90.0, abs=5.0)
+    assert np.linalg.norm(pos[:2]) < 0.03
+
+
+def test_bad_commands_are_rejected_before_anything_steps(assets):
+    store = _world(assets, 1)
+    sim = Simulator(store)
+    with pytest.raises(ValueError, match=re.escape("cmd_vel for 'burger': expected finite numbers, got (nan, 0.0)")):
+        sim.set_cmd_vel(0, "burger", float("nan"), 0.0)
+    with pytest.raises(ValueError, match=re.escape("vy=0.1 but the robot is not holonomic; expected (v, omega)")):
+        sim.set_cmd_vel(0, "burger", 0.1, 0.1, 0.0)
+    with pytest.raises(KeyError, match="unknown entity in env 0 'burgr'; did you mean 'burger'"):
+        sim.set_cmd_vel(0, "burgr", 0.1, 0.0)
+    with pytest.raises(ValueError, match=re.escape("n: expected an integer number of steps >= 0, got -1")):
+        sim.step(-1)
+
+
+def test_joint_servo_commands(assets):
+    store = SceneStore(1)
+    spawn(store, 0, assets, "ridgeback")
+    sim = Simulator(store)
+    sim.apply_runtime_options({"gravity": [0, 0, 0]})  # wheels off the hook: the rocker is free
+    sim.set_joint_position(0, "ridgeback/front_rocker", 0.05)
+    sim.step(500)
+    model, data = store.model(0), store.data(0)
+    assert data.qpos[model.joint("env_0/ridgeback/front_rocker").qposadr[0]] == pytest.approx(0.05, abs=0.03)
+    with pytest.raises(KeyError, match="unknown position-servoed joint in env 0 'env_0/ridgeback/front_rockr'"):
+        sim.set_joint_position(0, "ridgeback/front_rockr", 0.0)
+
+
+def test_runtime_options_are_validated_before_any_is_applied(assets):
+    store = _world(assets, 2)
+    sim = Simulator(store)
+    before = [snapshot(s) for s in store.scenes]
+    with pytest.raises(ValueError, match=re.escape("integrator: expected one of ['euler', 'implicit', 'implicitfast', 'rk4'], got 'verlet'")):
+        sim.apply_runtime_options({"timestep": 0.005, "integrator": "verlet"})
+    with pytest.raises(ValueError, match=re.escape("gravity: expected 3 finite numbers, got [0, 0]")):
+        sim.apply_runtime_options({"gravity": [0, 0]})
+    with pytest.raises(ValueError, match=re.escape("contact_disable: unknown option field; did you mean contact_disabled")):
+        sim.apply_runtime_options({"contact_disable": True})
+    for scene, snap in zip(store.scenes, before):
+        assert scene.model.opt.timestep == 0.002
+        assert scene.spec.to_xml() == snap["xml"]
+
+
+def test_runtime_options_apply_to_every_env_and_survive_recompiles(assets):
+    store = _world(assets, 2)
+    sim = Simulator(store)
+    sim.apply_runtime_options({"timestep": 0.005, "gravity": [0, 0, -1.62], "warmstart_disabled": True})
+    store.spawn_prims(1, [Prim("late", pose=(5, 5, 0.2, 0))])
+    for env in range(2):
+        opt = store.model(env).opt
+        assert opt.timestep == 0.005
+        assert list(opt.gravity) == [0, 0, -1.62]
+        assert opt.disableflags & 512
+    sim.step(10)
+    assert store.data(0).time == pytest.approx(0.05)
+    assert sim.settings["gravity"] == [0, 0, -1.62]
+
+
+def test_free_running_pauses_and_keeps_real_time(assets):
+    store = _world(assets, 2)
+    sim = Simulator(store)
+    sim.rt_factor = 1.0
+    sim.start(paused=True)
+    try:
+        time.sleep(0.1)
+        assert sim.step_count == 0
+        assert sim.sim_info.paused
+        sim.unpause()
+        time.sleep(0.6)
+        sim.pause()
+        time.sleep(0.05)
+        stopped = sim.step_count
+        time.sleep(0.1)
+        assert sim.step_count == stopped
+        assert 0.3 < sim.clock < 0.7  # about real time
+        assert 0.6 < sim.sim_info.rt_factor_measured < 1.3
+        sim.step(10)  # lockstep works while paused
+        assert sim.step_count == stopped + 10
+    finally:
+        sim.close()
