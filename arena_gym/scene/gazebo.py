@@ -96,13 +96,13 @@ def _pose(elem: ET.Element) -> tuple[float, ...]:
 
 def parse_sensor(sensor: ET.Element, link: str) -> SensorDecl:
     kind = sensor.get("type", "")
-    common = dict(
-        name=sensor.get("name", kind),
-        kind=kind,
-        link=link,
-        pose=_pose(sensor),
-        update_rate=_num(sensor, "update_rate", 0.0),
-    )
+    common = {
+        "name": sensor.get("name", kind),
+        "kind": kind,
+        "link": link,
+        "pose": _pose(sensor),
+        "update_rate": _num(sensor, "update_rate", 0.0),
+    }
     ray = sensor.find("ray")
     if ray is None:
         ray = sensor.find("lidar")

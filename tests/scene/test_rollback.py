@@ -32,13 +32,13 @@ def busy_store(assets):
     [
         ("<robot name='x'><link name='a'></robot>", "robot 'bad': malformed XML: mismatched tag"),
         (
-            "<robot name='x'><link name='a'><visual><geometry><box size='$(optenv SIZE 1) 1 1'/>"
-            "</geometry></visual></link></robot>",
+            ("<robot name='x'><link name='a'><visual><geometry><box size='$(optenv SIZE 1) 1 1'/>"
+            "</geometry></visual></link></robot>"),
             "robot 'bad': unexpanded xacro in <box> attribute size='$(optenv SIZE 1) 1 1'",
         ),
         (
-            f"<robot name='x'>{GOOD_LINK}<joint name='j' type='revolute'><parent link='base'/>"
-            "<child link='ghost'/><axis xyz='0 0 1'/></joint></robot>",
+            (f"<robot name='x'>{GOOD_LINK}<joint name='j' type='revolute'><parent link='base'/>"
+            "<child link='ghost'/><axis xyz='0 0 1'/></joint></robot>"),
             "robot 'bad': MuJoCo rejected the URDF: XML Error: URDF joint parent or child missing",
         ),
         ("<sdf version='1.6'/>", "robot 'bad': expected a <robot> root element, got <sdf>"),

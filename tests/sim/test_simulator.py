@@ -76,7 +76,7 @@ def test_cmd_vel_turns_in_place(assets):
     store = _world(assets, 1)
     sim = Simulator(store)
     sim.set_cmd_vel(0, "burger", 0.0, 1.0)
-    sim.step(int(round(math.pi / 2 / 0.002)))
+    sim.step(round(math.pi / 2 / 0.002))
     sim.set_cmd_vel(0, "burger", 0.0, 0.0)
     sim.step(100)
     pos, quat = store.get_pose(0, "burger")
