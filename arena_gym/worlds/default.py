@@ -1,0 +1,101 @@
+"""The default world: a 6 x 6 m walled room, random boxes, and the built-in robot.
+
+    >>> import numpy as np
+    >>> from arena_gym.scene import SceneStore
+    >>> store = SceneStore(num_envs=1)
+    >>> x, y, yaw = build_default_world(store, 0, np.random.default_rng(0))
+
+The room is centred on the origin. All randomness comes from the generator passed in, so
+the same seed gives the same world.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+
+from arena_gym.scene.records import WALL_THICKNESS, Prim, Wall
+from arena_gym.scene.store import SceneStore
+
+ROOM_SIZE = 6.0  # m, side of the square room, measured between wall centre lines
+WALL_HEIGHT = 0.5
+BOX_SIZE_RANGE = (0.2, 0.6)  # m, each extent of a box (width, depth, height)
+ROBOT_NAME = "robot"
+ROBOT_RADIUS = 0.11  # m, the built-in robot's footprint (model_params.yaml robot_radius)
+CLEARANCE = 0.4  # m, free space between the robot's footprint and any box or wall
+MAX_TRIES = 1000
+
+Box = tuple[float, float, float, float, float, float]  # x, y, yaw, sx, sy, sz
+
+
+def builtin_robot_urdf() -> Path:
+    """Path of arena_gym's own differential-drive robot (arena_diffbot) URDF."""
+    assets = Path(__file__).resolve().parent.parent / "assets"
+    return assets / "robots" / "arena_diffbot" / "arena_diffbot.urdf"
+
+
+def build_default_world(
+    store: SceneStore, env_id: int, rng: np.random.Generator, num_obstacles: int = 8
+) -> tuple[float, float, float]:
+    """Spawn the room, `num_obstacles` boxes and the robot "robot" into an empty env.
+
+    The boxes are named `obstacles/box_<k>` and lie inside the room (they may overlap one
+    another). The robot starts where its footprint keeps CLEARANCE from every box and wall.
+    Returns the robot's start pose (x, y, yaw).
+    """
+    inner = ROOM_SIZE / 2 - WALL_THICKNESS / 2  # half side of the free floor
+    boxes = [_random_box(rng, inner) for _ in range(num_obstacles)]
+    start = _free_pose(rng, inner, boxes)
+    # the robot first: its spawn compiles, and the static bodies then compile once, lazily
+    store.spawn_urdf(env_id, ROBOT_NAME, builtin_robot_urdf(), pose=start)
+    store.spawn_walls(env_id, _room_walls())
+    store.spawn_prims(env_id, [
+        Prim(f"obstacles/box_{k}", pose=(x, y, sz / 2, yaw), scale=(sx, sy, sz))
+        for k, (x, y, yaw, sx, sy, sz) in enumerate(boxes)
+    ])
+    return start
+
+
+def _room_walls() -> list[Wall]:
+    h = ROOM_SIZE / 2
+    e = h + WALL_THICKNESS / 2  # the x-running walls cover the corners
+    return [
+        Wall("walls/south", (-e, -h), (e, -h), WALL_HEIGHT),
+        Wall("walls/north", (-e, h), (e, h), WALL_HEIGHT),
+        Wall("walls/west", (-h, -h), (-h, h), WALL_HEIGHT),
+        Wall("walls/east", (h, -h), (h, h), WALL_HEIGHT),
+    ]
+
+
+def _random_box(rng: np.random.Generator, inner: float) -> Box:
+    sx, sy, sz = rng.uniform(*BOX_SIZE_RANGE, size=3)
+    reach = inner - math.hypot(sx, sy) / 2  # keeps every corner inside the room
+    x, y = rng.uniform(-reach, reach, size=2)
+    yaw = rng.uniform(0.0, math.pi)
+    return float(x), float(y), float(yaw), float(sx), float(sy), float(sz)
+
+
+def _distance_to_box(x: float, y: float, box: Box) -> float:
+    """Distance from the point (x, y) to the box's footprint (0 inside it)."""
+    bx, by, yaw, sx, sy, _ = box
+    c, s = math.cos(yaw), math.sin(yaw)
+    dx, dy = x - bx, y - by
+    local_x, local_y = c * dx + s * dy, -s * dx + c * dy
+    return math.hypot(max(abs(local_x) - sx / 2, 0.0), max(abs(local_y) - sy / 2, 0.0))
+
+
+def _free_pose(
+    rng: np.random.Generator, inner: float, boxes: list[Box]
+) -> tuple[float, float, float]:
+    keep_out = ROBOT_RADIUS + CLEARANCE
+    reach = inner - keep_out
+    for _ in range(MAX_TRIES):
+        x, y = (float(v) for v in rng.uniform(-reach, reach, size=2))
+        if all(_distance_to_box(x, y, box) >= keep_out for box in boxes):
+            return x, y, float(rng.uniform(-math.pi, math.pi))
+    raise RuntimeError(
+        f"no free start pose for the robot among {len(boxes)} boxes after {MAX_TRIES} tries; "
+        "expected fewer obstacles"
+    )
