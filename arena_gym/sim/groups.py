@@ -17,7 +17,13 @@ import numpy as np
 from arena_gym.scene.scene import Scene
 
 STATE = mujoco.mjtState.mjSTATE_INTEGRATION
-BADQACC = int(mujoco.mjtWarning.mjWARN_BADQACC)
+
+
+def _diverged(env_ids: list[int], before: np.ndarray, after: np.ndarray, steps: int,
+              dt: np.ndarray) -> list[int]:
+    """Envs whose clock fell behind: mj_step resets an unstable simulation (time = 0)."""
+    behind = after < before + steps * dt - 0.5 * dt
+    return [env_ids[i] for i in np.flatnonzero(behind)]
 
 # MjModel sizes that describe model-only contents (assets, names), not MjData's layout
 _MODEL_ONLY_SIZES = ("nmesh", "ntex", "nhfield", "nnames", "npaths", "nbuffer", "ntext",
@@ -45,6 +51,7 @@ class BatchGroup:
         self.batch = mujoco.batch.Batch(models[0], len(models), nthread=nthread, persistent=True)
         self.batch.set_models(models)
         self.ctrl = self.batch.bind("ctrl")
+        self.errored: set[int] = set()  # rows MuJoCo raised in since the last check
         for scene in scenes:
             self.push(scene)
 
@@ -57,18 +64,23 @@ class BatchGroup:
     def ctrl_of(self, env_id: int) -> np.ndarray:
         return self.ctrl[self.row[env_id]]
 
-    def bad_counts(self) -> np.ndarray:
-        return self.batch.warning[:, BADQACC, 0].copy()
+    def times(self) -> np.ndarray:
+        return self.batch.bind("time").copy()
 
-    def step(self, nstep: int) -> list[int]:
-        """Step every env; return the env ids whose physics diverged (and were reset)."""
-        before = self.bad_counts()
+    def diverged_since(self, times: np.ndarray, steps: int) -> list[int]:
+        """Envs MuJoCo reset as unstable, or raised in, during the last `steps` steps."""
+        dt = np.array([s._model.opt.timestep for s in self.scenes])
+        bad = set(_diverged(self.env_ids, times, self.times(), steps, dt))
+        bad |= {self.env_ids[i] for i in self.errored}
+        self.errored = set()
+        return sorted(bad)
+
+    def step(self, nstep: int) -> None:
         try:
             self.batch.step(nstep=nstep)
-        except mujoco.batch.SimulationError as exc:
-            return [self.env_ids[i] for i in exc.ids]
-        after = self.bad_counts()
-        return [self.env_ids[i] for i in np.flatnonzero(after > before)]
+        except mujoco.batch.SimulationError as exc:  # reset those envs; the others went on
+            self.batch.reset(exc.ids)
+            self.errored.update(int(i) for i in exc.ids)
 
 
 class PoolGroup:
@@ -88,19 +100,19 @@ class PoolGroup:
     def ctrl_of(self, env_id: int) -> np.ndarray:
         return self.scenes[self.env_ids.index(env_id)]._data.ctrl
 
-    @staticmethod
-    def _step_one(scene: Scene, nstep: int) -> bool:
-        model, data = scene._model, scene._data
-        before = data.warning[BADQACC].number
-        mujoco.mj_step(model, data, nstep)
-        return data.warning[BADQACC].number > before
+    def times(self) -> np.ndarray:
+        return np.array([s._data.time for s in self.scenes])
 
-    def step(self, nstep: int) -> list[int]:
+    def diverged_since(self, times: np.ndarray, steps: int) -> list[int]:
+        dt = np.array([s._model.opt.timestep for s in self.scenes])
+        return _diverged(self.env_ids, times, self.times(), steps, dt)
+
+    def step(self, nstep: int) -> None:
         if self.pool is None or len(self.scenes) == 1:
-            bad = [self._step_one(s, nstep) for s in self.scenes]
+            for scene in self.scenes:
+                mujoco.mj_step(scene._model, scene._data, nstep)
         else:
-            bad = list(self.pool.map(lambda s: self._step_one(s, nstep), self.scenes))
-        return [env for env, b in zip(self.env_ids, bad) if b]
+            list(self.pool.map(lambda s: mujoco.mj_step(s._model, s._data, nstep), self.scenes))
 
 
 def make_groups(

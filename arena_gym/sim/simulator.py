@@ -51,6 +51,7 @@ class Simulator:
         self.nthread = nthread or os.cpu_count() or 1
         self.controller = Controller(store)
         self.step_count = 0
+        self._clock = 0.0
         self.diverged: list[int] = []  # envs whose physics diverged in the last step() call
         self.rt_factor = 1.0
         self._hooks: list[TickHook] = []
@@ -116,7 +117,8 @@ class Simulator:
 
     @property
     def clock(self) -> float:
-        return self.step_count * self._dt
+        """Shared sim time: the sum of every step's timestep (timesteps may change)."""
+        return self._clock
 
     def add_tick_hook(self, hook: TickHook) -> None:
         self._hooks.append(hook)
@@ -125,29 +127,37 @@ class Simulator:
         self._hooks.remove(hook)
 
     def step(self, n: int = TICK_STEPS) -> None:
-        """Advance every env by n physics steps; hooks run at every tick boundary."""
+        """Advance every env by n physics steps; hooks run at every tick boundary.
+
+        Staged commands are written at tick boundaries. With no hooks registered, the n steps
+        run as one call per group (same result: commands only change between calls then).
+        """
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
             raise ValueError(f"n: expected an integer number of steps >= 0, got {n!r}")
         with self._lock:
             self._prepare()
-            self._dt = float(self.store.scenes[0]._model.opt.timestep)
-            diverged: set[int] = set()
+            dt = float(self.store.scenes[0]._model.opt.timestep)
+            before = [g.times() for g in self._groups]
             remaining = int(n)
             while remaining:
-                if self.step_count % self.tick_steps == 0:
+                if self.step_count % self.tick_steps == 0 or not self._hooks:
                     self.controller.apply(self.ctrl)
-                chunk = min(remaining, self.tick_steps - self.step_count % self.tick_steps)
+                if self._hooks:
+                    chunk = min(remaining, self.tick_steps - self.step_count % self.tick_steps)
+                else:
+                    chunk = remaining
                 for group in self._groups:
-                    diverged.update(group.step(chunk))
+                    group.step(chunk)
                 self.step_count += chunk
+                self._clock += chunk * dt
                 remaining -= chunk
-                if self.step_count % self.tick_steps == 0:
+                if self._hooks and self.step_count % self.tick_steps == 0:
                     for hook in self._hooks:
                         hook(self)
             self._stale = [True] * len(self._stale)
-            self.diverged = sorted(diverged)
-
-    _dt = 0.002
+            self.diverged = sorted(
+                env for g, b in zip(self._groups, before) for env in g.diverged_since(b, int(n))
+            )
 
     # ------------------------------------------------------------ control
     def set_cmd_vel(self, env_id: int, robot: str, *twist: float) -> None:
@@ -212,18 +222,18 @@ class Simulator:
             if self._paused:
                 time.sleep(0.001)
                 continue
-            wall0 = time.perf_counter()
+            wall0, clock0 = time.perf_counter(), self.clock
             try:
                 self.step(self.tick_steps)
             except Exception as exc:  # surface it: a dead loop must not look like a pause
                 self.error, self._paused = exc, True
                 raise
-            self._pace(wall0)
+            self._pace(wall0, clock0)
 
-    def _pace(self, wall0: float) -> None:
+    def _pace(self, wall0: float, clock0: float) -> None:
         now = time.perf_counter()
         if self._rtf_window is None:
-            self._rtf_window = (wall0, self.clock - self.tick_steps * self._dt)
+            self._rtf_window = (wall0, clock0)
         if self.rt_factor > 0:
             target = self._rtf_window[0] + (self.clock - self._rtf_window[1]) / self.rt_factor
             if target > now:

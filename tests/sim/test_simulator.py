@@ -145,6 +145,7 @@ def test_free_running_pauses_and_keeps_real_time(assets):
     store = _world(assets, 2)
     sim = Simulator(store)
     sim.rt_factor = 1.0
+    sim.groups()  # compile and group now, not in the first free-running tick
     sim.start(paused=True)
     try:
         time.sleep(0.1)
@@ -163,3 +164,32 @@ def test_free_running_pauses_and_keeps_real_time(assets):
         assert sim.step_count == stopped + 10
     finally:
         sim.close()
+
+
+def test_clock_sums_steps_when_the_timestep_changes(assets):
+    store = _world(assets, 2)
+    sim = Simulator(store)
+    sim.step(500)
+    sim.apply_runtime_options({"timestep": 0.005})
+    sim.step(100)
+    assert sim.clock == pytest.approx(1.5)
+    assert store.data(1).time == pytest.approx(1.5)
+
+
+@pytest.mark.parametrize("num_envs", [1, 3])
+def test_diverging_env_is_reset_and_reported_while_others_go_on(assets, num_envs):
+    store = _world(assets, num_envs)
+    sim = Simulator(store)
+    for env in range(num_envs):
+        sim.set_cmd_vel(env, "burger", 0.2, 0.0)
+    sim.step(50)
+    bad = num_envs - 1
+    store.data(bad).qvel[:3] = 1e30  # physics cannot survive this
+    sim.step(50)
+    assert sim.diverged == [bad]
+    assert np.all(np.isfinite(store.data(bad).qpos))
+    for env in range(num_envs - 1):
+        assert store.data(env).time == pytest.approx(0.2)
+        assert store.get_pose(env, "burger")[0][0] > 0.005
+    sim.step(10)
+    assert sim.diverged == []
