@@ -4,7 +4,11 @@ Geom groups (one place for them, as the sensors rely on them):
   GROUP_STATIC  0  obstacles, walls, floors: seen by lidar and cameras
   GROUP_VISUAL  1  robot visual meshes (URDF visuals): no collision
   GROUP_CEILING 3  ceilings: collide, but the lidar skips them
-  GROUP_HIDDEN  4  collision hulls not meant to be seen
+  GROUP_HIDDEN  4  collision hulls not meant to be seen, switched-off wheel collisions, sites
+
+Collision bits: the world's geoms (conaffinity WORLD_CONAFFINITY) also accept mecanum rollers
+(contype ROLLER_CONTYPE, conaffinity 0), which thereby touch only the world, never their own
+robot nor each other.
 """
 
 from __future__ import annotations
@@ -21,6 +25,9 @@ GROUP_VISUAL = 1
 GROUP_CEILING = 3
 GROUP_HIDDEN = 4
 
+ROLLER_CONTYPE = 2
+WORLD_CONAFFINITY = 1 | ROLLER_CONTYPE
+
 
 def yaw_quat(yaw: float) -> np.ndarray:
     return np.array([math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)])
@@ -35,6 +42,7 @@ def add_box(spec: mujoco.MjSpec, name: str, prim: Prim) -> mujoco.MjsBody:
         size=list(prim.half_extents),
         rgba=list(prim.rgba),
         group=GROUP_STATIC,
+        conaffinity=WORLD_CONAFFINITY,
     )
     return body
 
@@ -55,6 +63,7 @@ def add_wall(spec: mujoco.MjSpec, name: str, wall: Wall) -> mujoco.MjsBody:
         size=[wall.length / 2, wall.thickness / 2, wall.height / 2],
         rgba=list(wall.rgba),
         group=GROUP_STATIC,
+        conaffinity=WORLD_CONAFFINITY,
     )
     return body
 
@@ -70,6 +79,7 @@ def add_slab(spec: mujoco.MjSpec, name: str, slab: Slab, ceiling: bool) -> mujoc
         size=[slab.size[0] / 2, slab.size[1] / 2, half],
         rgba=list(slab.rgba),
         group=GROUP_CEILING if ceiling else GROUP_STATIC,
+        conaffinity=WORLD_CONAFFINITY,
     )
     return body
 
@@ -87,5 +97,6 @@ def base_world(timestep: float) -> mujoco.MjSpec:
         size=[0, 0, 1],
         rgba=[0.85, 0.85, 0.82, 1],
         group=GROUP_STATIC,
+        conaffinity=WORLD_CONAFFINITY,
     )
     return spec

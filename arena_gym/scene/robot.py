@@ -8,11 +8,12 @@ servo (kv=100).
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import mujoco
 
 from arena_gym.scene.errors import SpawnError
+from arena_gym.scene import holonomic
 from arena_gym.scene.gazebo import LinkSurface, PluginDecl, SensorDecl
 from arena_gym.scene.urdf import RewrittenUrdf
 from arena_gym.scene.wheels import lowest_collision_z, wheel_geometry
@@ -38,6 +39,31 @@ class RobotInfo:
     plugins: list[PluginDecl] = field(default_factory=list)
     urdf_name: str = ""
     ground_clearance: float = 0.0  # height of the root link above the ground when resting
+    # holonomic drives (see holonomic.py): mecanum grip per wheel joint (link frame), the
+    # passive roller joints (never in joint states or actions), planar-drive actuators
+    grips: dict[str, tuple[float, float, float]] = field(default_factory=dict)
+    roller_joints: list[str] = field(default_factory=list)
+    planar_actuators: list[str] = field(default_factory=list)
+
+    @property
+    def drive(self) -> str:
+        """"planar" (force-based), "mecanum", or "wheels" (differential or skid steer)."""
+        if self.planar_actuators:
+            return "planar"
+        return "mecanum" if self.grips else "wheels"
+
+    def prefixed(self, prefix: str) -> RobotInfo:
+        """A copy whose element names carry the scene prefix (`env_0/jackal/`)."""
+        return replace(
+            self,
+            prefix=prefix,
+            root_body=prefix + self.root_body,
+            wheel_joints=[prefix + j for j in self.wheel_joints],
+            servo_joints=[prefix + j for j in self.servo_joints],
+            grips={prefix + j: g for j, g in self.grips.items()},
+            roller_joints=[prefix + j for j in self.roller_joints],
+            planar_actuators=[prefix + a for a in self.planar_actuators],
+        )
 
     def actuator(self, joint: str, kind: str = VEL_SUFFIX) -> str:
         return f"{joint}{kind}"
@@ -81,6 +107,32 @@ def _apply_surfaces(spec: mujoco.MjSpec, surfaces: dict[str, LinkSurface]) -> No
                     geom.condim = 1
 
 
+def _add_holonomic(
+    spec: mujoco.MjSpec,
+    model: mujoco.MjModel,
+    data: mujoco.MjData,
+    urdf: RewrittenUrdf,
+    wheels: list[str],
+    rollers: bool,
+) -> tuple[dict, list[str], list[str]]:
+    """Mecanum rollers or a planar drive, whichever the URDF declares (holonomic.py)."""
+    link_of = {j: spec.joint(j).parent.name for j in wheels}
+    grips, roller_joints, planar = {}, [], []
+    for joint in wheels:
+        declared = holonomic.mecanum_grip(urdf.surfaces.get(link_of[joint]))
+        if declared is None:
+            continue
+        grip = holonomic.grip_in_link(spec, model, data, joint, declared)
+        grips[joint] = tuple(float(v) for v in grip)
+        if rollers:
+            roller_joints += holonomic.add_rollers(spec, model, data, joint, grip, declared.mu)
+    gains = holonomic.planar_plugin(urdf.plugins)
+    frictionless = all(holonomic.is_frictionless(urdf.surfaces.get(link_of[j])) for j in wheels)
+    if gains is not None and frictionless and not grips:
+        planar = holonomic.add_planar_drive(spec, model, data, gains)
+    return grips, roller_joints, planar
+
+
 def _exclude_self_collision(spec: mujoco.MjSpec) -> None:
     colliding = [
         b.name for b in spec.bodies[1:] if any(g.contype or g.conaffinity for g in b.geoms)
@@ -89,8 +141,13 @@ def _exclude_self_collision(spec: mujoco.MjSpec) -> None:
         spec.add_exclude(bodyname1=a, bodyname2=b)
 
 
-def build_robot_spec(name: str, urdf: RewrittenUrdf, source: str) -> tuple[mujoco.MjSpec, RobotInfo]:
-    """The robot's own MjSpec (unprefixed names) and what the scene keeps about it."""
+def build_robot_spec(
+    name: str, urdf: RewrittenUrdf, source: str, rollers: bool = True
+) -> tuple[mujoco.MjSpec, RobotInfo]:
+    """The robot's own MjSpec (unprefixed names) and what the scene keeps about it.
+
+    rollers=False keeps declared mecanum wheels as plain cylinders (for comparison).
+    """
     try:
         spec = mujoco.MjSpec.from_string(urdf.xml)
     except ValueError as exc:
@@ -109,6 +166,7 @@ def build_robot_spec(name: str, urdf: RewrittenUrdf, source: str) -> tuple[mujoc
     servos = [j for j, kind in urdf.joint_types.items() if kind in ("revolute", "prismatic")]
     _apply_surfaces(spec, urdf.surfaces)
     _exclude_self_collision(spec)
+    grips, roller_joints, planar = _add_holonomic(spec, model, data, urdf, wheels, rollers)
     if wheels:
         kv = _wheel_kv(spec, wheels, source)
         for joint in wheels:
@@ -130,5 +188,8 @@ def build_robot_spec(name: str, urdf: RewrittenUrdf, source: str) -> tuple[mujoc
         plugins=list(urdf.plugins),
         urdf_name=urdf.robot_name,
         ground_clearance=clearance,
+        grips=grips,
+        roller_joints=roller_joints,
+        planar_actuators=planar,
     )
     return spec, info

@@ -143,6 +143,7 @@ class Scene:
         urdf: str | Path,
         pose: tuple[float, float, float] = (0.0, 0.0, 0.0),
         package_paths: Iterable[str | Path] = (),
+        rollers: bool = True,
     ) -> RobotInfo:
         if not isinstance(name, str) or not name or "/" in name:
             raise SpawnError(f"robot name: expected a non-empty name without '/', got {name!r}")
@@ -150,7 +151,7 @@ class Scene:
         pose = _pose3(name, pose)
         label = f"robot {name!r}"
         rewritten = rewrite_urdf(urdf, tuple(package_paths), label=label)
-        robot_spec, info = build_robot_spec(name, rewritten, label)
+        robot_spec, info = build_robot_spec(name, rewritten, label, rollers=rollers)
         self.flush()
         self._sync()
         trial = self.spec.copy()
@@ -163,10 +164,7 @@ class Scene:
             model, data = self._compile_spec(trial)
         except ValueError as exc:
             raise SpawnError(f"env {self.env_id}: robot {name!r} rejected: {str(exc).strip()}") from None
-        info.prefix = prefix
-        info.root_body = prefix + info.root_body
-        info.wheel_joints = [prefix + j for j in info.wheel_joints]
-        info.servo_joints = [prefix + j for j in info.servo_joints]
+        info = info.prefixed(prefix)
         self.spec = trial
         self._install(model, data)
         self.entities[name] = Entity(name, "robot", info.root_body, info)

@@ -53,9 +53,13 @@ class SceneStore:
         urdf: str | Path,
         pose: tuple[float, float, float] = (0.0, 0.0, 0.0),
         package_paths: Iterable[str | Path] = (),
+        rollers: bool = True,
     ) -> RobotInfo:
-        """Spawn a robot from a URDF path (or its XML text) at (x, y, yaw)."""
-        return self.scene(env_id).spawn_urdf(name, urdf, pose, package_paths)
+        """Spawn a robot from a URDF path (or its XML text) at (x, y, yaw).
+
+        rollers=False keeps declared mecanum wheels as plain wheels (no strafing).
+        """
+        return self.scene(env_id).spawn_urdf(name, urdf, pose, package_paths, rollers=rollers)
 
     def spawn_prims(self, env_id: int, prims: Iterable[Prim]) -> None:
         self.scene(env_id).spawn_prims(prims)

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
+from arena_gym.scene.builders import GROUP_VISUAL
+
 SPHERE, CAPSULE, ELLIPSOID, CYLINDER, MESH = (
     int(mujoco.mjtGeom.mjGEOM_SPHERE),
     int(mujoco.mjtGeom.mjGEOM_CAPSULE),
@@ -64,8 +66,8 @@ def wheel_geometry(
     axis = axis / np.linalg.norm(axis)
     radius = 0.0
     for g in range(model.body_geomadr[body], model.body_geomadr[body] + model.body_geomnum[body]):
-        if model.geom_contype[g] == 0 and model.geom_conaffinity[g] == 0:
-            continue  # visual only
+        if model.geom_group[g] == GROUP_VISUAL:
+            continue  # a visual mesh; a collision switched off for rollers still counts
         geom_rot = data.geom_xmat[g].reshape(3, 3)
         axis_geom = geom_rot.T @ data.xaxis[j]
         radius = max(radius, _geom_radius(model, g, axis_geom / np.linalg.norm(axis_geom)))

@@ -69,8 +69,8 @@ class Controller:
                 f"cmd_vel for {robot!r}: vy={twist[1]} but the robot is not holonomic; "
                 "expected (v, omega)"
             )
-        if len(drive.actuator_ids) == 0:
-            raise SceneError(f"robot {robot!r} has no wheel joints to drive")
+        if len(drive.actuator_ids) == 0 and len(drive.base_ids) == 0:
+            raise SceneError(f"robot {robot!r} has no wheels or planar drive to move it")
         commands = self.commands[env_id]
         commands.twists[robot] = twist  # type: ignore[assignment]
         commands.dirty = True
@@ -103,8 +103,7 @@ class Controller:
                 if robot not in scene.entities:  # deleted since
                     del commands.twists[robot]
                     continue
-                drive = self.drive(env_id, robot)
-                ctrl[drive.actuator_ids] = drive.controls(*twist)
+                self.drive(env_id, robot).write(ctrl, twist)
             model = scene._model
             for actuator, value in list(commands.joints.items()):
                 try:
