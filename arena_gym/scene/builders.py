@@ -35,7 +35,7 @@ def yaw_quat(yaw: float) -> np.ndarray:
 
 def add_box(spec: mujoco.MjSpec, name: str, prim: Prim) -> mujoco.MjsBody:
     x, y, z, yaw = prim.pose
-    body = spec.worldbody.add_body(name=name, pos=[x, y, z], quat=yaw_quat(yaw))
+    body = spec.worldbody.add_body(name=name, pos=[x, y, z], quat=yaw_quat(yaw), mocap=prim.movable)
     body.add_geom(
         name=name + "/geom",
         type=mujoco.mjtGeom.mjGEOM_BOX,

@@ -46,6 +46,9 @@ class Prim:
     """A static obstacle: a box of full extents `scale`, or (later) a mesh scaled by it.
 
     >>> Prim("table", pose=(1.0, 2.0, 0.4, 0.0), scale=(1.2, 0.8, 0.8))
+
+    A movable prim is a mocap body: episodes move it through `MjData.mocap_pos`/`mocap_quat`
+    (per env state, so batched envs keep one model layout); a static one is welded.
     """
 
     name: str
@@ -53,6 +56,7 @@ class Prim:
     scale: tuple[float, float, float] = (1.0, 1.0, 1.0)
     mesh_path: str | Path | None = None
     rgba: tuple[float, float, float, float] = (0.6, 0.45, 0.3, 1.0)
+    movable: bool = False  # a mocap body: moved through state, without recompiling
 
     def __post_init__(self) -> None:
         _name("Prim.name", self.name)

@@ -233,17 +233,24 @@ class Scene:
             body.quat = builders.yaw_quat(yaw)
             if not self._dirty:  # move in place: no recompile for a pose
                 self._sync()
-                b = self._model.body(entity.body).id  # type: ignore[union-attr]
-                self._model.body_pos[b] = body.pos  # type: ignore[union-attr]
-                self._model.body_quat[b] = body.quat  # type: ignore[union-attr]
-                mujoco.mj_kinematics(self._model, self._data)
-                self.version += 1
+                model, data = self._model, self._data
+                b = model.body(entity.body).id  # type: ignore[union-attr]
+                mocap = model.body_mocapid[b]  # type: ignore[union-attr]
+                if mocap >= 0:  # state: the simulator pushes it before the next step
+                    data.mocap_pos[mocap] = body.pos  # type: ignore[union-attr]
+                    data.mocap_quat[mocap] = body.quat  # type: ignore[union-attr]
+                else:
+                    model.body_pos[b] = body.pos  # type: ignore[union-attr]
+                    model.body_quat[b] = body.quat  # type: ignore[union-attr]
+                    self.version += 1
+                mujoco.mj_kinematics(model, data)
         entity.record = Prim(
             prim.name,
             pose=edit.pose or prim.pose,
             scale=edit.scale or prim.scale,
             mesh_path=prim.mesh_path,
             rgba=prim.rgba,
+            movable=prim.movable,
         )
 
     # ---------------------------------------------------------------- deleting

@@ -64,6 +64,12 @@ class BatchGroup:
     def ctrl_of(self, env_id: int) -> np.ndarray:
         return self.ctrl[self.row[env_id]]
 
+    def state_of(self, env_id: int, field: str) -> np.ndarray:
+        return self.batch.bind(field)[self.row[env_id]]
+
+    def reset(self, env_ids: list[int]) -> None:
+        self.batch.reset([self.row[e] for e in env_ids], stage=mujoco.mjtStage.mjSTAGE_NONE)
+
     def times(self) -> np.ndarray:
         return self.batch.bind("time").copy()
 
@@ -99,6 +105,14 @@ class PoolGroup:
 
     def ctrl_of(self, env_id: int) -> np.ndarray:
         return self.scenes[self.env_ids.index(env_id)]._data.ctrl
+
+    def state_of(self, env_id: int, field: str) -> np.ndarray:
+        return getattr(self.scenes[self.env_ids.index(env_id)]._data, field)
+
+    def reset(self, env_ids: list[int]) -> None:
+        for env in env_ids:
+            scene = self.scenes[self.env_ids.index(env)]
+            mujoco.mj_resetData(scene._model, scene._data)
 
     def times(self) -> np.ndarray:
         return np.array([s._data.time for s in self.scenes])

@@ -103,6 +103,40 @@ class Simulator:
         """The live, writable control vector of an env (valid until the next regroup)."""
         return self._group_of[env_id].ctrl_of(env_id)
 
+    def state(self, env_id: int, field: str) -> np.ndarray:
+        """A live, writable view of an env's state field (qpos, qvel, ctrl, mocap_pos,
+        mocap_quat, qacc_warmstart, ...), valid until the next regroup (a recompile).
+
+        Writes take effect at the next step; read `store.data()` for derived quantities.
+        """
+        with self._lock:
+            self._prepare()
+            group = self._group_of[env_id]
+            if self._touched[env_id]:  # hand edits to MjData go in first, not over these
+                group.push(self.store.scenes[env_id])
+                self._touched[env_id] = False
+            self._stale[env_id] = True
+            return group.state_of(env_id, field)
+
+    def reset_envs(self, env_ids: list[int]) -> None:
+        """Reset these envs' state to the model's defaults (qpos0, zero velocities, time 0)."""
+        with self._lock:
+            self._prepare()
+            by_group: dict[int, list[int]] = {}
+            for env in env_ids:
+                by_group.setdefault(id(self._group_of[env]), []).append(env)
+            for group in self._groups:
+                if id(group) in by_group:
+                    group.reset(by_group[id(group)])
+            for env in env_ids:
+                self._stale[env], self._touched[env] = True, False
+                self.controller.invalidate(env)
+
+    @property
+    def layout_version(self) -> tuple[int, ...]:
+        """Changes whenever views from `state()` or `ctrl()` may have gone stale."""
+        return tuple(self._versions)
+
     def groups(self) -> list[tuple[str, list[int]]]:
         """How envs are stepped now: ("batch", ids) per Batch group, ("pool", ids)."""
         with self._lock:

@@ -154,3 +154,20 @@ def test_get_pose_accepts_entity_relative_and_full_names(assets):
     np.testing.assert_array_equal(a, c)
     with pytest.raises(KeyError, match="unknown body in env 0 'burger/base_foot'; did you mean"):
         store.get_pose(0, "burger/base_foot")
+
+
+def test_movable_prims_move_through_state_without_recompiling(assets):
+    store = SceneStore(2)
+    for env in range(2):
+        store.spawn_prims(env, [Prim("pool/box", pose=(1, 1, 0.2, 0), scale=(0.4,) * 3, movable=True)])
+    sim = Simulator(store)
+    sim.step(10)
+    counts = [store.compile_count(e) for e in range(2)]
+    versions = [store.scenes[e].version for e in range(2)]
+    store.edit_prims(1, [PrimEdit("pool/box", pose=(-2, 3, 0.2, 0.5))])
+    sim.step(10)
+    assert [store.compile_count(e) for e in range(2)] == counts
+    assert [store.scenes[e].version for e in range(2)] == versions  # no regroup either
+    np.testing.assert_allclose(store.get_pose(1, "pool/box")[0], [-2, 3, 0.2])
+    np.testing.assert_allclose(store.get_pose(0, "pool/box")[0], [1, 1, 0.2])
+    assert store.model(1).nmocap == 1

@@ -193,3 +193,20 @@ def test_diverging_env_is_reset_and_reported_while_others_go_on(assets, num_envs
         assert store.get_pose(env, "burger")[0][0] > 0.005
     sim.step(10)
     assert sim.diverged == []
+
+
+def test_state_views_write_through_and_reset_restores_defaults(assets):
+    store = _world(assets, 3)
+    sim = Simulator(store)
+    sim.step(20)
+    for env in (0, 2):
+        qpos = sim.state(env, "qpos")
+        qpos[0] = 5.0 + env  # teleport along x
+    store.data(1)  # a read in between must not undo the writes
+    sim.step(10)
+    assert store.get_pose(0, "burger")[0][0] == pytest.approx(5.0, abs=1e-3)
+    assert store.get_pose(2, "burger")[0][0] == pytest.approx(7.0, abs=1e-3)
+    sim.reset_envs([2])
+    assert store.data(2).time == 0.0
+    assert store.get_pose(2, "burger")[0][0] == pytest.approx(0.0, abs=1e-9)
+    assert store.get_pose(0, "burger")[0][0] == pytest.approx(5.0, abs=1e-3)
