@@ -68,6 +68,11 @@ class RobotInfo:
     def actuator(self, joint: str, kind: str = VEL_SUFFIX) -> str:
         return f"{joint}{kind}"
 
+    @property
+    def collision_sensors(self) -> tuple[str, str]:
+        """Full names of the contact sensors: (any contact, ground contact)."""
+        return self.prefix + COLLISION_ALL, self.prefix + COLLISION_GROUND
+
 
 def _compile_alone(spec: mujoco.MjSpec, source: str) -> mujoco.MjModel:
     try:
@@ -131,6 +136,27 @@ def _add_holonomic(
     if gains is not None and frictionless and not grips:
         planar = holonomic.add_planar_drive(spec, model, data, gains)
     return grips, roller_joints, planar
+
+
+COLLISION_ALL = "collision/contacts"
+COLLISION_GROUND = "collision/ground_contacts"
+
+
+def add_collision_sensors(world: mujoco.MjSpec, root_body: str, prefix: str) -> None:
+    """Two MuJoCo contact sensors on the robot's subtree: contacts with anything, and with
+    the ground plane. More of the first than the second is a collision (sensordata, so it
+    is read in batch like any sensor)."""
+    found, mindist, one = 1, 1, 1  # data="found" reduce="mindist" num="1"
+    for name, ref in ((COLLISION_ALL, None), (COLLISION_GROUND, "ground")):
+        sensor = world.add_sensor(
+            name=prefix + name,
+            type=mujoco.mjtSensor.mjSENS_CONTACT,
+            objtype=mujoco.mjtObj.mjOBJ_XBODY,
+            objname=root_body,
+        )
+        sensor.intprm[:3] = [found, mindist, one]
+        if ref is not None:
+            sensor.reftype, sensor.refname = mujoco.mjtObj.mjOBJ_GEOM, ref
 
 
 def _exclude_self_collision(spec: mujoco.MjSpec) -> None:

@@ -18,7 +18,7 @@ import numpy as np
 from arena_gym.scene import builders
 from arena_gym.scene.errors import SceneError, SpawnError, unknown
 from arena_gym.scene.records import Prim, PrimEdit, Slab, Wall
-from arena_gym.scene.robot import RobotInfo, build_robot_spec
+from arena_gym.scene.robot import RobotInfo, add_collision_sensors, build_robot_spec
 from arena_gym.scene.urdf import rewrite_urdf
 
 # spec collections whose elements a robot brings, deleted by name prefix with it
@@ -161,6 +161,7 @@ class Scene:
         )
         try:
             trial.attach(robot_spec, prefix=prefix, frame=frame)
+            add_collision_sensors(trial, prefix + info.root_body, prefix)
             model, data = self._compile_spec(trial)
         except ValueError as exc:
             raise SpawnError(f"env {self.env_id}: robot {name!r} rejected: {str(exc).strip()}") from None

@@ -171,3 +171,18 @@ def test_movable_prims_move_through_state_without_recompiling(assets):
     np.testing.assert_allclose(store.get_pose(1, "pool/box")[0], [-2, 3, 0.2])
     np.testing.assert_allclose(store.get_pose(0, "pool/box")[0], [1, 1, 0.2])
     assert store.model(1).nmocap == 1
+
+
+def test_collision_sensors_tell_walls_from_the_ground(assets):
+    store = SceneStore(1)
+    info = spawn(store, 0, assets, "burger")
+    store.spawn_walls(0, [Wall("wall", start=(0.5, -1), end=(0.5, 1), height=0.5)])
+    sim = Simulator(store)
+    sim.step(100)
+    everything, ground = info.collision_sensors
+    data = store.data(0)
+    assert data.sensor(everything).data[0] == data.sensor(ground).data[0] > 0
+    sim.set_cmd_vel(0, "burger", 0.2, 0.0)
+    sim.step(1500)  # 3 s: into the wall, 0.38 m away
+    data = store.data(0)
+    assert data.sensor(everything).data[0] > data.sensor(ground).data[0]
