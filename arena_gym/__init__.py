@@ -1,9 +1,16 @@
 """arena_gym: fast, vectorised MuJoCo navigation environments.
 
-Importing the package does no work; subpackages load on first use:
+    import gymnasium, arena_gym
+    env = gymnasium.make("ArenaMujoco-v0")
+    envs = gymnasium.make_vec("ArenaMujoco-v0", num_envs=16, vectorization_mode="vector_entry_point")
 
-    from arena_gym.scene import SceneStore
-    from arena_gym.sim import Simulator
+Importing the package registers the env id (Gymnasium's convention) and builds nothing;
+subpackages (scene, sim, tasks, envs, wrappers) load on first use.
 """
 
+from arena_gym.envs.registration import ENV_ID, register_envs
+
 __version__ = "0.1.0"
+__all__ = ["ENV_ID", "__version__"]
+
+register_envs()

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import mujoco
 
 from arena_gym.scene.errors import SpawnError
 from arena_gym.scene import holonomic
 from arena_gym.scene.gazebo import LinkSurface, PluginDecl, SensorDecl
+from arena_gym.scene.sensor_mounts import SensorMount, mount_sensors
 from arena_gym.scene.urdf import RewrittenUrdf
 from arena_gym.scene.wheels import lowest_collision_z, wheel_geometry
 
@@ -44,6 +46,7 @@ class RobotInfo:
     grips: dict[str, tuple[float, float, float]] = field(default_factory=dict)
     roller_joints: list[str] = field(default_factory=list)
     planar_actuators: list[str] = field(default_factory=list)
+    sensor_mounts: list[SensorMount] = field(default_factory=list)  # see sensor_mounts.py
 
     @property
     def drive(self) -> str:
@@ -63,6 +66,7 @@ class RobotInfo:
             grips={prefix + j: g for j, g in self.grips.items()},
             roller_joints=[prefix + j for j in self.roller_joints],
             planar_actuators=[prefix + a for a in self.planar_actuators],
+            sensor_mounts=[m.prefixed(prefix) for m in self.sensor_mounts],
         )
 
     def actuator(self, joint: str, kind: str = VEL_SUFFIX) -> str:
@@ -168,7 +172,8 @@ def _exclude_self_collision(spec: mujoco.MjSpec) -> None:
 
 
 def build_robot_spec(
-    name: str, urdf: RewrittenUrdf, source: str, rollers: bool = True
+    name: str, urdf: RewrittenUrdf, source: str, rollers: bool = True,
+    model_params: Path | None = None,
 ) -> tuple[mujoco.MjSpec, RobotInfo]:
     """The robot's own MjSpec (unprefixed names) and what the scene keeps about it.
 
@@ -203,6 +208,7 @@ def build_robot_spec(
         pos.set_to_position(kp=JOINT_KP)
         vel = spec.add_actuator(name=joint + VEL_SUFFIX, target=joint, trntype=mujoco.mjtTrn.mjTRN_JOINT)
         vel.set_to_velocity(kv=JOINT_KV)
+    mounts = mount_sensors(spec, list(urdf.sensors), model_params, source)
     info = RobotInfo(
         name=name,
         prefix="",
@@ -217,5 +223,6 @@ def build_robot_spec(
         grips=grips,
         roller_joints=roller_joints,
         planar_actuators=planar,
+        sensor_mounts=mounts,
     )
     return spec, info

@@ -19,6 +19,7 @@ from arena_gym.scene import builders
 from arena_gym.scene.errors import SceneError, SpawnError, unknown
 from arena_gym.scene.records import Prim, PrimEdit, Slab, Wall
 from arena_gym.scene.robot import RobotInfo, add_collision_sensors, build_robot_spec
+from arena_gym.scene.sensor_mounts import find_model_params
 from arena_gym.scene.urdf import rewrite_urdf
 
 # spec collections whose elements a robot brings, deleted by name prefix with it
@@ -144,6 +145,7 @@ class Scene:
         pose: tuple[float, float, float] = (0.0, 0.0, 0.0),
         package_paths: Iterable[str | Path] = (),
         rollers: bool = True,
+        model_params: str | Path | None = None,
     ) -> RobotInfo:
         if not isinstance(name, str) or not name or "/" in name:
             raise SpawnError(f"robot name: expected a non-empty name without '/', got {name!r}")
@@ -151,7 +153,9 @@ class Scene:
         pose = _pose3(name, pose)
         label = f"robot {name!r}"
         rewritten = rewrite_urdf(urdf, tuple(package_paths), label=label)
-        robot_spec, info = build_robot_spec(name, rewritten, label, rollers=rollers)
+        params = find_model_params(urdf, model_params)  # its laser block backs a missing lidar
+        robot_spec, info = build_robot_spec(name, rewritten, label, rollers=rollers,
+                                            model_params=params)
         self.flush()
         self._sync()
         trial = self.spec.copy()

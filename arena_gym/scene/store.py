@@ -54,12 +54,16 @@ class SceneStore:
         pose: tuple[float, float, float] = (0.0, 0.0, 0.0),
         package_paths: Iterable[str | Path] = (),
         rollers: bool = True,
+        model_params: str | Path | None = None,
     ) -> RobotInfo:
         """Spawn a robot from a URDF path (or its XML text) at (x, y, yaw).
 
         rollers=False keeps declared mecanum wheels as plain wheels (no strafing).
+        model_params: the robot's Arena `model_params.yaml` (default: the one next to the
+        URDF file, if any); its laser block gives the lidar when the URDF declares none.
         """
-        return self.scene(env_id).spawn_urdf(name, urdf, pose, package_paths, rollers=rollers)
+        return self.scene(env_id).spawn_urdf(name, urdf, pose, package_paths, rollers=rollers,
+                                             model_params=model_params)
 
     def spawn_prims(self, env_id: int, prims: Iterable[Prim]) -> None:
         self.scene(env_id).spawn_prims(prims)

@@ -70,6 +70,13 @@ class BatchGroup:
     def reset(self, env_ids: list[int]) -> None:
         self.batch.reset([self.row[e] for e in env_ids], stage=mujoco.mjtStage.mjSTAGE_NONE)
 
+    def rays(self, origins: np.ndarray, vecs: np.ndarray, geomgroup: np.ndarray | None,
+             bodyexclude: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Cast from each env's origin (n, 3) along vecs (n, R, 3): dist, geomid (n, R)."""
+        nray = vecs.shape[1]
+        return self.batch.ray(origins[:, None, :], vecs, geomgroup=geomgroup, flg_static=True,
+                              bodyexclude=np.repeat(bodyexclude[:, None], nray, axis=1))
+
     def times(self) -> np.ndarray:
         return self.batch.bind("time").copy()
 
@@ -108,6 +115,24 @@ class PoolGroup:
 
     def state_of(self, env_id: int, field: str) -> np.ndarray:
         return getattr(self.scenes[self.env_ids.index(env_id)]._data, field)
+
+    def rays(self, origins: np.ndarray, vecs: np.ndarray, geomgroup: np.ndarray | None,
+             bodyexclude: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        n, nray = vecs.shape[:2]
+        dist, geomid = np.empty((n, nray)), np.empty((n, nray), dtype=np.int32)
+
+        def cast(i: int) -> None:
+            scene = self.scenes[i]
+            mujoco.mj_kinematics(scene._model, scene._data)
+            mujoco.mj_multiRay(scene._model, scene._data, origins[i], vecs[i].ravel(), geomgroup,
+                               1, int(bodyexclude[i]), geomid[i], dist[i], None, nray, 1e9)
+
+        if self.pool is None or n == 1:
+            for i in range(n):
+                cast(i)
+        else:
+            list(self.pool.map(cast, range(n)))
+        return dist, geomid
 
     def reset(self, env_ids: list[int]) -> None:
         for env in env_ids:

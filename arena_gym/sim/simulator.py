@@ -132,6 +132,28 @@ class Simulator:
                 self._stale[env], self._touched[env] = True, False
                 self.controller.invalidate(env)
 
+    def cast_rays(
+        self,
+        origins: np.ndarray,
+        directions: np.ndarray,
+        geomgroup: np.ndarray | None = None,
+        bodyexclude: np.ndarray | int = -1,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Rays from one origin per env (num_envs, 3) along (num_envs, R, 3) unit directions,
+        at the current state: distances (-1 for a miss) and geom ids, (num_envs, R) each.
+        Batch groups cast with `Batch.ray`, the others with `mj_multiRay` (bit-identical)."""
+        with self._lock:
+            self._prepare()
+            n = self.store.num_envs
+            exclude = np.broadcast_to(np.asarray(bodyexclude, dtype=np.int32), (n,))
+            dist = np.empty(directions.shape[:2])
+            geomid = np.empty(directions.shape[:2], dtype=np.int32)
+            for group in self._groups:
+                ids = np.asarray(group.env_ids)
+                dist[ids], geomid[ids] = group.rays(origins[ids], directions[ids], geomgroup,
+                                                    exclude[ids])
+            return dist, geomid
+
     @property
     def layout_version(self) -> tuple[int, ...]:
         """Changes whenever views from `state()` or `ctrl()` may have gone stale."""
@@ -143,6 +165,13 @@ class Simulator:
             self._prepare()
             return [("batch" if isinstance(g, BatchGroup) else "pool", list(g.env_ids))
                     for g in self._groups]
+
+    def stepping_groups(self) -> list[BatchGroup | PoolGroup]:
+        """The group objects that hold the envs' state now (after compiling dirty scenes and
+        regrouping), for readers such as the sensors; valid until the next model change."""
+        with self._lock:
+            self._prepare()
+            return list(self._groups)
 
     # ------------------------------------------------------------ stepping
     @property

@@ -50,7 +50,7 @@ def build_default_world(
     start = _free_pose(rng, inner, boxes)
     # the robot first: its spawn compiles, and the static bodies then compile once, lazily
     store.spawn_urdf(env_id, ROBOT_NAME, builtin_robot_urdf(), pose=start)
-    store.spawn_walls(env_id, _room_walls())
+    store.spawn_walls(env_id, room_walls())
     store.spawn_prims(env_id, [
         Prim(f"obstacles/box_{k}", pose=(x, y, sz / 2, yaw), scale=(sx, sy, sz))
         for k, (x, y, yaw, sx, sy, sz) in enumerate(boxes)
@@ -58,14 +58,15 @@ def build_default_world(
     return start
 
 
-def _room_walls() -> list[Wall]:
-    h = ROOM_SIZE / 2
+def room_walls(size: float = ROOM_SIZE, height: float = WALL_HEIGHT) -> list[Wall]:
+    """Four walls of a square room of side `size` (wall centre lines), centred on 0."""
+    h = size / 2
     e = h + WALL_THICKNESS / 2  # the x-running walls cover the corners
     return [
-        Wall("walls/south", (-e, -h), (e, -h), WALL_HEIGHT),
-        Wall("walls/north", (-e, h), (e, h), WALL_HEIGHT),
-        Wall("walls/west", (-h, -h), (-h, h), WALL_HEIGHT),
-        Wall("walls/east", (h, -h), (h, h), WALL_HEIGHT),
+        Wall("walls/south", (-e, -h), (e, -h), height),
+        Wall("walls/north", (-e, h), (e, h), height),
+        Wall("walls/west", (-h, -h), (-h, h), height),
+        Wall("walls/east", (h, -h), (h, h), height),
     ]
 
 

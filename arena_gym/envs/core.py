@@ -1,0 +1,242 @@
+"""The navigation task over N lockstep envs: reset and step selected envs, no autoreset.
+
+ArenaVectorEnv (autoreset, Gymnasium vector API) and ArenaEnv (one env) both drive this.
+Episodes move the robot and the pool obstacles through state; nothing recompiles.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import mujoco
+import numpy as np
+from gymnasium import spaces
+
+from arena_gym.config import EnvConfig
+from arena_gym.envs.robots import resolve_robot
+from arena_gym.scene.store import SceneStore
+from arena_gym.sim.simulator import Simulator
+from arena_gym.tasks.curriculum import Curriculum
+from arena_gym.tasks.episodes import PARKED_Z, Episode, ObstaclePool, sample_episode
+from arena_gym.tasks.layouts import RoomLayout
+from arena_gym.tasks.metrics import EpisodeMetrics
+from arena_gym.tasks.rewards import StepOutcome, reward_terms, total
+from arena_gym.tasks.robot_params import load_robot_params
+from arena_gym.tasks.scan import PlanarScan
+
+ROBOT = "robot"
+
+
+def _yaw_quat(yaw: float) -> np.ndarray:
+    return np.array([math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)])
+
+
+def _wrap(angle: np.ndarray) -> np.ndarray:
+    return (angle + np.pi) % (2 * np.pi) - np.pi
+
+
+class NavigationCore:
+    """N envs of the navigation task. Arrays are (num_envs, ...)."""
+
+    def __init__(self, num_envs: int, cfg: EnvConfig) -> None:
+        self.cfg, self.n = cfg, num_envs
+        urdf, packages, params = resolve_robot(cfg)
+        self.params = load_robot_params(params)
+        self.layout = RoomLayout(cfg.room_size)
+        self.pool = ObstaclePool.make(cfg.obstacle_pool, cfg.obstacle_size)
+        self.store = SceneStore(num_envs, timestep=cfg.physics_dt)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a robot's dropped meshes warn once per env
+            for env in range(num_envs):
+                info = self.store.spawn_urdf(env, ROBOT, urdf, package_paths=packages)
+                self.robot = info if env == 0 else self.robot
+                self.layout.build(self.store, env)
+                self.store.spawn_prims(env, self.pool.prims())
+        self.sim = Simulator(self.store)
+        self.curriculum = Curriculum(cfg.curriculum)
+        self.metrics = EpisodeMetrics(num_envs)
+        self._setup_spaces()
+        self._setup_model()
+        self.goal = np.zeros((num_envs, 2))
+        self.distance = np.zeros(num_envs)
+        self.steps = np.zeros(num_envs, dtype=np.int64)
+        self.last_action = np.zeros((num_envs, self.action_dim))
+        self.pose = np.zeros((num_envs, 4))  # x, y, z, yaw
+        self.rngs = [np.random.default_rng(i) for i in range(num_envs)]
+        self._views_version: tuple[int, ...] | None = None
+
+    # ------------------------------------------------------------------ setup
+    def _setup_spaces(self) -> None:
+        p = self.params
+        laser = p.laser
+        beams = self.cfg.scan.num_beams or (laser.num_beams if laser else 360)
+        self.max_range = self.cfg.scan.max_range or (laser.range if laser else 3.5)
+        self.action_dim = len(p.low)
+        if self.cfg.action == "discrete":
+            self.action_space = spaces.Discrete(len(p.discrete))
+            self.action_dim = 3 if p.holonomic else 2
+        else:
+            self.action_space = spaces.Box(np.array(p.low, np.float32), np.array(p.high, np.float32))
+        high_scan = 1.0 if self.cfg.scan.normalize else self.max_range
+        self.observation_space = spaces.Dict({
+            "scan": spaces.Box(0.0, high_scan, (beams,), np.float32),
+            "goal": spaces.Box(np.array([0.0, -np.pi], np.float32),
+                               np.array([np.inf, np.pi], np.float32)),
+            "last_action": spaces.Box(np.array(p.low, np.float32), np.array(p.high, np.float32)),
+        })
+        angle_min, angle_max = (laser.angle_min, laser.angle_max) if laser else (0.0, 2 * np.pi)
+        self._scan_args = (beams, angle_min, angle_max, self.max_range)
+
+    def _setup_model(self) -> None:
+        model = self.store.model(0)
+        data = mujoco.MjData(model)
+        mujoco.mj_kinematics(model, data)
+        root = model.body(self.robot.root_body).id
+        sensor_link = None
+        for decl in self.robot.sensors:
+            if decl.is_ray:
+                sensor_link = self.robot.prefix + decl.link
+                break
+        lidar = model.body(sensor_link).id if sensor_link else root
+        rot = data.xmat[root].reshape(3, 3)
+        offset = rot.T @ (data.xpos[lidar] - data.xpos[root])
+        self.scan = PlanarScan(self.n, *self._scan_args, offset=offset)
+        # envs share one layout, so body ids are the same in every env
+        self.lidar_body = np.full(self.n, lidar if sensor_link else -1, dtype=np.int32)
+        self.qpos_adr = model.joint(self.robot.prefix + "root").qposadr[0]
+        self.spawn_z = model.qpos0[self.qpos_adr + 2]
+        self.mocap = np.array([model.body_mocapid[model.body(f"env_0/{name}").id]
+                               for name in self.pool.names])
+        sensors = self.robot.collision_sensors
+        self.sensor_adr = [model.sensor(s).adr[0] for s in sensors]
+
+    def _views(self) -> None:
+        version = self.sim.layout_version
+        if version == self._views_version:
+            return
+        self._qpos = [self.sim.state(e, "qpos") for e in range(self.n)]
+        self._qvel = [self.sim.state(e, "qvel") for e in range(self.n)]
+        self._mocap_pos = [self.sim.state(e, "mocap_pos") for e in range(self.n)]
+        self._mocap_quat = [self.sim.state(e, "mocap_quat") for e in range(self.n)]
+        self._sensordata = [self.sim.state(e, "sensordata") for e in range(self.n)]
+        self._views_version = self.sim.layout_version
+
+    # ------------------------------------------------------------------ state
+    def _read_pose(self) -> None:
+        a = self.qpos_adr
+        for e in range(self.n):
+            q = self._qpos[e]
+            w, x, y, z = q[a + 3 : a + 7]
+            self.pose[e] = q[a], q[a + 1], q[a + 2], math.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
+
+    def _collided(self) -> np.ndarray:
+        everything, ground = self.sensor_adr
+        return np.array([s[everything] > s[ground] for s in self._sensordata])
+
+    def _goal_obs(self) -> np.ndarray:
+        delta = self.goal - self.pose[:, :2]
+        distance = np.hypot(delta[:, 0], delta[:, 1])
+        angle = _wrap(np.arctan2(delta[:, 1], delta[:, 0]) - self.pose[:, 3])
+        return np.column_stack([distance, angle])
+
+    def observe(self) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        """Observations of every env, and the raw scan ranges (for clearance)."""
+        ranges = self.scan.cast(self.sim, self.pose, self.lidar_body)
+        scan = ranges / self.max_range if self.cfg.scan.normalize else ranges
+        self.goal_polar = self._goal_obs()  # float64, for rewards and termination
+        obs = {
+            "scan": scan.astype(np.float32),
+            "goal": self.goal_polar.astype(np.float32),
+            "last_action": self.last_action.astype(np.float32),
+        }
+        return obs, ranges
+
+    # ------------------------------------------------------------------ reset
+    def seed(self, env: int, seed: int | None) -> None:
+        self.rngs[env] = np.random.default_rng(seed)
+
+    def reset_envs(self, envs: list[int]) -> list[Episode]:
+        """Start new episodes in `envs`; returns their episodes. Call observe() after."""
+        self._views()
+        self.sim.reset_envs(envs)
+        episodes = []
+        for e in envs:
+            ep = sample_episode(self.rngs[e], self.layout, self.pool, self.curriculum.obstacles,
+                                self.params.radius, self.cfg.start_clearance,
+                                self.cfg.min_start_goal_distance)
+            self._place(e, ep)
+            self.sim.set_cmd_vel(e, ROBOT, *([0.0] * self.action_dim))
+            episodes.append(ep)
+        mask = np.zeros(self.n, bool)
+        mask[envs] = True
+        self.metrics.reset(mask)
+        self.steps[mask] = 0
+        self.last_action[mask] = 0.0
+        self._read_pose()
+        self.distance[mask] = np.hypot(*(self.goal[mask] - self.pose[mask, :2]).T)
+        return episodes
+
+    def _place(self, e: int, ep: Episode) -> None:
+        a = self.qpos_adr
+        x, y, yaw = ep.start
+        self._qpos[e][a : a + 7] = [x, y, self.spawn_z, *_yaw_quat(yaw)]
+        self._mocap_pos[e][self.mocap] = (0.0, 0.0, PARKED_Z)
+        for j, bx, by, byaw in ep.boxes:
+            m = self.mocap[int(j)]
+            self._mocap_pos[e][m] = (bx, by, self.pool.sizes[int(j), 2] / 2)
+            self._mocap_quat[e][m] = _yaw_quat(byaw)
+        self.goal[e] = ep.goal
+
+    # ------------------------------------------------------------------ step
+    def twist(self, action: np.ndarray) -> np.ndarray:
+        """Actions (num_envs, dim) or discrete indices (num_envs,) -> twists (num_envs, dim)."""
+        if self.cfg.action == "discrete":
+            table = np.array(self.params.discrete)
+            twist = table[np.asarray(action, dtype=int)]
+            return twist if self.params.holonomic else twist[:, [0, 2]]
+        return np.asarray(action, dtype=float)
+
+    def advance(self, twist: np.ndarray, active: np.ndarray) -> None:
+        """Physics for one control step; inactive envs get a zero command."""
+        self._views()
+        self._prev_pose = self.pose.copy()
+        for e in range(self.n):
+            self.sim.set_cmd_vel(e, ROBOT, *(twist[e] if active[e] else np.zeros(self.action_dim)))
+        self.sim.step(self.cfg.substeps)
+
+    def evaluate(self, twist: np.ndarray, active: np.ndarray):
+        """Observation, reward terms, termination after advance() (and any resets since)."""
+        self._read_pose()
+        obs, ranges = self.observe()
+        distance = self.goal_polar[:, 0]
+        reached = distance < self.cfg.goal_radius
+        collided = self._collided() & ~reached
+        high = np.array(self.params.high)
+        change = np.linalg.norm((twist - self.last_action) / high, axis=1)
+        outcome = StepOutcome(self.distance.copy(), distance, reached, collided,
+                              ranges.min(axis=1) - self.params.radius, twist[:, 0], change)
+        terms = {k: np.where(active, v, 0.0) for k, v in reward_terms(self.cfg.reward, outcome).items()}
+        moved = np.hypot(*(self.pose[:, :2] - self._prev_pose[:, :2]).T) * active
+        turned = _wrap(self.pose[:, 3] - self._prev_pose[:, 3]) * active
+        self.metrics.update(moved, turned, twist[:, 0] * active, collided & active,
+                            self.cfg.control_dt, active)
+        self.distance = distance
+        self.steps += active
+        self.last_action[active] = twist[active]
+        obs["last_action"] = self.last_action.astype(np.float32)
+        terminated = (reached | collided) & active
+        truncated = (self.steps >= self.cfg.max_episode_steps) & ~terminated & active
+        return obs, total(terms), terminated, truncated, terms
+
+    def step_envs(self, twist: np.ndarray, active: np.ndarray):
+        self.advance(twist, active)
+        return self.evaluate(twist, active)
+
+    def result(self, e: int, reached: bool, collided: bool) -> dict:
+        name = "goal" if reached else "collision" if collided else "timeout"
+        self.curriculum.record(reached)
+        return self.metrics.episode(e, name, self.cfg.control_dt)
+
+    def close(self) -> None:
+        self.sim.close()

@@ -1,0 +1,67 @@
+"""ArenaEnv: one navigation env (`gymnasium.make("ArenaMujoco-v0")`).
+
+    env = gymnasium.make("ArenaMujoco-v0", physics_dt=0.002)
+    obs, info = env.reset(seed=3)   # the same episode as env 3 of a vector env seeded 0
+    obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from arena_gym.config import EnvConfig, load_config
+from arena_gym.envs.core import NavigationCore
+from arena_gym.envs.validation import check_actions
+
+
+class ArenaEnv(gym.Env):
+    """The navigation task in one env. Keyword arguments override the config."""
+
+    metadata = {"render_modes": []}
+
+    def __init__(self, config: str | None = None, **overrides: Any) -> None:
+        self.cfg: EnvConfig = load_config(config, **overrides)
+        self.core = NavigationCore(1, self.cfg)
+        self.observation_space = self.core.observation_space
+        self.action_space = self.core.action_space
+        self._reset_once = False
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        if seed is not None or not self._reset_once:
+            self.core.seed(0, seed)
+        self.core.reset_envs([0])
+        self._reset_once = True
+        obs, _ = self.core.observe()
+        return {k: v[0] for k, v in obs.items()}, {}
+
+    def step(self, action: Any):
+        if not self._reset_once:
+            raise RuntimeError("step() called before reset(): expected env.reset() first")
+        batched = np.asarray(action)[None] if self.cfg.action == "continuous" else action
+        space = self.action_space
+        if isinstance(space, gym.spaces.Discrete):
+            if not space.contains(action):
+                raise ValueError(f"action: expected an integer in [0, {space.n}), got {action!r}")
+            actions = np.array([int(action)])
+        else:
+            actions = check_actions(batched, _batched_box(space), 1)
+        twist = self.core.twist(actions)
+        obs, reward, terminated, truncated, terms = self.core.step_envs(twist, np.ones(1, bool))
+        info: dict[str, Any] = {"reward_terms": {k: float(v[0]) for k, v in terms.items()}}
+        if terminated[0] or truncated[0]:
+            reached = bool(self.core.goal_polar[0, 0] < self.cfg.goal_radius)
+            info["episode"] = self.core.result(0, reached and bool(terminated[0]),
+                                               bool(terminated[0]) and not reached)
+        return ({k: v[0] for k, v in obs.items()}, float(reward[0]), bool(terminated[0]),
+                bool(truncated[0]), info)
+
+    def close(self) -> None:
+        self.core.close()
+
+
+def _batched_box(space: gym.spaces.Box) -> gym.spaces.Box:
+    return gym.spaces.Box(space.low[None], space.high[None], dtype=space.dtype)

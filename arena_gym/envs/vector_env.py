@@ -1,0 +1,119 @@
+"""ArenaVectorEnv: N navigation envs stepped in lockstep by one simulator.
+
+    envs = gymnasium.make_vec("ArenaMujoco-v0", num_envs=16,
+                              vectorization_mode="vector_entry_point")
+    obs, info = envs.reset(seed=0)          # env i is seeded 0 + i
+    obs, reward, terminated, truncated, info = envs.step(envs.action_space.sample())
+
+Autoreset is NEXT_STEP (Gymnasium's default): the step after an episode ends resets that env,
+ignores its action and returns the first observation with reward 0. `info["reward_terms"]`
+holds each named reward term; at an episode's end `info["episode"]` holds its result
+("goal", "collision", "timeout") and metrics, masked by `info["_episode"]`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from arena_gym.config import EnvConfig, load_config
+from arena_gym.envs.core import NavigationCore
+from arena_gym.envs.validation import check_actions
+
+
+class ArenaVectorEnv(VectorEnv):
+    """Batched ArenaMujoco-v0. Keyword arguments override the config (see EnvConfig)."""
+
+    metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
+
+    def __init__(self, num_envs: int = 1, config: str | None = None, **overrides: Any) -> None:
+        if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
+            raise ValueError(f"num_envs: expected an integer >= 1, got {num_envs!r}")
+        self.cfg: EnvConfig = load_config(config, **overrides)
+        self.num_envs = num_envs
+        self.core = NavigationCore(num_envs, self.cfg)
+        self.single_observation_space = self.core.observation_space
+        self.single_action_space = self.core.action_space
+        self.observation_space = batch_space(self.single_observation_space, num_envs)
+        self.action_space = batch_space(self.single_action_space, num_envs)
+        self._ended = np.zeros(num_envs, dtype=bool)
+        self._reset_once = False
+
+    def reset(self, *, seed: int | list[int] | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        seeds = _seeds(seed, self.num_envs)
+        mask = np.ones(self.num_envs, bool)
+        if options and "reset_mask" in options:
+            mask = np.asarray(options["reset_mask"], dtype=bool)
+            if mask.shape != (self.num_envs,):
+                raise ValueError(
+                    f"options['reset_mask'] must have shape ({self.num_envs},), got {mask.shape}"
+                )
+        envs = list(np.flatnonzero(mask))
+        for e in envs:
+            if seeds[e] is not None or not self._reset_once:
+                self.core.seed(e, seeds[e])
+        self.core.reset_envs(envs)
+        self._ended[mask] = False
+        self._reset_once = True
+        obs, _ = self.core.observe()
+        return obs, {}
+
+    def step(self, actions: Any):
+        if not self._reset_once:
+            raise RuntimeError("step() called before reset(): expected env.reset() first")
+        actions = check_actions(actions, self.action_space, self.num_envs)
+        twist = self.core.twist(actions)
+        active = ~self._ended
+        self.core.advance(twist, active)
+        restarting = np.flatnonzero(self._ended)
+        if len(restarting):  # after the physics, so they return the reset observation
+            self.core.reset_envs(list(restarting))
+        obs, reward, terminated, truncated, terms = self.core.evaluate(twist, active)
+        info: dict[str, Any] = {"reward_terms": terms, "_reward_terms": active.copy()}
+        ended = terminated | truncated
+        if ended.any():
+            info["episode"] = _episode_info(self.core, ended, terminated, obs)
+            info["_episode"] = ended.copy()
+        self._ended = ended
+        return obs, reward, terminated, truncated, info
+
+    @property
+    def curriculum_stage(self) -> int:
+        return self.core.curriculum.stage
+
+    def close_extras(self, **kwargs: Any) -> None:
+        self.core.close()
+
+
+def _seeds(seed: int | list[int] | None, n: int) -> list[int | None]:
+    if seed is None:
+        return [None] * n
+    if isinstance(seed, (list, tuple)):
+        if len(seed) != n:
+            raise ValueError(f"seed: expected {n} seeds, got {len(seed)}")
+        return list(seed)
+    return [int(seed) + i for i in range(n)]
+
+
+def _episode_info(core: NavigationCore, ended, terminated, obs) -> dict[str, np.ndarray]:
+    """Result and metrics of the episodes that ended, masked arrays in Gymnasium's style."""
+    n = len(ended)
+    out: dict[str, np.ndarray] = {
+        "result": np.full(n, "", dtype=object),
+        "path_length": np.zeros(n),
+        "time": np.zeros(n),
+        "collisions": np.zeros(n, dtype=np.int64),
+        "curvature": np.zeros(n),
+        "jerk": np.zeros(n),
+    }
+    reached = core.goal_polar[:, 0] < core.cfg.goal_radius
+    for e in np.flatnonzero(ended):
+        metrics = core.result(int(e), bool(reached[e] and terminated[e]),
+                              bool(terminated[e] and not reached[e]))
+        for key in out:
+            out[key][e] = metrics[key]
+    return out

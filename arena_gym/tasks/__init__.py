@@ -1,0 +1,1 @@
+"""The navigation task: episodes, rewards, curriculum, metrics, scans."""

@@ -1,0 +1,37 @@
+"""Staged training, as in Arena-Rosnav: obstacle counts rise when the success rate over the
+last `window` episodes reaches `advance`, and fall back below `fall_back`."""
+
+from __future__ import annotations
+
+from collections import deque
+
+from arena_gym.config import CurriculumConfig
+
+
+class Curriculum:
+    """Tracks episode results and the current stage. One per vector env."""
+
+    def __init__(self, cfg: CurriculumConfig) -> None:
+        self.cfg = cfg
+        self.stage = min(cfg.start_stage, len(cfg.stages) - 1)
+        self.results: deque[bool] = deque(maxlen=cfg.window)
+
+    @property
+    def obstacles(self) -> tuple[int, int]:
+        return self.cfg.stages[self.stage]
+
+    @property
+    def success_rate(self) -> float:
+        return sum(self.results) / len(self.results) if self.results else 0.0
+
+    def record(self, success: bool) -> None:
+        self.results.append(bool(success))
+        if len(self.results) < self.cfg.window:
+            return
+        rate = self.success_rate
+        if rate >= self.cfg.advance and self.stage + 1 < len(self.cfg.stages):
+            self.stage += 1
+            self.results.clear()
+        elif rate < self.cfg.fall_back and self.stage > 0:
+            self.stage -= 1
+            self.results.clear()

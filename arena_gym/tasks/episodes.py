@@ -1,0 +1,108 @@
+"""Episode sampling: which pool obstacles stand where, and the robot's start and goal.
+
+Obstacles come from a fixed pool of movable boxes per env (the same sizes in every env, so
+that all envs keep one model layout and step in one batch); an episode moves some of them
+into the world and parks the rest out of sight, without recompiling.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from arena_gym.scene.records import Prim
+from arena_gym.tasks.footprints import distance_to_boxes
+
+POOL_SEED = 20261130  # pool sizes are part of the world, not of an episode's randomness
+PARKED_Z = -5.0  # m: parked pool boxes wait under the ground plane
+CANDIDATES = 64  # points tried per draw of start or goal
+ATTEMPTS = 40
+
+
+class Layout(Protocol):
+    def bounds(self) -> tuple[np.ndarray, np.ndarray]: ...
+    def free(self, points: np.ndarray, clearance: float) -> np.ndarray: ...
+
+
+@dataclass(frozen=True)
+class ObstaclePool:
+    sizes: np.ndarray  # (P, 3) full extents
+
+    @classmethod
+    def make(cls, count: int, size_range: tuple[float, float]) -> ObstaclePool:
+        rng = np.random.default_rng(POOL_SEED)
+        return cls(rng.uniform(size_range[0], size_range[1], size=(count, 3)))
+
+    @property
+    def names(self) -> list[str]:
+        return [f"pool/box_{j}" for j in range(len(self.sizes))]
+
+    def prims(self) -> list[Prim]:
+        return [
+            Prim(name, pose=(0.0, 0.0, PARKED_Z, 0.0), scale=tuple(size), movable=True)
+            for name, size in zip(self.names, self.sizes)
+        ]
+
+
+@dataclass(frozen=True)
+class Episode:
+    start: tuple[float, float, float]  # x, y, yaw
+    goal: tuple[float, float]
+    boxes: np.ndarray  # (k, 4): pool index, x, y, yaw
+
+    def footprints(self, pool: ObstaclePool) -> np.ndarray:
+        """(k, 5): x, y, yaw, sx, sy of the placed boxes."""
+        idx = self.boxes[:, 0].astype(int)
+        return np.column_stack([self.boxes[:, 1:4], pool.sizes[idx, :2]])
+
+
+def _pick(rng: np.random.Generator, layout: Layout, ok) -> np.ndarray | None:
+    lo, hi = layout.bounds()
+    points = rng.uniform(lo, hi, size=(CANDIDATES, 2))
+    good = np.flatnonzero(ok(points))
+    return points[good[0]] if len(good) else None
+
+
+def sample_episode(
+    rng: np.random.Generator,
+    layout: Layout,
+    pool: ObstaclePool,
+    count: tuple[int, int],
+    radius: float,
+    start_clearance: float,
+    min_distance: float,
+) -> Episode:
+    """Boxes, then a start with `start_clearance` around the robot's footprint, then a goal
+    at least `min_distance` away where the robot fits. Fewer boxes if the room is too full."""
+    k = int(rng.integers(count[0], count[1] + 1))
+    lo, hi = layout.bounds()
+    for attempt in range(ATTEMPTS):
+        if attempt and attempt % 10 == 0 and k > 0:
+            k -= 1
+        idx = rng.choice(len(pool.sizes), size=k, replace=False)
+        xy = rng.uniform(lo, hi, size=(k, 2))
+        yaw = rng.uniform(0.0, math.pi, size=k)
+        boxes = np.column_stack([idx, xy, yaw]).reshape(k, 4)
+        inside = layout.free(xy, 0.0) if k else np.zeros(0, bool)
+        boxes = boxes[inside]
+        foot = np.column_stack([boxes[:, 1:4], pool.sizes[boxes[:, 0].astype(int), :2]])
+        keep = radius + start_clearance
+        start = _pick(rng, layout, lambda p: layout.free(p, keep)
+                      & (distance_to_boxes(p, foot) >= keep))
+        if start is None:
+            continue
+        fit = radius + 0.05
+        goal = _pick(rng, layout, lambda p: layout.free(p, fit)
+                     & (distance_to_boxes(p, foot) >= fit)
+                     & (np.hypot(*(p - start).T) >= min_distance))
+        if goal is None:
+            continue
+        yaw0 = float(rng.uniform(-math.pi, math.pi))
+        return Episode((float(start[0]), float(start[1]), yaw0), (float(goal[0]), float(goal[1])), boxes)
+    raise RuntimeError(
+        f"no collision-free start and goal {min_distance} m apart after {ATTEMPTS} attempts; "
+        "expected a world with more free space or fewer obstacles"
+    )
