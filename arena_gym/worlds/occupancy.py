@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import yaml
+from numpy.typing import ArrayLike
 
 from arena_gym.scene.records import Wall
 
@@ -64,20 +65,22 @@ class OccupancyMap:
                 f"{self.occupied.shape} and {self.free.shape}"
             )
         if not (math.isfinite(self.resolution) and self.resolution > 0):
-            raise MapError(f"OccupancyMap.resolution: expected a positive number, got {self.resolution!r}")
+            raise MapError(
+                f"OccupancyMap.resolution: expected a positive number, got {self.resolution!r}"
+            )
 
     @property
     def shape(self) -> tuple[int, int]:
         return self.occupied.shape  # type: ignore[return-value]
 
-    def to_world(self, u: np.ndarray | float, v: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
+    def to_world(self, u: ArrayLike, v: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         """Map-frame metres (u right, v up from the origin) to world (x, y)."""
         x0, y0, yaw = self.origin
         c, s = math.cos(yaw), math.sin(yaw)
         u, v = np.asarray(u, float), np.asarray(v, float)
         return x0 + c * u - s * v, y0 + s * u + c * v
 
-    def to_map(self, x: np.ndarray | float, y: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
+    def to_map(self, x: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         """World (x, y) to map-frame metres, the inverse of `to_world`."""
         x0, y0, yaw = self.origin
         c, s = math.cos(yaw), math.sin(yaw)
@@ -157,7 +160,9 @@ def load_map(map_yaml: str | Path) -> OccupancyMap:
         raise MapError(f"{where}: 'image': expected a file name, got {image!r}")
     image_path = (path.parent / image).resolve()
     if not image_path.is_file():
-        raise MapError(f"{where}: 'image': expected an image file at {image_path}, got no such file")
+        raise MapError(
+            f"{where}: 'image': expected an image file at {image_path}, got no such file"
+        )
     shade, known = _read_image(image_path)
     p = shade / 255.0 if negate else (255.0 - shade) / 255.0
     return OccupancyMap(
@@ -211,12 +216,14 @@ def _read_image(path: Path) -> tuple[np.ndarray, np.ndarray]:
                 return grey, np.ones(grey.shape, bool)
             rgba = np.asarray(im.convert("RGBA"), dtype=float)
     except OSError as exc:
-        raise MapError(f"map image {path}: expected a PGM or an image pillow reads, got {exc}") from None
+        raise MapError(
+            f"map image {path}: expected a PGM or an image pillow reads, got {exc}"
+        ) from None
     return rgba[..., :3].mean(axis=-1), rgba[..., 3] > 0
 
 
 def _read_pgm(path: Path) -> np.ndarray:
-    data = path.read_bytes()
+    data, where = path.read_bytes(), f"map image {path}"
     tokens: list[bytes] = []
     i = 0
     while len(tokens) < 4:  # magic, width, height, maxval; '#' starts a comment to end of line
@@ -230,15 +237,15 @@ def _read_pgm(path: Path) -> np.ndarray:
         while j < len(data) and not data[j : j + 1].isspace() and data[j : j + 1] != b"#":
             j += 1
         if j == i:
-            raise MapError(f"map image {path}: expected a PGM header, got {len(tokens)} of 4 fields")
+            raise MapError(f"{where}: expected a PGM header, got {len(tokens)} of 4 fields")
         tokens.append(data[i:j])
         i = j
     try:
         width, height, maxval = (int(t) for t in tokens[1:])
     except ValueError:
-        raise MapError(f"map image {path}: expected PGM width, height, maxval, got {tokens[1:]}") from None
+        raise MapError(f"{where}: expected PGM width, height, maxval, got {tokens[1:]}") from None
     if not (width > 0 and height > 0 and 0 < maxval < 65536):
-        raise MapError(f"map image {path}: expected positive size and 0 < maxval < 65536, got {tokens[1:]}")
+        raise MapError(f"{where}: expected sizes > 0 and 0 < maxval < 65536, got {tokens[1:]}")
     count = width * height
     if tokens[0] == b"P2":
         values = np.array(data[i:].split()[:count], dtype=float)
@@ -247,7 +254,7 @@ def _read_pgm(path: Path) -> np.ndarray:
         pixels = data[i + 1 : i + 1 + count * dtype.itemsize]  # one whitespace byte ends the header
         values = np.frombuffer(pixels, dtype=dtype).astype(float)
     if values.size != count:
-        raise MapError(f"map image {path}: expected {count} pixels ({width}x{height}), got {values.size}")
+        raise MapError(f"{where}: expected {count} pixels ({width}x{height}), got {values.size}")
     return values.reshape(height, width) * (255.0 / maxval)
 
 
@@ -275,7 +282,8 @@ class MapCover:
             else:
                 a, b, thickness = ((u0 + u1) / 2, v0), ((u0 + u1) / 2, v1), u1 - u0
             xs, ys = m.to_world(np.array([a[0], b[0]]), np.array([a[1], b[1]]))
-            walls.append(Wall(f"{prefix}/wall_{k}", (xs[0], ys[0]), (xs[1], ys[1]), height, thickness))
+            start, end = (xs[0], ys[0]), (xs[1], ys[1])
+            walls.append(Wall(f"{prefix}/wall_{k}", start, end, height, thickness))
         return walls
 
 
@@ -294,7 +302,10 @@ def cover_map(occupancy: OccupancyMap, max_walls: int = MAX_WALLS) -> MapCover:
 
 
 def walls_from_map(
-    occupancy: OccupancyMap, height: float = WALL_HEIGHT, max_walls: int = MAX_WALLS, prefix: str = "map"
+    occupancy: OccupancyMap,
+    height: float = WALL_HEIGHT,
+    max_walls: int = MAX_WALLS,
+    prefix: str = "map",
 ) -> list[Wall]:
     """The map's occupied cells as at most `max_walls` walls (see `cover_map`); warns when the
     grid had to be coarsened, naming the resolution used.
@@ -305,8 +316,8 @@ def walls_from_map(
     if cover.factor > 1:
         warnings.warn(
             f"map {occupancy.image}: {cover.counts[0]} walls at resolution "
-            f"{occupancy.resolution} m exceed max_walls={max_walls}; coarsened {cover.factor}x to "
-            f"{cover.map.resolution} m ({len(cover.rects)} walls)",
+            f"{occupancy.resolution:g} m exceed max_walls={max_walls}; coarsened {cover.factor}x "
+            f"to {cover.map.resolution:g} m ({len(cover.rects)} walls)",
             stacklevel=2,
         )
     return cover.walls(height, prefix)
@@ -315,6 +326,8 @@ def walls_from_map(
 def coarsen(occupancy: OccupancyMap, factor: int) -> OccupancyMap:
     """The grid with `factor` x `factor` cells merged, aligned at the origin (bottom-left):
     occupied if any cell is, free only if all are. The origin stays where it was."""
+    if isinstance(factor, bool) or not isinstance(factor, int) or factor < 1:
+        raise MapError(f"coarsen factor: expected an integer >= 1, got {factor!r}")
     rows, cols = occupancy.shape
     pad_top, pad_right = -rows % factor, -cols % factor  # the top and right edges get padding
 
@@ -352,7 +365,8 @@ def _greedy_rows(grid: np.ndarray) -> np.ndarray:
         if not todo.any():
             continue
         edges = np.diff(np.concatenate(([0], todo.view(np.int8), [0])))
-        for c0, c1 in zip(np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist()):
+        starts, ends = np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist()
+        for c0, c1 in zip(starts, ends):
             r1 = r + int(down[r, c0:c1].min())
             covered[r:r1, c0:c1] = True
             rects.append((r, c0, r1, c1))
@@ -368,7 +382,8 @@ def free_cells(occupancy: OccupancyMap, clearance: float = 0.0) -> np.ndarray:
     """
     reach = _reach(occupancy, clearance)
     out = np.zeros(occupancy.shape, bool)
-    rows, cols = np.flatnonzero(occupancy.free.any(axis=1)), np.flatnonzero(occupancy.free.any(axis=0))
+    rows = np.flatnonzero(occupancy.free.any(axis=1))
+    cols = np.flatnonzero(occupancy.free.any(axis=0))
     if rows.size == 0:
         return out
     # only the free cells' bounding box can hold an answer; all around it is blocked

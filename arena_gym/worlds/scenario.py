@@ -20,12 +20,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypeVar
 
 from arena_gym.scene.records import Prim
 from arena_gym.scene.store import SceneStore
 
 Pose2D = tuple[float, float, float]  # x, y, yaw
+T = TypeVar("T")
 _ARENA_KEYS = ("robots", "obstacles", "map", "resets")
 _OBSTACLE_KEYS = ("static", "dynamic", "interactive")
 _TOOLS_KEYS = ("pedsim_agents", "static_obstacles", "robot_position", "robot_goal", "map_path",
@@ -89,7 +90,9 @@ def load_scenario(path: str | Path) -> Scenario:
     try:
         doc = json.loads(path.read_text())
     except FileNotFoundError:
-        raise ScenarioError(f"scenario {path}: expected an existing file, got no such file") from None
+        raise ScenarioError(
+            f"scenario {path}: expected an existing file, got no such file"
+        ) from None
     except json.JSONDecodeError as exc:
         raise ScenarioError(
             f"scenario {path}: expected JSON, got a syntax error at line {exc.lineno}, "
@@ -117,12 +120,10 @@ def _load_arena(read: _Reader, doc: dict) -> Scenario:
                                 read.pose(f"{where}.goal", robot.get("goal"))))
     obstacles = read.mapping("$.obstacles", doc.get("obstacles", {}))
     read.keys("$.obstacles", obstacles, _OBSTACLE_KEYS)
-    statics = [_static(read, f"$.obstacles.static[{i}]", o)
-               for i, o in enumerate(read.array("$.obstacles.static", obstacles.get("static", [])))]
-    peds = [_pedestrian(read, f"$.obstacles.dynamic[{i}]", o)
-            for i, o in enumerate(read.array("$.obstacles.dynamic", obstacles.get("dynamic", [])))]
+    statics = _each(read, "$.obstacles.static", obstacles.get("static", []), _static)
+    peds = _each(read, "$.obstacles.dynamic", obstacles.get("dynamic", []), _pedestrian)
     interactive = read.array("$.obstacles.interactive", obstacles.get("interactive", []))
-    return _scenario(read, doc, "arena", robots, statics, peds, interactive, doc.get("map"), "$.map")
+    return _scenario(read, doc, "arena", robots, statics, peds, interactive, "$.map")
 
 
 def _load_tools(read: _Reader, doc: dict) -> Scenario:
@@ -131,19 +132,32 @@ def _load_tools(read: _Reader, doc: dict) -> Scenario:
         raise read.error("$.format", "'arena-tools'", repr(doc["format"]))
     robot = RobotTask(read.pose("$.robot_position", doc.get("robot_position")),
                       read.pose("$.robot_goal", doc.get("robot_goal")))
-    statics = [_static(read, f"$.static_obstacles[{i}]", o)
-               for i, o in enumerate(read.array("$.static_obstacles", doc.get("static_obstacles", [])))]
-    peds = [_pedestrian(read, f"$.pedsim_agents[{i}]", o)
-            for i, o in enumerate(read.array("$.pedsim_agents", doc.get("pedsim_agents", [])))]
-    return _scenario(read, doc, "arena-tools", [robot], statics, peds, [], doc.get("map_path"),
-                     "$.map_path")
+    statics = _each(read, "$.static_obstacles", doc.get("static_obstacles", []), _static)
+    peds = _each(read, "$.pedsim_agents", doc.get("pedsim_agents", []), _pedestrian)
+    return _scenario(read, doc, "arena-tools", [robot], statics, peds, [], "$.map_path")
 
 
-def _scenario(read, doc, fmt, robots, statics, peds, interactive, map_, map_where) -> Scenario:
+def _each(read: _Reader, where: str, value: object, parse: Callable[[_Reader, str, object], T]
+          ) -> list[T]:
+    return [parse(read, f"{where}[{i}]", item) for i, item in enumerate(read.array(where, value))]
+
+
+def _scenario(
+    read: _Reader,
+    doc: dict,
+    fmt: str,
+    robots: list[RobotTask],
+    statics: list[StaticObstacle],
+    peds: list[Pedestrian],
+    interactive: list,
+    map_where: str,  # "$.map" or "$.map_path"
+) -> Scenario:
+    map_ = doc.get(map_where[2:])
     if map_ is not None and not isinstance(map_, str):
-        raise read.error(map_where, "a string", repr(map_))
+        raise read.error(map_where, "a string", _describe(map_))
     resets = doc.get("resets")
-    if resets is not None and (isinstance(resets, bool) or not isinstance(resets, int) or resets < 0):
+    if resets is not None and (isinstance(resets, bool) or not isinstance(resets, int)
+                               or resets < 0):
         raise read.error("$.resets", "an integer >= 0", repr(resets))
     for kind, items in (("static obstacle", statics), ("pedestrian", peds)):
         names = [item.name for item in items]
@@ -212,7 +226,8 @@ class _Reader:
                              f"{', '.join(map(repr, unknown))}")
 
     def number(self, where: str, value: object) -> float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        if (isinstance(value, bool) or not isinstance(value, (int, float))
+                or not math.isfinite(value)):
             raise self.error(where, "a finite number", _describe(value))
         return float(value)
 

@@ -1,0 +1,61 @@
+"""Running a policy for N episodes and summarising them as Arena's evaluation does."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from arena_gym.envs.vector_env import ArenaVectorEnv
+from arena_gym.policies import Policy
+
+
+@dataclass
+class EvalSummary:
+    episodes: int
+    success: float
+    collision: float
+    timeout: float
+    mean_path_length: float  # over successful episodes
+    mean_time: float  # s, over successful episodes
+    results: list[str] = field(default_factory=list)
+
+    def line(self) -> str:
+        return (f"{self.episodes} episodes: success {self.success:.1%}, collision "
+                f"{self.collision:.1%}, timeout {self.timeout:.1%}, mean path length "
+                f"{self.mean_path_length:.2f} m, mean time {self.mean_time:.1f} s")
+
+
+def evaluate(env: ArenaVectorEnv, policy: Policy, episodes: int, seed: int = 10_000) -> EvalSummary:
+    """`episodes` episodes split evenly over the envs (env i seeded seed + i), so that the
+    set does not depend on which episodes end first: the same seed, the same episodes."""
+    n = env.num_envs
+    quota = np.full(n, episodes // n) + (np.arange(n) < episodes % n)
+    done = np.zeros(n, dtype=int)
+    obs, _ = env.reset(seed=seed)
+    results: list[str] = []
+    paths, times = [], []
+    while (done < quota).any():
+        obs, _, _, _, info = env.step(policy(obs))
+        if "episode" not in info:
+            continue
+        for e in np.flatnonzero(info["_episode"]):
+            if done[e] >= quota[e]:
+                continue
+            done[e] += 1
+            result = info["episode"]["result"][e]
+            results.append(result)
+            if result == "goal":
+                paths.append(info["episode"]["path_length"][e])
+                times.append(info["episode"]["time"][e])
+    counts = Counter(results)
+    return EvalSummary(
+        episodes=episodes,
+        success=counts["goal"] / episodes,
+        collision=counts["collision"] / episodes,
+        timeout=counts["timeout"] / episodes,
+        mean_path_length=float(np.mean(paths)) if paths else 0.0,
+        mean_time=float(np.mean(times)) if times else 0.0,
+        results=results,
+    )
