@@ -1,0 +1,1 @@
+"""Wrappers: fixed-scale policy observations and the Stable-Baselines3 adapter (lazy)."""

@@ -1,0 +1,27 @@
+"""A flat, fixed-scale observation for MLP policies: scan, goal, last action in one Box.
+
+Fixed scaling (no running statistics): the scan in [0, 1] of its max range, the goal distance
+over GOAL_SCALE (clipped at 1), the goal angle over pi, the last action over its bounds.
+Running observation normalisation broke learning on this task (../shared/FACTS.md).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from gymnasium import spaces
+
+GOAL_SCALE = 10.0  # m
+
+
+def flat_space(obs_space: spaces.Dict) -> spaces.Box:
+    n = obs_space["scan"].shape[0] + 2 + obs_space["last_action"].shape[0]
+    return spaces.Box(-1.0, 1.0, (n,), np.float32)
+
+
+def flatten(obs: dict[str, np.ndarray], obs_space: spaces.Dict) -> np.ndarray:
+    """(num_envs, n) float32 from a batched Dict observation."""
+    scan = obs["scan"] / obs_space["scan"].high[0]
+    goal = np.column_stack([np.minimum(obs["goal"][:, 0] / GOAL_SCALE, 1.0), obs["goal"][:, 1] / np.pi])
+    high = np.maximum(np.abs(obs_space["last_action"].low), np.abs(obs_space["last_action"].high))
+    action = obs["last_action"] / high
+    return np.concatenate([scan, goal, action], axis=1).astype(np.float32)
