@@ -23,11 +23,21 @@ class ArenaEnv(gym.Env):
     metadata = {"render_modes": []}
 
     def __init__(self, config: str | None = None, **overrides: Any) -> None:
-        self.cfg: EnvConfig = load_config(config, **overrides)
-        self.core = NavigationCore(1, self.cfg)
+        self._build(load_config(config, **overrides))
+
+    def _build(self, cfg: EnvConfig) -> None:
+        self.cfg = cfg
+        self.core = NavigationCore(1, cfg)
         self.observation_space = self.core.observation_space
         self.action_space = self.core.action_space
         self._reset_once = False
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickles as its config: the clone is a fresh env, reset it with a seed."""
+        return {"cfg": self.cfg}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self._build(state["cfg"])
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
