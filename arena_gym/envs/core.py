@@ -19,7 +19,7 @@ from arena_gym.scene.store import SceneStore
 from arena_gym.sim.simulator import Simulator
 from arena_gym.tasks.curriculum import Curriculum
 from arena_gym.tasks.episodes import PARKED_Z, Episode, ObstaclePool, sample_episode
-from arena_gym.tasks.layouts import RoomLayout
+from arena_gym.tasks.layouts import make_layout
 from arena_gym.tasks.metrics import EpisodeMetrics
 from arena_gym.tasks.rewards import StepOutcome, reward_terms, total
 from arena_gym.tasks.robot_params import load_robot_params
@@ -43,7 +43,7 @@ class NavigationCore:
         self.cfg, self.n = cfg, num_envs
         urdf, packages, params = resolve_robot(cfg)
         self.params = load_robot_params(params)
-        self.layout = RoomLayout(cfg.room_size)
+        self.layout = make_layout(cfg.world, cfg.scenario, cfg.room_size)
         self.pool = ObstaclePool.make(cfg.obstacle_pool, cfg.obstacle_size)
         self.store = SceneStore(num_envs, timestep=cfg.physics_dt)
         with warnings.catch_warnings():
@@ -162,9 +162,13 @@ class NavigationCore:
         self.sim.reset_envs(envs)
         episodes = []
         for e in envs:
-            ep = sample_episode(self.rngs[e], self.layout, self.pool, self.curriculum.obstacles,
-                                self.params.radius, self.cfg.start_clearance,
-                                self.cfg.min_start_goal_distance)
+            if hasattr(self.layout, "task"):  # a scenario: its start and goal, no pool boxes
+                start, goal = self.layout.task
+                ep = Episode(start, goal, np.zeros((0, 4)))
+            else:
+                ep = sample_episode(self.rngs[e], self.layout, self.pool, self.curriculum.obstacles,
+                                    self.params.radius, self.cfg.start_clearance,
+                                    self.cfg.min_start_goal_distance)
             self._place(e, ep)
             self.sim.set_cmd_vel(e, ROBOT, *([0.0] * self.action_dim))
             episodes.append(ep)

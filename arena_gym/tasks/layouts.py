@@ -7,6 +7,7 @@ with a given clearance. Episodes then place the obstacle pool and the robot insi
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -36,3 +37,83 @@ class RoomLayout:
     def free(self, points: np.ndarray, clearance: float) -> np.ndarray:
         """Whether each point (P, 2) is at least `clearance` from every wall."""
         return np.all(np.abs(np.atleast_2d(points)) <= self.half_inner - clearance, axis=1)
+
+
+class MapLayout:
+    """A ROS occupancy map: its occupied cells become walls; free cells host the task."""
+
+    def __init__(self, map_yaml: str | Path, wall_height: float = 1.0) -> None:
+        from arena_gym.worlds.occupancy import load_map
+
+        self.map = load_map(map_yaml)
+        self.wall_height = wall_height
+        self._free: dict[float, np.ndarray] = {}
+        self._walls = None
+        rows, cols = np.nonzero(self.map.free)
+        if rows.size == 0:
+            raise ValueError(f"{map_yaml}: expected a map with free cells, got none")
+        centres = self.map.cell_centers(rows, cols)
+        self._lo, self._hi = centres.min(axis=0), centres.max(axis=0)
+
+    def build(self, store: SceneStore, env_id: int) -> None:
+        if self._walls is None:
+            from arena_gym.worlds.occupancy import walls_from_map
+
+            self._walls = walls_from_map(self.map, height=self.wall_height)
+        store.spawn_walls(env_id, self._walls)
+
+    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        return self._lo, self._hi
+
+    def free(self, points: np.ndarray, clearance: float) -> np.ndarray:
+        from arena_gym.worlds.occupancy import free_cells
+
+        key = round(float(clearance), 4)
+        if key not in self._free:
+            self._free[key] = free_cells(self.map, key)
+        grid = self._free[key]
+        points = np.atleast_2d(points)
+        u, v = self.map.to_map(points[:, 0], points[:, 1])
+        rows = self.map.shape[0] - 1 - np.floor(v / self.map.resolution).astype(int)
+        cols = np.floor(u / self.map.resolution).astype(int)
+        inside = (rows >= 0) & (rows < grid.shape[0]) & (cols >= 0) & (cols < grid.shape[1])
+        out = np.zeros(len(points), bool)
+        out[inside] = grid[rows[inside], cols[inside]]
+        return out
+
+
+class ScenarioLayout(MapLayout):
+    """An Arena scenario on its world's map: fixed start and goal, its static obstacles."""
+
+    def __init__(self, scenario_json: str | Path, wall_height: float = 1.0) -> None:
+        from arena_gym.worlds.scenario import load_scenario
+
+        self.scenario = load_scenario(scenario_json)
+        map_yaml = Path(scenario_json).resolve().parent.parent / "map" / "map.yaml"
+        if not map_yaml.is_file():
+            raise ValueError(f"{scenario_json}: expected its world's map at {map_yaml}, found none")
+        super().__init__(map_yaml, wall_height)
+        if not self.scenario.robots:
+            raise ValueError(f"{scenario_json}: expected at least one robot task, got none")
+
+    def build(self, store: SceneStore, env_id: int) -> None:
+        from arena_gym.worlds.scenario import spawn_scenario_statics
+
+        super().build(store, env_id)
+        spawn_scenario_statics(store, env_id, self.scenario)
+
+    @property
+    def task(self) -> tuple[tuple[float, float, float], tuple[float, float]]:
+        robot = self.scenario.robots[0]
+        return tuple(robot.start), tuple(robot.goal[:2])  # type: ignore[return-value]
+
+
+def make_layout(world: str, scenario: str, room_size: float):
+    """The layout a config names: a scenario, a ROS map.yaml, or "random" rooms."""
+    if scenario:
+        return ScenarioLayout(scenario)
+    if world == "random":
+        return RoomLayout(room_size)
+    if world.endswith((".yaml", ".yml")):
+        return MapLayout(world)
+    raise ValueError(f"world: expected 'random' or a ROS map.yaml path, got {world!r}")

@@ -1,0 +1,47 @@
+"""Every ROS map and Arena scenario in ../shared/assets/worlds runs as an ArenaMujoco-v0 world."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from arena_gym.envs.vector_env import ArenaVectorEnv
+from tests.conftest import ASSETS
+
+MAPS = sorted(p.parent.parent.name for p in ASSETS.glob("worlds/*/map/map.yaml"))
+SCENARIOS = sorted(str(p.relative_to(ASSETS / "worlds")) for p in ASSETS.glob("worlds/*/scenarios/*.json"))
+
+
+@pytest.mark.parametrize("world", MAPS or ["(missing)"])
+def test_every_map_hosts_episodes(assets, world):
+    env = ArenaVectorEnv(2, world=str(assets / "worlds" / world / "map" / "map.yaml"),
+                         curriculum={"stages": [[2, 4]]})
+    obs, _ = env.reset(seed=0)
+    core = env.core
+    layout = core.layout
+    walls = [n for n in core.store.names(0) if n.startswith("map/wall_")]
+    assert len(walls) == len(layout._walls) >= 4  # the map's walls are in
+    for e in range(2):
+        start = core.pose[e, :2]
+        assert layout.free(start[None], core.params.radius)[0], "start in free space"
+        assert obs["goal"][e, 0] >= 2.0
+        assert obs["scan"][e].min() > 0.0
+    env.step(np.zeros((2, 2)))
+    env.close()
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS or ["(missing)"])
+def test_every_scenario_sets_start_goal_and_statics(assets, scenario):
+    path = assets / "worlds" / scenario
+    env = ArenaVectorEnv(1, scenario=str(path))
+    obs, _ = env.reset(seed=0)
+    task = env.core.layout.scenario.robots[0]
+    x, y, yaw = env.core.pose[0, 0], env.core.pose[0, 1], env.core.pose[0, 3]
+    assert (x, y) == pytest.approx(task.start[:2])
+    assert math.remainder(yaw - task.start[2], 2 * math.pi) == pytest.approx(0.0, abs=1e-9)
+    assert obs["goal"][0, 0] == pytest.approx(math.dist(task.start[:2], task.goal[:2]), rel=1e-6)
+    statics = [n for n in env.core.store.names(0) if n.startswith("scenario/")]
+    assert len(statics) == len(env.core.layout.scenario.static_obstacles)
+    env.close()
