@@ -22,7 +22,8 @@ from arena_gym.scene.wheels import lowest_collision_z, wheel_geometry
 
 JOINT_KP = 1000.0
 JOINT_KV = 100.0
-WHEEL_TIME_CONSTANT = 0.005  # s: how fast a wheel servo closes its speed error on the robot
+WHEEL_TIME_CONSTANT = 0.08  # s: 1 / natural frequency of a wheel servo carrying the robot
+WHEEL_MAX_ACCEL = 20.0  # m/s^2 the wheel torques can give the robot (they saturate beyond)
 VEL_SUFFIX = "_vel"
 POS_SUFFIX = "_pos"
 
@@ -85,8 +86,9 @@ def _compile_alone(spec: mujoco.MjSpec, source: str) -> mujoco.MjModel:
         raise SpawnError(f"{source}: MuJoCo rejected the robot: {str(exc).strip()}") from None
 
 
-def _wheel_kv(spec: mujoco.MjSpec, wheels: list[str], source: str) -> float:
-    """Velocity-servo gain that brings the robot to speed in about WHEEL_TIME_CONSTANT."""
+def _wheel_inertia(spec: mujoco.MjSpec, wheels: list[str], source: str) -> tuple[float, float]:
+    """(inertia each wheel servo moves, wheel radius): the robot's mass shared by its wheels,
+    seen at the wheel radius."""
     model = _compile_alone(spec, source)
     data = mujoco.MjData(model)
     mujoco.mj_kinematics(model, data)
@@ -94,7 +96,24 @@ def _wheel_kv(spec: mujoco.MjSpec, wheels: list[str], source: str) -> float:
     radii = [wheel_geometry(model, data, w, base).radius for w in wheels]
     radius = max(min(radii), 1e-3)
     total_mass = float(model.body_subtreemass[base])
-    return max(total_mass * radius**2 / (len(wheels) * WHEEL_TIME_CONSTANT), 1e-4)
+    return max(total_mass * radius**2 / len(wheels), 1e-8), radius
+
+
+def _add_wheel_servos(spec: mujoco.MjSpec, wheels: list[str], source: str) -> None:
+    """Integrated-velocity servos: ctrl is a wheel speed (rad/s); the actuator integrates it
+    into a position target and tracks it with a critically damped spring. Unlike a plain
+    velocity servo it has no steady-state speed error under load (scrubbing tyres, casters),
+    with gains soft enough that 0.002 s and 0.005 s steps drive alike; torque saturates at
+    what accelerates the robot at WHEEL_MAX_ACCEL."""
+    inertia, radius = _wheel_inertia(spec, wheels, source)
+    omega = 1.0 / WHEEL_TIME_CONSTANT
+    kp, kv = inertia * omega**2, 2.0 * inertia * omega
+    torque = inertia / radius * WHEEL_MAX_ACCEL
+    for joint in wheels:
+        act = spec.add_actuator(name=joint + VEL_SUFFIX, target=joint, trntype=mujoco.mjtTrn.mjTRN_JOINT)
+        act.set_to_intvelocity(kp=kp, kv=kv)
+        act.forcelimited = True
+        act.forcerange = [-torque, torque]
 
 
 def _apply_surfaces(spec: mujoco.MjSpec, surfaces: dict[str, LinkSurface]) -> None:
@@ -199,10 +218,7 @@ def build_robot_spec(
     _exclude_self_collision(spec)
     grips, roller_joints, planar = _add_holonomic(spec, model, data, urdf, wheels, rollers)
     if wheels:
-        kv = _wheel_kv(spec, wheels, source)
-        for joint in wheels:
-            act = spec.add_actuator(name=joint + VEL_SUFFIX, target=joint, trntype=mujoco.mjtTrn.mjTRN_JOINT)
-            act.set_to_velocity(kv=kv)
+        _add_wheel_servos(spec, wheels, source)
     for joint in servos:
         pos = spec.add_actuator(name=joint + POS_SUFFIX, target=joint, trntype=mujoco.mjtTrn.mjTRN_JOINT)
         pos.set_to_position(kp=JOINT_KP)

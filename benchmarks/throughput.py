@@ -1,0 +1,107 @@
+"""Env steps/s of ArenaVectorEnv against the physics + ray floor and Gymnasium's vector envs.
+
+    python benchmarks/throughput.py [--envs 1 8 16 32] [--steps 300] [--repeats 3]
+
+For each N, in the same run and with random actions:
+  ours    ArenaVectorEnv(N).step
+  floor   the same work bare: one mujoco.batch.Batch over the same compiled models,
+          batch.step(nstep=substeps) then batch.ray for the same 360-beam fans, per step
+  sync    gymnasium SyncVectorEnv of N single ArenaEnv (make_vec "sync")
+  async   gymnasium AsyncVectorEnv of N single ArenaEnv (make_vec "async"), N <= 16
+Repeats take turns among the methods; the table shows medians and ratios. Targets (issue 4):
+ours >= 0.85 of the floor, and >= 2x async at N = 16. Compare ratios within one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+
+import gymnasium as gym
+import mujoco.batch
+import numpy as np
+
+import arena_gym  # noqa: F401
+from arena_gym.envs.vector_env import ArenaVectorEnv
+from arena_gym.tasks.scan import WORLD_ONLY
+
+
+def time_ours(env: ArenaVectorEnv, steps: int, rng: np.random.Generator) -> float:
+    env.reset(seed=0)
+    actions = rng.uniform(env.action_space.low, env.action_space.high, (steps, *env.action_space.shape))
+    t0 = time.perf_counter()
+    for a in actions:
+        env.step(a)
+    return env.num_envs * steps / (time.perf_counter() - t0)
+
+
+class Floor:
+    """The physics and rays of the same envs, with nothing else."""
+
+    def __init__(self, env: ArenaVectorEnv) -> None:
+        core = env.core
+        self.n, self.substeps = env.num_envs, core.cfg.substeps
+        models = [core.store.model(e) for e in range(self.n)]
+        self.batch = mujoco.batch.Batch(models[0], self.n, nthread=os.cpu_count() or 1, persistent=True)
+        self.batch.set_models(models)
+        for e in range(self.n):
+            mujoco.mj_getState(models[e], core.store.data(e), self.batch.state[e],
+                               mujoco.mjtState.mjSTATE_INTEGRATION)
+        angles = core.scan.angles
+        self.vec = np.zeros((self.n, len(angles), 3))
+        self.vec[..., 0], self.vec[..., 1] = np.cos(angles), np.sin(angles)
+        self.pnt = np.zeros((self.n, 1, 3))
+        self.pnt[..., 2] = 0.17
+        self.exclude = np.full((self.n, len(angles)), core.lidar_body[0])
+
+    def run(self, steps: int) -> float:
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            self.batch.step(nstep=self.substeps)
+            self.batch.ray(self.pnt, self.vec, geomgroup=WORLD_ONLY, flg_static=True,
+                           bodyexclude=self.exclude)
+        return self.n * steps / (time.perf_counter() - t0)
+
+
+def time_gym(mode: str, n: int, steps: int, rng: np.random.Generator) -> float:
+    envs = gym.make_vec("ArenaMujoco-v0", num_envs=n, vectorization_mode=mode)
+    envs.reset(seed=0)
+    actions = rng.uniform(envs.action_space.low, envs.action_space.high, (steps, *envs.action_space.shape))
+    t0 = time.perf_counter()
+    for a in actions:
+        envs.step(a.astype(np.float32))
+    rate = n * steps / (time.perf_counter() - t0)
+    envs.close()
+    return rate
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--envs", type=int, nargs="+", default=[1, 8, 16, 32])
+    parser.add_argument("--steps", type=int, default=300)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    rng = np.random.default_rng(0)
+    print(f"{'N':>3} {'ours':>8} {'floor':>8} {'sync':>8} {'async':>8} {'ours/floor':>10} {'ours/async':>10}")
+    for n in args.envs:
+        env = ArenaVectorEnv(n)
+        env.reset(seed=0)
+        floor = Floor(env)
+        rates: dict[str, list[float]] = {"ours": [], "floor": [], "sync": [], "async": []}
+        for _ in range(args.repeats):
+            rates["ours"].append(time_ours(env, args.steps, rng))
+            rates["floor"].append(floor.run(args.steps))
+            rates["sync"].append(time_gym("sync", n, args.steps // 3, rng))
+            if n <= 16:
+                rates["async"].append(time_gym("async", n, args.steps // 3, rng))
+        med = {k: statistics.median(v) if v else float("nan") for k, v in rates.items()}
+        print(f"{n:>3} {med['ours']:>8,.0f} {med['floor']:>8,.0f} {med['sync']:>8,.0f} "
+              f"{med['async']:>8,.0f} {med['ours'] / med['floor']:>10.2f} "
+              f"{med['ours'] / med['async']:>10.2f}", flush=True)
+        env.close()
+
+
+if __name__ == "__main__":
+    main()
