@@ -37,9 +37,9 @@ class TrainSettings:
     out: str = "runs/arena"
     progress_bar: bool = True
     # PPO
-    n_steps: int = 128
-    batch_size: int = 512
-    n_epochs: int = 5
+    n_steps: int = 256  # per env: 8192 samples per rollout with 32 envs
+    batch_size: int = 128
+    n_epochs: int = 10
     learning_rate: float = 3e-4
     gamma: float = 0.99
     net: tuple[int, ...] = (64, 64)
