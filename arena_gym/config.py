@@ -31,10 +31,12 @@ class RewardConfig:
     collision: float = -15.0
     progress: float = 0.3  # per metre of distance gained toward the goal
     progress_away: float = 0.4  # per metre lost (moving away)
-    safe_distance: float = -0.2  # per step closer than safe_distance_m to an obstacle
+    # shaping terms, kept small: a step's progress is worth ~0.3 x 0.022 m = 0.0066, and
+    # penalties much larger than that teach the robot to hide from obstacles instead
+    safe_distance: float = -0.005  # per step closer than safe_distance_m to an obstacle
     safe_distance_m: float = 0.25  # beyond the robot's radius
-    reverse: float = -0.05  # per step of driving backwards
-    abrupt_velocity: float = -0.005  # x |change of the action| (normalised) per step
+    reverse: float = -0.002  # per step of driving backwards
+    abrupt_velocity: float = -0.001  # x |change of the action| (normalised) per step
     time: float = 0.0  # per step
 
 

@@ -96,3 +96,18 @@ def test_discrete_actions_come_from_model_params():
     np.testing.assert_allclose(obs["last_action"], [0.22, 0.0])
     with pytest.raises(ValueError, match=re.escape("action: expected an integer in [0, 7), got 9")):
         env.step(9)
+
+
+def test_shipped_configs_load(tmp_path):
+    from pathlib import Path
+
+    from arena_gym.config import EnvConfig, load_config
+
+    root = Path(__file__).resolve().parents[2] / "configs"
+    assert load_config(root / "default.yaml") == EnvConfig()
+    staged = load_config(root / "staged.yaml", physics_dt=0.002)
+    assert staged.curriculum.stages[0] == (0, 2) and staged.physics_dt == 0.002
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("reward:\n  colision: -10\n")
+    with pytest.raises(ConfigError, match=re.escape("unknown config key 'reward.colision'; did you mean 'reward.collision'?")):
+        load_config(bad)
