@@ -38,7 +38,7 @@ class TrainSettings:
     progress_bar: bool = True
     # PPO
     n_steps: int = 256  # per env: 8192 samples per rollout with 32 envs
-    batch_size: int = 128
+    batch_size: int = 512  # SB3 spends ~5 ms per gradient step at any batch up to 512
     n_epochs: int = 10
     learning_rate: float = 3e-4
     gamma: float = 0.99
