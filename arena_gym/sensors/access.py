@@ -1,0 +1,120 @@
+"""Where each env's state lives while sensors sample it, and snapshots of it.
+
+While stepping, a batched env's state is a row of its group's `mujoco.batch.Batch`; the
+scene's own MjData is behind. Sensors never pull it (that would mark it edited): they read
+state rows and bound outputs directly, and copy an env into a private MjData (a
+"snapshot") only for what needs geometry (rays, renders, contacts).
+
+At a tick (`forced=False`) a snapshot gets fresh kinematics at the current state (camera
+poses too, when asked); a light one (rays, renders) copies only the state vector, a full
+one (contacts) the whole MjData, whose contacts and sensor outputs are those MuJoCo
+computed in the last substep, as after any `mj_step`. A forced sampling (after a reset,
+when the last step's outputs are stale) runs `mj_forward` on a full snapshot instead.
+"""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+
+from arena_gym.scene.scene import Scene
+from arena_gym.sensors.workers import Workers
+from arena_gym.sim.groups import STATE, BatchGroup
+from arena_gym.sim.simulator import Simulator
+
+
+class Frames:
+    """Access to every env's current state for one sampling round."""
+
+    def __init__(self, sim: Simulator, workers: Workers) -> None:
+        self.sim = sim
+        self.workers = workers
+        self.scenes: list[Scene] = sim.store.scenes
+        self.round = 0  # bumped by begin(): units cache their results per round
+        self.forced = False
+        self._groups: list = []
+        self._where: dict[int, tuple[object, int]] = {}
+        self._scratch: dict[int, tuple[mujoco.MjModel, mujoco.MjData, np.ndarray]] = {}
+        self._snapped: dict[int, tuple[int, bool]] = {}  # env -> (level loaded, cameras posed)
+        self._unbound: set[int] = set()  # batch groups whose bound outputs are not filled yet
+
+    def begin(self, forced: bool) -> None:
+        groups = self.sim.stepping_groups()
+        self._unbound = set()
+        if [id(g) for g in groups] != [id(g) for g in self._groups]:
+            self._groups = groups
+            self._where = {}
+            for group in groups:
+                for i, env in enumerate(group.env_ids):
+                    self._where[env] = (group, group.row[env] if isinstance(group, BatchGroup) else i)
+                if isinstance(group, BatchGroup):
+                    # an output bound now fills from the next call on: until then, snapshots
+                    group.batch.bind("sensordata")
+                    self._unbound.add(id(group))
+        self.forced = forced
+        self.round += 1
+        self._snapped = {}
+
+    def model(self, env: int) -> mujoco.MjModel:
+        return self.scenes[env]._model  # type: ignore[return-value]
+
+    def snapshot(self, env: int, cameras: bool = False, full: bool = False) -> mujoco.MjData:
+        """A private MjData of env at the current state with kinematics computed (camera
+        poses too if asked), made at most once a round. `full` also brings what the last
+        step computed (contacts, sensordata); a light one copies only the state vector."""
+        model = self.model(env)
+        cached = self._scratch.get(env)
+        if cached is None or cached[0] is not model:
+            buffer = np.empty(mujoco.mj_stateSize(model, STATE))
+            cached = self._scratch[env] = (model, mujoco.MjData(model), buffer)
+        data = cached[1]
+        level, posed = self._snapped.get(env, (0, False))
+        need = 2 if full or self.forced else 1
+        if level < need:
+            self._load(env, model, data, cached[2], full=need == 2)
+            if self.forced:
+                mujoco.mj_forward(model, data)
+            else:
+                mujoco.mj_kinematics(model, data)
+            level, posed = need, self.forced
+        if cameras and not posed:
+            mujoco.mj_camlight(model, data)
+            posed = True
+        self._snapped[env] = (level, posed)
+        return data
+
+    def _load(self, env: int, model: mujoco.MjModel, data: mujoco.MjData, buffer: np.ndarray,
+              full: bool) -> None:
+        group, row = self._where[env]
+        live = self.scenes[env]._data
+        if isinstance(group, BatchGroup):
+            if full:
+                group.batch.get_data(row, data)
+            else:
+                mujoco.mj_setState(model, data, group.batch.state[row], STATE)
+        elif full:
+            mujoco.mj_copyData(data, model, live)
+        else:
+            mujoco.mj_getState(model, live, buffer, STATE)
+            mujoco.mj_setState(model, data, buffer, STATE)
+
+    def state(self, env: int, field: str) -> np.ndarray:
+        """A state field of env (qpos, qvel, ...), current, read-only by convention."""
+        if self.forced:
+            return getattr(self.snapshot(env, full=True), field)
+        group, row = self._where[env]
+        if isinstance(group, BatchGroup):
+            return group.batch.bind(field)[row]
+        return getattr(self.scenes[env]._data, field)
+
+    def sensordata(self, env: int) -> np.ndarray:
+        """sensordata of env: as the last step computed it, or (forced) at the current state."""
+        group, row = self._where[env]
+        if self.forced or id(group) in self._unbound:
+            return self.snapshot(env, full=True).sensordata
+        if isinstance(group, BatchGroup):
+            return group.batch.bind("sensordata")[row]
+        return self.scenes[env]._data.sensordata
+
+    def forget(self, env: int) -> None:
+        self._scratch.pop(env, None)

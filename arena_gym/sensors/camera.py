@@ -1,0 +1,277 @@
+"""Cameras: optics from the declaration, an offscreen renderer pool, one render per sim time.
+
+A camera looks along +x of its mount with z up (Gazebo's convention; sensor_mounts.py
+turns the MuJoCo camera accordingly). One render pass gives both RGB and depth (one
+`mjr_render`, one `mjr_readPixels`), and only what a spec asks for is rendered: nothing
+when no spec names a camera.
+
+Renderers: one per env and resolution (`RendererPool`), each with its own GL context,
+rebuilt when a recompile swaps the env's model. Shadows, reflections and the skybox are
+off (10-20x faster in software rendering). Cameras draw static geoms, robot visuals and
+ceilings (builders.CAMERA_GROUPS), not robot collision hulls, hidden hulls or sites.
+`MUJOCO_GL` defaults to `egl`; if no GL context can be made, cameras give no images
+(readings stay invalid) and one warning says why, never an exception.
+
+Depth is the distance along the optical axis: +inf past the far clip, -inf before the
+near one (rendering uses a nearer plane, NEAR_RENDER, to tell "too close" from "nothing").
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import warnings
+from dataclasses import dataclass
+
+import mujoco
+import numpy as np
+
+from arena_gym.scene import builders
+from arena_gym.scene.gazebo import SensorDecl
+from arena_gym.scene.robot import RobotInfo
+from arena_gym.scene.scene import Scene
+from arena_gym.scene.sensor_mounts import SensorMount
+from arena_gym.sensors import noise
+from arena_gym.sensors.access import Frames
+from arena_gym.sensors.specs import CameraSpec
+from arena_gym.sensors.units import Unit
+
+# what making or freeing a GL context raises when the driver or library is missing
+GL_ERRORS = (RuntimeError, OSError, ImportError, ValueError, AttributeError, mujoco.FatalError)
+DEFAULT_RATE = 30.0  # Hz, when the declaration gives none
+NEAR_RENDER = 0.01  # m: the render's near plane when the declared one is farther
+
+
+@dataclass(frozen=True)
+class Optics:
+    """Resolution, field of view, clip planes and the ROS CameraInfo matrices."""
+
+    width: int
+    height: int
+    hfov: float  # rad
+    near: float
+    far: float
+
+    @property
+    def fovy(self) -> float:
+        return 2 * math.atan(math.tan(self.hfov / 2) * self.height / self.width)
+
+    @property
+    def K(self) -> np.ndarray:
+        f = (self.width / 2) / math.tan(self.hfov / 2)
+        return np.array([[f, 0.0, (self.width - 1) / 2], [0.0, f, (self.height - 1) / 2],
+                         [0.0, 0.0, 1.0]])
+
+    @property
+    def P(self) -> np.ndarray:
+        return np.hstack([self.K, np.zeros((3, 1))])
+
+    @property
+    def signature(self) -> tuple:
+        return ("resolution", self.width, self.height, "hfov", self.hfov, "clip", self.near,
+                self.far)
+
+
+def optics(decl: SensorDecl) -> Optics:
+    return Optics(
+        width=int(decl.width or 640), height=int(decl.height or 480),
+        hfov=float(decl.horizontal_fov or math.radians(60)),
+        near=float(decl.near_clip or 0.1), far=float(decl.far_clip or 100.0),
+    )
+
+
+def _gl_context_class() -> type:
+    """The GL context class for MUJOCO_GL (default egl), chosen here rather than at
+    `import mujoco`, which picked one before any default could be set."""
+    backend = os.environ.setdefault("MUJOCO_GL", "egl").strip().lower()
+    if backend == "egl":
+        from mujoco.egl import GLContext
+    elif backend == "osmesa":
+        from mujoco.osmesa import GLContext
+    else:
+        from mujoco.glfw import GLContext
+    return GLContext
+
+
+class _Renderer:
+    """An offscreen GL context, MjrContext and scene for one model and resolution."""
+
+    def __init__(self, model: mujoco.MjModel, width: int, height: int) -> None:
+        self.model, self.width, self.height = model, width, height
+        global_ = model.vis.global_
+        global_.offwidth = max(global_.offwidth, width)
+        global_.offheight = max(global_.offheight, height)
+        self.context = _gl_context_class()(width, height)
+        self.context.make_current()
+        try:
+            self.mjr = mujoco.MjrContext(model, mujoco.mjtFontScale.mjFONTSCALE_100.value)
+        except Exception:
+            self.context.free()
+            raise
+        mujoco.mjr_setBuffer(mujoco.mjtFramebuffer.mjFB_OFFSCREEN.value, self.mjr)
+        self.mjr.readDepthMap = mujoco.mjtDepthMap.mjDEPTH_ZEROFAR
+        self.scene = mujoco.MjvScene(model, maxgeom=max(1000, 2 * model.ngeom))
+        for flag in (mujoco.mjtRndFlag.mjRND_SHADOW, mujoco.mjtRndFlag.mjRND_REFLECTION,
+                     mujoco.mjtRndFlag.mjRND_SKYBOX):
+            self.scene.flags[flag] = 0
+        self.option = mujoco.MjvOption()
+        self.option.geomgroup[:] = 0
+        self.option.geomgroup[list(builders.CAMERA_GROUPS)] = 1
+        self.option.sitegroup[:] = 0
+        self.camera = mujoco.MjvCamera()
+        self.camera.type = mujoco.mjtCamera.mjCAMERA_FIXED
+        self.rect = mujoco.MjrRect(0, 0, width, height)
+        self._rgb = np.empty((height, width, 3), dtype=np.uint8)
+        self._depth = np.empty((height, width), dtype=np.float32)
+
+    def render(self, data: mujoco.MjData, camera: int, lens: Optics,
+               rgb: np.ndarray | None, depth: np.ndarray | None) -> None:
+        """Render camera `camera` of `data` once; write the rows asked for (top row first)."""
+        model = self.model
+        extent = max(float(model.stat.extent), 1e-6)
+        near = min(lens.near, NEAR_RENDER)
+        saved = (model.vis.map.znear, model.vis.map.zfar)
+        model.vis.map.znear, model.vis.map.zfar = near / extent, lens.far / extent
+        try:
+            self.context.make_current()
+            self.camera.fixedcamid = camera
+            mujoco.mjv_updateScene(model, data, self.option, None, self.camera,
+                                   mujoco.mjtCatBit.mjCAT_ALL.value, self.scene)
+            mujoco.mjr_render(self.rect, self.scene, self.mjr)
+            mujoco.mjr_readPixels(self._rgb if rgb is not None else None,
+                                  self._depth if depth is not None else None, self.rect, self.mjr)
+        finally:
+            model.vis.map.znear, model.vis.map.zfar = saved
+        if rgb is not None:
+            rgb[...] = self._rgb[::-1]
+        if depth is not None:
+            depth[...] = _linear_depth(self._depth[::-1], near, lens.near, lens.far)
+
+    def close(self) -> None:
+        try:
+            self.context.make_current()
+            self.mjr.free()
+        finally:
+            self.context.free()
+
+
+def _linear_depth(buffer: np.ndarray, near: float, clip_near: float, far: float) -> np.ndarray:
+    """Metres along the optical axis from a reversed-z (mjDEPTH_ZEROFAR) depth buffer."""
+    z = buffer.astype(np.float64)
+    c = 0.5 * (far + near) / (far - near) - 0.5
+    d = far * near / (far - near)
+    with np.errstate(divide="ignore"):
+        metres = d / (z + c)
+    metres[z <= 0.0] = np.inf
+    metres[metres >= far * (1 - 1e-5)] = np.inf
+    metres[metres < clip_near] = -np.inf
+    return metres.astype(np.float32)
+
+
+class RendererPool:
+    """Renderers by (env, width, height), rebuilt when the env's model object changes."""
+
+    def __init__(self) -> None:
+        self._renderers: dict[tuple[int, int, int], _Renderer] = {}
+        self.failure: str | None = None  # why GL is unavailable, once it failed
+
+    def get(self, env: int, model: mujoco.MjModel, width: int, height: int) -> _Renderer | None:
+        if self.failure is not None:
+            return None
+        key = (env, width, height)
+        renderer = self._renderers.get(key)
+        if renderer is not None and renderer.model is model:
+            return renderer
+        if renderer is not None:
+            renderer.close()
+            del self._renderers[key]
+        try:
+            renderer = _Renderer(model, width, height)
+        except GL_ERRORS as exc:  # any GL or driver failure: degrade, never crash
+            self.failure = f"{type(exc).__name__}: {exc}".strip()
+            warnings.warn(
+                f"camera rendering unavailable (MUJOCO_GL={os.environ.get('MUJOCO_GL')!r}): "
+                f"{self.failure}; camera readings stay empty",
+                RuntimeWarning, stacklevel=2,
+            )
+            return None
+        self._renderers[key] = renderer
+        return renderer
+
+    def __len__(self) -> int:
+        return len(self._renderers)
+
+    def close(self) -> None:
+        for renderer in self._renderers.values():
+            with contextlib.suppress(*GL_ERRORS):  # closing must not mask the caller's error
+                renderer.close()
+        self._renderers.clear()
+
+
+class CameraUnit(Unit):
+    kind = "camera"
+
+    def __init__(self, spec: CameraSpec, num_envs: int, pool: RendererPool) -> None:
+        super().__init__(spec, num_envs)
+        self.pool = pool
+        self.outputs: set[str] = set()
+        self.camera = np.full(num_envs, -1, dtype=np.int64)
+        self.lens: Optics | None = None
+
+    def want(self, outputs: tuple[str, ...]) -> None:
+        """Render these outputs from now on (the union of what the specs ask for)."""
+        new = set(outputs) - self.outputs
+        self.outputs |= set(outputs)
+        if new and self.lens is not None:
+            self._allocate(self.reference)
+
+    def signature(self, mount: SensorMount | None) -> object:
+        return optics(mount.decl).signature  # type: ignore[union-attr]
+
+    def _allocate(self, mount: SensorMount | None) -> None:
+        self.lens = lens = optics(mount.decl)  # type: ignore[union-attr]
+        n, h, w = self.num_envs, lens.height, lens.width
+        self.out = {}
+        if "rgb" in self.outputs:
+            self.out["rgb"] = np.zeros((n, h, w, 3), dtype=np.uint8)
+        if self.outputs & {"depth", "points"}:
+            self.out["depth"] = np.full((n, h, w), np.inf, dtype=np.float32)
+        if "points" in self.outputs:
+            self.out["points"] = np.full((n, h * w, 3), np.nan, dtype=np.float32)
+            self._rays = _pixel_rays(lens)
+
+    def _bind_env(self, env: int, scene: Scene, info: RobotInfo, mount: SensorMount | None) -> None:
+        self.camera[env] = scene._model.camera(mount.camera).id  # type: ignore[union-attr]
+
+    def _compute(self, frames: Frames, envs: np.ndarray) -> None:
+        lens = self.lens
+        for env in envs:
+            data = frames.snapshot(int(env), cameras=True)
+            renderer = self.pool.get(int(env), frames.model(int(env)), lens.width, lens.height)
+            self.ok[env] = renderer is not None
+            if renderer is None:
+                continue
+            rgb = self.out["rgb"][env] if "rgb" in self.out else None
+            depth = self.out["depth"][env] if "depth" in self.out else None
+            renderer.render(data, int(self.camera[env]), lens, rgb, depth)
+            if "points" in self.out:
+                d = np.where(np.isfinite(depth), depth, np.nan).reshape(-1, 1)
+                self.out["points"][env] = d * self._rays
+
+    def noise(self, values: dict[str, np.ndarray], spec: CameraSpec,  # type: ignore[override]
+              rng: np.random.Generator) -> None:
+        if "rgb" in values:
+            noise.image(values["rgb"], spec.rgb_noise_std, rng)
+        if "depth" in values:
+            noise.gaussian(values["depth"], spec.depth_noise_std, rng)
+
+
+def _pixel_rays(lens: Optics) -> np.ndarray:
+    """Per pixel (row-major, top row first), the sensor-frame point at unit depth:
+    x forward = 1, y left = -(u - cx) / fx, z up = -(v - cy) / fy."""
+    k = lens.K
+    v, u = np.mgrid[0 : lens.height, 0 : lens.width]
+    y = -(u - k[0, 2]) / k[0, 0]
+    z = -(v - k[1, 2]) / k[1, 1]
+    return np.stack([np.ones_like(y), y, z], axis=-1).reshape(-1, 3).astype(np.float32)

@@ -1,0 +1,105 @@
+"""A channel turns one spec's unit samples into its reading: when to sample (Schedule),
+averaging (Window), noise (the env's generator), latency (DelayLine), and publishing
+into the reading's preallocated arrays."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from arena_gym.sensors.access import Frames
+from arena_gym.sensors.rates import DelayLine, Schedule, Window, delay_steps
+from arena_gym.sensors.readings import Reading
+from arena_gym.sensors.specs import SensorSpec
+from arena_gym.sensors.units import Unit
+
+Subscriber = Callable[[Reading, np.ndarray], None]
+
+
+class Channel:
+    def __init__(self, spec: SensorSpec, unit: Unit, reading: Reading, period: float) -> None:
+        self.spec, self.unit, self.reading = spec, unit, reading
+        self.schedule = Schedule(period)
+        self.line = DelayLine()
+        self.window = Window(spec.nsample) if spec.nsample > 1 else None
+        self.averaged = tuple(getattr(reading, "AVERAGED", ()))
+        self.fields = tuple(reading.data)
+        self.subscribers: list[Subscriber] = []
+        self.due = False  # whether the current tick samples (set by needs())
+
+    def needs(self, clock: float) -> bool:
+        """Whether this tick samples (due, or averaging every tick); advances the schedule."""
+        due = self.schedule.due(clock)
+        self.due = due
+        return due or self.window is not None
+
+    def run(self, frames: Frames, clock: float, dt: float, rngs: list[np.random.Generator]) -> None:
+        """One tick: sample if needed, then publish what is due (delayed or not)."""
+        envs = np.flatnonzero(self.unit.present)
+        delay = delay_steps(self.spec.delay, dt) * dt
+        if (self.due or self.window is not None) and envs.size:
+            raw = self.unit.sample(frames, envs)
+            envs = envs[self.unit.ok[envs]]
+            if self.window is not None:
+                self.window.add(raw, envs, self.reading.num_envs)
+            if self.due and envs.size:
+                values = self._values(raw, envs, rngs)
+                if delay == 0:
+                    self._publish(clock, envs, values)
+                else:
+                    self.line.push(clock, envs, values)
+        for stamp, ready, values in self.line.pop_ready(clock, delay):
+            self._publish(stamp, ready, values)
+
+    def sample_now(self, frames: Frames, envs: np.ndarray, clock: float,
+                   rngs: list[np.random.Generator]) -> None:
+        """A forced sample of `envs` (after a reset): shown at once, their queued samples
+        and averaging window dropped."""
+        envs = envs[self.unit.present[envs]]
+        self.forget(envs)
+        if not envs.size:
+            return
+        raw = self.unit.sample(frames, envs)
+        envs = envs[self.unit.ok[envs]]
+        if self.window is not None:
+            self.window.add(raw, envs, self.reading.num_envs)
+        if envs.size:
+            self._publish(clock, envs, self._values(raw, envs, rngs))
+
+    def forget(self, envs: np.ndarray) -> None:
+        """Drop what is queued or averaged for these envs (their state jumped)."""
+        self.line.drop(envs)
+        if self.window is not None:
+            self.window.drop(envs)
+
+    def invalidate(self, envs: np.ndarray) -> None:
+        """These envs no longer hold the sensor (or were recompiled): nothing shown."""
+        self.forget(envs)
+        self.reading.valid[envs] = False
+        self.reading.stamp[envs] = np.nan
+
+    def _values(self, raw: dict[str, np.ndarray], envs: np.ndarray,
+                rngs: list[np.random.Generator]) -> dict[str, np.ndarray]:
+        values = {}
+        for name in self.fields:
+            if self.window is not None and name in self.averaged:
+                values[name] = self.window.mean(name, envs).astype(raw[name].dtype)
+            else:
+                values[name] = raw[name][envs].copy()
+        for i, env in enumerate(envs):
+            self.unit.noise({k: v[i] for k, v in values.items()}, self.spec, rngs[int(env)])
+        return values
+
+    def _publish(self, stamp: float, envs: np.ndarray, values: dict[str, np.ndarray]) -> None:
+        reading = self.reading
+        if not envs.size:
+            return
+        for name, rows in values.items():
+            reading.data[name][envs] = rows
+        reading.valid[envs] = True
+        reading.stamp[envs] = stamp
+        reading.count[envs] += 1
+        reading.fresh[envs] = True
+        for subscriber in self.subscribers:
+            subscriber(reading, envs)

@@ -1,0 +1,50 @@
+"""IMU: a site's framequat, gyro and accelerometer sensors (mounted at spawn), read from
+sensordata by address. Addresses are cached once per compile, never looked up per step.
+
+Values are those MuJoCo computed in the last physics step (as after any `mj_step`), so the
+accelerometer includes gravity: +9.81 on the site's z at rest."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from arena_gym.scene.robot import RobotInfo
+from arena_gym.scene.scene import Scene
+from arena_gym.scene.sensor_mounts import SensorMount
+from arena_gym.sensors import noise
+from arena_gym.sensors.access import Frames
+from arena_gym.sensors.specs import ImuSpec
+from arena_gym.sensors.units import Unit
+
+FIELDS = (("orientation", 4), ("angular_velocity", 3), ("linear_acceleration", 3))
+
+
+class ImuUnit(Unit):
+    kind = "imu"
+
+    def __init__(self, spec: ImuSpec, num_envs: int) -> None:
+        super().__init__(spec, num_envs)
+        self.address = np.zeros((num_envs, len(FIELDS)), dtype=np.int64)
+
+    def _allocate(self, mount: SensorMount | None) -> None:
+        self.out = {name: np.full((self.num_envs, dim), np.nan) for name, dim in FIELDS}
+
+    def _bind_env(self, env: int, scene: Scene, info: RobotInfo, mount: SensorMount | None) -> None:
+        model = scene._model
+        for k, ((_, dim), sensor) in enumerate(zip(FIELDS, mount.sensors)):  # type: ignore[union-attr]
+            s = model.sensor(sensor).id
+            if model.sensor_dim[s] != dim:
+                raise ValueError(f"sensor {sensor!r}: expected {dim} values, got {model.sensor_dim[s]}")
+            self.address[env, k] = model.sensor_adr[s]
+
+    def _compute(self, frames: Frames, envs: np.ndarray) -> None:
+        for env in envs:
+            data = frames.sensordata(int(env))
+            for k, (name, dim) in enumerate(FIELDS):
+                adr = self.address[env, k]
+                self.out[name][env] = data[adr : adr + dim]
+
+    def noise(self, values: dict[str, np.ndarray], spec: ImuSpec,  # type: ignore[override]
+              rng: np.random.Generator) -> None:
+        noise.gaussian(values["angular_velocity"], spec.gyro_noise_std, rng)
+        noise.gaussian(values["linear_acceleration"], spec.accel_noise_std, rng)

@@ -1,0 +1,207 @@
+"""What to read: one frozen spec per reading, validated on construction.
+
+    LidarSpec("robot")                                   # the robot's first lidar
+    LidarSpec("robot", "front_laser", noise_std=0.01, dropout=0.02, key="scan")
+    CameraSpec("robot", outputs=("rgb", "depth"))
+    ImuSpec("robot", delay=0.01), OdometrySpec("robot"), CollisionSpec("robot")
+    ContactSpec("robot", link="base_link")
+
+`sensor` names a mounted sensor of the robot (`RobotInfo.sensor_mounts`, the URDF's name,
+`_1`, `_2` for repeats); None takes the robot's first of the kind. `key` names the reading
+(default `<robot>/<sensor>` or `<robot>/<kind>`). Specs that name the same sensor share
+one computation per sim time (one ray cast, one render).
+
+Timing, common to all specs (see rates.py):
+  rate      Hz; None: as declared (the URDF's update_rate; 0 there means every tick)
+  interval  s; sample-and-hold period, overrides rate when > 0
+  delay     s, rounded up to whole physics steps: a sample shows that much later
+  nsample   > 1 averages the last nsample samples (one per tick); imu only
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import ClassVar
+
+from arena_gym.sensors.errors import SensorError
+
+CAMERA_OUTPUTS = ("rgb", "depth", "points")
+
+
+def _nonneg(spec: object, name: str, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
+        math.isfinite(value) and value >= 0
+    ):
+        raise SensorError(
+            f"{type(spec).__name__}.{name}: expected a finite number >= 0, got {value!r}"
+        )
+
+
+@dataclass(frozen=True)
+class SensorSpec:
+    """Common fields; use one of the kind-specific subclasses."""
+
+    kind: ClassVar[str] = ""
+
+    robot: str
+    sensor: str | None = None
+    key: str | None = None
+    rate: float | None = None
+    interval: float = 0.0
+    delay: float = 0.0
+    nsample: int = 1
+
+    def __post_init__(self) -> None:
+        name = type(self).__name__
+        if not isinstance(self.robot, str) or not self.robot:
+            raise SensorError(f"{name}.robot: expected a robot name, got {self.robot!r}")
+        if self.sensor is not None and (not isinstance(self.sensor, str) or not self.sensor):
+            raise SensorError(f"{name}.sensor: expected a sensor name or None, got {self.sensor!r}")
+        if self.key is not None and (not isinstance(self.key, str) or not self.key):
+            raise SensorError(f"{name}.key: expected a non-empty name or None, got {self.key!r}")
+        if self.rate is not None:
+            _nonneg(self, "rate", self.rate)
+        _nonneg(self, "interval", self.interval)
+        _nonneg(self, "delay", self.delay)
+        if isinstance(self.nsample, bool) or not isinstance(self.nsample, int) or self.nsample < 1:
+            raise SensorError(f"{name}.nsample: expected an integer >= 1, got {self.nsample!r}")
+        if self.nsample > 1 and self.kind != "imu":
+            raise SensorError(
+                f"{name}.nsample: expected 1 (averaging applies to imu readings), "
+                f"got {self.nsample}"
+            )
+
+    @property
+    def reading_key(self) -> str:
+        return self.key or f"{self.robot}/{self.sensor or self.kind}"
+
+    @property
+    def unit_key(self) -> tuple[str, str, str]:
+        """Specs with equal unit keys share one computation per sim time."""
+        return (self.kind, self.robot, self.sensor or "")
+
+
+@dataclass(frozen=True)
+class LidarSpec(SensorSpec):
+    """Ranges (REP 117) of a lidar; `noise_std` in m ("declared": the URDF's stddev),
+    `dropout` the probability that a beam returns nothing (+inf)."""
+
+    kind: ClassVar[str] = "lidar"
+    noise_std: float | str = 0.0
+    dropout: float = 0.0
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.noise_std != "declared":
+            _nonneg(self, "noise_std", self.noise_std)
+        _nonneg(self, "dropout", self.dropout)
+        if self.dropout > 1:
+            raise SensorError(f"LidarSpec.dropout: expected a probability in [0, 1], got {self.dropout!r}")
+
+
+@dataclass(frozen=True)
+class CameraSpec(SensorSpec):
+    """Images of a camera: `outputs` among "rgb", "depth", "points" (only these render)."""
+
+    kind: ClassVar[str] = "camera"
+    outputs: tuple[str, ...] = ("rgb",)
+    rgb_noise_std: float = 0.0  # in intensity units of [0, 1], as Gazebo's image noise
+    depth_noise_std: float = 0.0  # m
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        outputs = (self.outputs,) if isinstance(self.outputs, str) else tuple(self.outputs)
+        bad = [o for o in outputs if o not in CAMERA_OUTPUTS]
+        if not outputs or bad:
+            raise SensorError(
+                f"CameraSpec.outputs: expected some of {list(CAMERA_OUTPUTS)}, got {self.outputs!r}"
+            )
+        object.__setattr__(self, "outputs", tuple(dict.fromkeys(outputs)))
+        _nonneg(self, "rgb_noise_std", self.rgb_noise_std)
+        _nonneg(self, "depth_noise_std", self.depth_noise_std)
+
+
+@dataclass(frozen=True)
+class ImuSpec(SensorSpec):
+    """Orientation, angular velocity and linear acceleration of an IMU site."""
+
+    kind: ClassVar[str] = "imu"
+    gyro_noise_std: float = 0.0  # rad/s
+    accel_noise_std: float = 0.0  # m/s^2
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _nonneg(self, "gyro_noise_std", self.gyro_noise_std)
+        _nonneg(self, "accel_noise_std", self.accel_noise_std)
+
+
+@dataclass(frozen=True)
+class OdometrySpec(SensorSpec):
+    """Pose and twist of the robot's base (its free joint) in the odom frame."""
+
+    kind: ClassVar[str] = "odometry"
+    position_noise_std: float = 0.0  # m
+    twist_noise_std: float = 0.0  # m/s and rad/s
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.sensor is not None:
+            raise SensorError(f"OdometrySpec.sensor: expected None (the base), got {self.sensor!r}")
+        _nonneg(self, "position_noise_std", self.position_noise_std)
+        _nonneg(self, "twist_noise_std", self.twist_noise_std)
+
+    @property
+    def reading_key(self) -> str:
+        return self.key or f"{self.robot}/odom"
+
+
+@dataclass(frozen=True)
+class ContactSpec(SensorSpec):
+    """Contacts of one link (`link`, or the link of a declared contact `sensor`) with
+    anything outside the robot, deepest first, at most `max_contacts`."""
+
+    kind: ClassVar[str] = "contact"
+    link: str | None = None
+    max_contacts: int = 8
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if (self.link is None) == (self.sensor is None):
+            raise SensorError(
+                f"ContactSpec: expected a link or a declared contact sensor, got "
+                f"link={self.link!r} and sensor={self.sensor!r}"
+            )
+        if isinstance(self.max_contacts, bool) or not isinstance(self.max_contacts, int) or (
+            self.max_contacts < 1
+        ):
+            raise SensorError(
+                f"ContactSpec.max_contacts: expected an integer >= 1, got {self.max_contacts!r}"
+            )
+
+    @property
+    def reading_key(self) -> str:
+        if self.key:
+            return self.key
+        return f"{self.robot}/contact/{self.link}" if self.link else f"{self.robot}/{self.sensor}"
+
+    @property
+    def unit_key(self) -> tuple[str, str, str]:
+        return (self.kind, self.robot, f"link:{self.link}" if self.link else self.sensor or "")
+
+
+@dataclass(frozen=True)
+class CollisionSpec(SensorSpec):
+    """The robot-level collision flag: a contact with anything but the floor, or a floor
+    contact of anything but the robot's feet (wheels, and casters resting on the ground)."""
+
+    kind: ClassVar[str] = "collision"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.sensor is not None:
+            raise SensorError(f"CollisionSpec.sensor: expected None (the robot), got {self.sensor!r}")
+
+    @property
+    def reading_key(self) -> str:
+        return self.key or f"{self.robot}/collision"

@@ -1,0 +1,286 @@
+"""SensorSuite: every reading of every env, sampled in the simulator's tick hook.
+
+    sim = Simulator(store)
+    suite = SensorSuite(sim, seed=0)      # each robot's lidars, IMUs, odometry, collision
+    sim.step(10)                          # one tick: the hook casts, reads and publishes
+    scan = suite["burger/lds_lfcd_sensor"].ranges      # (num_envs, 360) float32, REP 117
+    image = suite.add(CameraSpec("burger", outputs=("rgb",)))   # rendering is opt-in
+
+The suite owns preallocated (num_envs, ...) arrays (readings.py) and writes them in place.
+It rebinds names to ids whenever an env recompiles (`Scene.compile_count`), so spawns and
+deletions need nothing from the caller; an env without the robot shows `valid` False.
+After moving robots between steps (an episode reset), call `reset(env_ids)`: it samples
+those envs at once, bypassing rates and delays, and forgets what was queued for them.
+
+Noise draws come from one `np.random.Generator` per env (`seed(s)` gives env i the seed
+s + i, or assign `rngs`), so the same seeds give bit-identical readings.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+from typing import Self
+
+import numpy as np
+
+from arena_gym.scene.store import SceneStore
+from arena_gym.sensors.access import Frames
+from arena_gym.sensors.camera import DEFAULT_RATE, CameraUnit, RendererPool
+from arena_gym.sensors.channel import Channel, Subscriber
+from arena_gym.sensors.contact import CollisionUnit, ContactUnit
+from arena_gym.sensors.errors import SensorError
+from arena_gym.sensors.imu import ImuUnit
+from arena_gym.sensors.lidar import LidarUnit, cast_lidars
+from arena_gym.sensors.odometry import OdometryUnit
+from arena_gym.sensors.readings import (
+    CameraReading,
+    CollisionReading,
+    ContactReading,
+    ImuReading,
+    LidarReading,
+    OdometryReading,
+    Reading,
+)
+from arena_gym.sensors.specs import (
+    CameraSpec,
+    CollisionSpec,
+    ContactSpec,
+    ImuSpec,
+    LidarSpec,
+    OdometrySpec,
+    SensorSpec,
+)
+from arena_gym.sensors.units import Unit
+from arena_gym.sensors.workers import Workers
+from arena_gym.sim.simulator import Simulator
+
+_UNITS = {"lidar": LidarUnit, "imu": ImuUnit, "odometry": OdometryUnit, "contact": ContactUnit,
+          "collision": CollisionUnit}
+
+
+class SensorSuite:
+    """The readings of `specs` (default: `default_specs(sim.store)`) for every env.
+
+        suite = SensorSuite(sim, [LidarSpec("robot", key="scan"), CollisionSpec("robot")])
+        sim.step(10)
+        suite["scan"].ranges, suite["robot/collision"].collided
+
+    `hook=False` leaves sampling to the caller (`update()`), e.g. to time it.
+    """
+
+    def __init__(self, sim: Simulator, specs: Iterable[SensorSpec] | None = None,
+                 seed: int | None = None, nthread: int | None = None, hook: bool = True) -> None:
+        self.sim = sim
+        self.store = sim.store
+        self.num_envs = sim.store.num_envs
+        self.workers = Workers(nthread or sim.nthread)
+        self.frames = Frames(sim, self.workers)
+        self.renderers = RendererPool()
+        self.units: dict[tuple[str, str, str], Unit] = {}
+        self.channels: dict[str, Channel] = {}
+        self._compiled = [-1] * self.num_envs
+        self._rngs: list[np.random.Generator] = []
+        self.seed(seed)
+        for spec in default_specs(sim.store) if specs is None else specs:
+            self.add(spec)
+        self._hooked = hook  # False: the caller calls update() itself
+        if hook:
+            sim.add_tick_hook(self._on_tick)
+
+    def _on_tick(self, sim: Simulator) -> None:
+        self.update()
+
+    # ------------------------------------------------------------ readings
+    @property
+    def readings(self) -> dict[str, Reading]:
+        return {key: channel.reading for key, channel in self.channels.items()}
+
+    def __getitem__(self, key: str) -> Reading:
+        channel = self.channels.get(key)
+        if channel is None:
+            close = difflib.get_close_matches(str(key), list(self.channels), n=3)
+            hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+            raise SensorError(f"unknown reading {key!r}{hint} (the suite has {list(self.channels)})")
+        return channel.reading
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.channels
+
+    def spec(self, key: str) -> SensorSpec:
+        self[key]
+        return self.channels[key].spec
+
+    def add(self, spec: SensorSpec) -> Reading:
+        """Read `spec` from now on; the same spec again returns its reading."""
+        if not isinstance(spec, SensorSpec) or type(spec) is SensorSpec:
+            raise SensorError(f"add: expected a LidarSpec, CameraSpec, ImuSpec, OdometrySpec, "
+                              f"ContactSpec or CollisionSpec, got {spec!r}")
+        key = spec.reading_key
+        existing = self.channels.get(key)
+        if existing is not None:
+            if existing.spec == spec:
+                return existing.reading
+            raise SensorError(f"reading {key!r}: held by {existing.spec!r}; expected another "
+                              f"key for {spec!r}")
+        unit = self.units.get(spec.unit_key)
+        fresh_unit = unit is None
+        if unit is None:
+            if isinstance(spec, CameraSpec):
+                unit = CameraUnit(spec, self.num_envs, self.renderers)
+            else:
+                unit = _UNITS[spec.kind](spec, self.num_envs)
+        if isinstance(spec, CameraSpec):
+            unit.want(spec.outputs)  # type: ignore[attr-defined]
+        if fresh_unit:
+            self.sim.stepping_groups()  # compiles what is pending
+            for scene in self.store.scenes:
+                unit.bind(scene)
+            if not unit.present.any():
+                holders = sorted({e for s in self.store.scenes for e, x in s.entities.items()
+                                  if x.kind == "robot"})
+                raise SensorError(f"{type(spec).__name__}: no env holds a robot named "
+                                  f"{spec.robot!r}; expected one of {holders}")
+            self.units[spec.unit_key] = unit
+        reading = _reading(spec, unit, self.num_envs, self._period(spec, unit))
+        self.channels[key] = Channel(spec, unit, reading, reading.period)
+        return reading
+
+    def subscribe(self, key: str, subscriber: Subscriber) -> None:
+        """Call `subscriber(reading, env_ids)` whenever `key` shows new samples."""
+        self[key]
+        self.channels[key].subscribers.append(subscriber)
+
+    # ------------------------------------------------------------ randomness
+    def seed(self, seed: int | None) -> None:
+        """Env i draws its noise from np.random.default_rng(seed + i) (fresh entropy: None)."""
+        if seed is None:
+            children = np.random.SeedSequence().spawn(self.num_envs)
+            self._rngs = [np.random.default_rng(c) for c in children]
+        else:
+            self._rngs = [np.random.default_rng(int(seed) + i) for i in range(self.num_envs)]
+
+    @property
+    def rngs(self) -> list[np.random.Generator]:
+        return self._rngs
+
+    @rngs.setter
+    def rngs(self, rngs: list[np.random.Generator]) -> None:
+        rngs = list(rngs)
+        if len(rngs) != self.num_envs or not all(isinstance(r, np.random.Generator) for r in rngs):
+            raise SensorError(f"rngs: expected {self.num_envs} np.random.Generator, got {rngs!r}")
+        self._rngs = rngs
+
+    # ------------------------------------------------------------ sampling
+    def reset(self, env_ids: Iterable[int] | None = None) -> None:
+        """Sample these envs (default: all) now, at their current state, and show it at once;
+        what was queued (delays) or averaged for them is forgotten."""
+        envs = np.arange(self.num_envs) if env_ids is None else np.unique(
+            np.asarray(list(env_ids), dtype=np.int64))
+        if envs.size and (envs[0] < 0 or envs[-1] >= self.num_envs):
+            raise SensorError(f"reset: expected env ids in [0, {self.num_envs}), got {envs.tolist()}")
+        frames = self.frames
+        frames.begin(forced=True)
+        self._rebind()
+        for reading in self.readings.values():
+            reading.fresh[:] = False
+        jobs = [(u, envs[u.present[envs]]) for u in self.units.values() if isinstance(u, LidarUnit)]
+        cast_lidars(jobs, frames)
+        for channel in self.channels.values():
+            channel.sample_now(frames, envs, self.sim.clock, self._rngs)
+
+    def update(self) -> None:
+        """Sample and publish what is due at the current sim time; the simulator's tick hook
+        calls this after every tick (call it yourself only outside stepping)."""
+        clock = self.sim.clock
+        active = [c for c in self.channels.values() if c.needs(clock) or len(c.line)]
+        for channel in self.channels.values():
+            channel.reading.fresh[:] = False
+        if not active:
+            return
+        self.frames.begin(forced=False)
+        self._rebind()
+        lidars = {id(c.unit): c.unit for c in active if c.due and isinstance(c.unit, LidarUnit)}
+        cast_lidars([(u, np.flatnonzero(u.present)) for u in lidars.values()], self.frames)
+        dt = float(self.store.scenes[0]._model.opt.timestep)
+        for channel in active:
+            channel.run(self.frames, clock, dt, self._rngs)
+
+    def _rebind(self) -> None:
+        for scene in self.store.scenes:
+            env = scene.env_id
+            if scene.compile_count == self._compiled[env]:
+                continue
+            self.frames.forget(env)
+            for unit in self.units.values():
+                unit.bind(scene)
+            for channel in self.channels.values():
+                if not channel.unit.present[env]:
+                    channel.invalidate(np.array([env]))
+            self._compiled[env] = scene.compile_count
+
+    def _period(self, spec: SensorSpec, unit: Unit) -> float:
+        if spec.interval > 0:
+            return float(spec.interval)
+        rate = spec.rate
+        if rate is None:
+            decl = unit.reference.decl if unit.reference is not None else None
+            rate = decl.update_rate if decl is not None else 0.0
+            if isinstance(spec, CameraSpec) and not rate:
+                rate = DEFAULT_RATE
+        return 1.0 / rate if rate > 0 else 0.0
+
+    # ------------------------------------------------------------ lifetime
+    def close(self) -> None:
+        """Stop sampling; free renderers and threads."""
+        if self._hooked:
+            self.sim.remove_tick_hook(self._on_tick)
+            self._hooked = False
+        self.renderers.close()
+        self.workers.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def default_specs(store: SceneStore) -> list[SensorSpec]:
+    """Each robot's (by name, as the first env holding it mounts it) lidars, IMUs and
+    declared contact sensors, its odometry and collision flag. Cameras are opt-in."""
+    specs: list[SensorSpec] = []
+    seen: set[str] = set()
+    for scene in store.scenes:
+        for name, entity in scene.entities.items():
+            if entity.kind != "robot" or name in seen:
+                continue
+            seen.add(name)
+            for mount in entity.record.sensor_mounts:  # type: ignore[attr-defined]
+                if mount.kind == "lidar":
+                    specs.append(LidarSpec(name, mount.name))
+                elif mount.kind == "imu":
+                    specs.append(ImuSpec(name, mount.name))
+                elif mount.kind == "contact":
+                    specs.append(ContactSpec(name, sensor=mount.name))
+            specs += [OdometrySpec(name), CollisionSpec(name)]
+    return specs
+
+
+def _reading(spec: SensorSpec, unit: Unit, num_envs: int, period: float) -> Reading:
+    key = spec.reading_key
+    name = unit.reference.name if unit.reference is not None else ""
+    if isinstance(unit, LidarUnit):
+        return LidarReading(key, spec.robot, name, num_envs, period, unit.pattern)
+    if isinstance(unit, CameraUnit):
+        return CameraReading(key, spec.robot, name, num_envs, period, unit.lens,
+                             spec.outputs)  # type: ignore[attr-defined]
+    if isinstance(unit, ImuUnit):
+        return ImuReading(key, spec.robot, name, num_envs, period)
+    if isinstance(unit, OdometryUnit):
+        return OdometryReading(key, spec.robot, name, num_envs, period)
+    if isinstance(unit, ContactUnit):
+        reading = ContactReading(key, spec.robot, name, num_envs, period, unit.max_contacts)
+        reading.geom_names = unit.geom_names
+        return reading
+    return CollisionReading(key, spec.robot, name, num_envs, period)

@@ -1,0 +1,135 @@
+"""The shared part of every sensor kind: finding the mounted sensor in each env, caching
+its ids once per compile, and computing a sample at most once per sampling round (so that
+specs naming the same sensor share one ray cast or one render)."""
+
+from __future__ import annotations
+
+import difflib
+
+import numpy as np
+
+from arena_gym.scene.robot import RobotInfo
+from arena_gym.scene.scene import Scene
+from arena_gym.scene.sensor_mounts import SensorMount
+from arena_gym.sensors.access import Frames
+from arena_gym.sensors.errors import SensorError
+from arena_gym.sensors.specs import SensorSpec
+
+
+class Unit:
+    """One sensor of one robot across all envs. Subclasses set `kind`, allocate `out` in
+    `_allocate` and fill it in `_compute`; `_bind_env` caches ids for one env."""
+
+    kind = ""
+
+    def __init__(self, spec: SensorSpec, num_envs: int) -> None:
+        self.robot = spec.robot
+        self.sensor = spec.sensor
+        self.num_envs = num_envs
+        self.present = np.zeros(num_envs, dtype=bool)
+        self.ok = np.ones(num_envs, dtype=bool)  # the last computation gave a sample
+        self.mounts: list[SensorMount | None] = [None] * num_envs
+        self.reference: SensorMount | None = None  # the first mount bound: fixes the shapes
+        self.out: dict[str, np.ndarray] = {}
+        self._round = -1
+        self._done = np.zeros(num_envs, dtype=bool)
+
+    # ------------------------------------------------------------ binding
+    def describe(self) -> str:
+        return f"{self.kind} {self.sensor!r} of robot {self.robot!r}" if self.sensor else (
+            f"{self.kind} of robot {self.robot!r}")
+
+    def robot_info(self, scene: Scene) -> RobotInfo | None:
+        entity = scene.entities.get(self.robot)
+        if entity is None or entity.kind != "robot":
+            return None
+        return entity.record  # type: ignore[return-value]
+
+    def find_mount(self, scene: Scene, info: RobotInfo) -> SensorMount | None:
+        mounts = [m for m in info.sensor_mounts if m.kind == self.kind]
+        if self.sensor is None:
+            if not mounts:
+                raise SensorError(
+                    f"env {scene.env_id}: robot {self.robot!r} has no {self.kind}; it has "
+                    f"{_listing(info.sensor_mounts)}"
+                )
+            return mounts[0]
+        for mount in mounts:
+            if mount.name == self.sensor:
+                return mount
+        close = difflib.get_close_matches(self.sensor, [m.name for m in mounts], n=3)
+        hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+        raise SensorError(
+            f"env {scene.env_id}: robot {self.robot!r} has no {self.kind} named "
+            f"{self.sensor!r}{hint} (it has {_listing(info.sensor_mounts)})"
+        )
+
+    def signature(self, mount: SensorMount | None) -> object:
+        """What must be equal across envs for one (num_envs, ...) array to hold them all."""
+        return None
+
+    def bind(self, scene: Scene) -> None:
+        """Cache this env's ids (after every compile); absent robots are not present."""
+        env = scene.env_id
+        self.present[env] = False
+        self.mounts[env] = None
+        info = self.robot_info(scene)
+        if info is None:
+            return
+        mount = self.find_mount(scene, info)
+        signature = self.signature(mount)
+        if self.reference is None:
+            self.reference = mount
+            self._allocate(mount)
+        elif signature != self.signature(self.reference):
+            raise SensorError(
+                f"{self.describe()}: env {env} has {signature}, expected {self.signature(self.reference)} "
+                "like the env first bound (one array holds every env)"
+            )
+        self.mounts[env] = mount
+        self._bind_env(env, scene, info, mount)
+        self.present[env] = True
+
+    def _allocate(self, mount: SensorMount | None) -> None:
+        raise NotImplementedError
+
+    def _bind_env(self, env: int, scene: Scene, info: RobotInfo, mount: SensorMount | None) -> None:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------ sampling
+    def sample(self, frames: Frames, envs: np.ndarray) -> dict[str, np.ndarray]:
+        """`out` with the rows of `envs` computed at the current state (once a round)."""
+        if frames.round != self._round:
+            self._round = frames.round
+            self._done[:] = False
+        todo = envs[~self._done[envs]]
+        if todo.size:
+            self._compute(frames, todo)
+            self._done[todo] = True
+        return self.out
+
+    def mark_done(self, frames: Frames, envs: np.ndarray) -> None:
+        """Rows of `envs` were computed this round by a batched call (cast_lidars)."""
+        if frames.round != self._round:
+            self._round = frames.round
+            self._done[:] = False
+        self._done[envs] = True
+
+    def _compute(self, frames: Frames, envs: np.ndarray) -> None:
+        raise NotImplementedError
+
+    def noise(self, values: dict[str, np.ndarray], spec: SensorSpec,
+              rng: np.random.Generator) -> None:
+        """Apply the spec's noise to one env's values (row views), in place."""
+
+
+def _listing(mounts: list[SensorMount]) -> str:
+    if not mounts:
+        return "no mounted sensors"
+    return ", ".join(f"{m.kind} {m.name!r}" for m in mounts)
+
+
+def robot_geoms(model: object, root_body: int) -> np.ndarray:
+    """Bool mask over geoms: those of the robot whose root body is `root_body`."""
+    roots = model.body_rootid[model.geom_bodyid]  # type: ignore[attr-defined]
+    return roots == model.body_rootid[root_body]  # type: ignore[attr-defined]

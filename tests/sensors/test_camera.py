@@ -1,0 +1,153 @@
+"""Camera: depth against known distances, RGB against the projection, the point cloud's
+axes, the renderer pool across recompiles, shared renders, and GL failures."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from arena_gym.scene import Prim, SceneStore, Wall
+from arena_gym.sensors import CameraSpec, LidarSpec, SensorSuite, camera
+from arena_gym.sim import Simulator
+from tests.sensors.worlds import SCAN_HEIGHT, camera_block, lidar_block, probe_urdf
+
+W, H = 64, 48
+CAM_Z = SCAN_HEIGHT + 0.1  # the camera block's pose: 0.1 m above the scan link
+WALL_X = 3.0  # inner face of the wall ahead
+
+
+def _world(*, far=50.0, near=0.1, box=True, num_envs=1) -> SceneStore:
+    store = SceneStore(num_envs)
+    for env in range(num_envs):
+        store.spawn_urdf(env, "probe", probe_urdf(camera_block(width=W, height=H, far=far, near=near),
+                                                  lidar_block(samples=36)))
+        store.spawn_walls(env, [Wall("ahead", (WALL_X + 0.05, -4), (WALL_X + 0.05, 4), 2.0)])
+        if box:  # a red cube, its face 1.4 m ahead, 0.2-0.6 m to the left, at the camera's height
+            store.spawn_prims(env, [Prim("red", pose=(1.6, 0.4, CAM_Z, 0.0), scale=(0.4, 0.4, 0.4),
+                                         rgba=(1.0, 0.0, 0.0, 1.0))])
+    return store
+
+
+def _suite(store, *specs, steps=10):
+    sim = Simulator(store)
+    suite = SensorSuite(sim, specs=specs, seed=0)
+    sim.step(steps)
+    return sim, suite
+
+
+ALL = CameraSpec("probe", outputs=("rgb", "depth", "points"))
+
+
+def test_depth_at_the_centre_is_the_distance_to_the_wall_ahead():
+    _, suite = _suite(_world(box=False), ALL)
+    reading = suite["probe/camera"]
+    assert reading.valid.all()
+    centre = reading.depth[0, H // 2 - 1 : H // 2 + 1, W // 2 - 1 : W // 2 + 1]
+    assert reading.depth.dtype == np.float32 and reading.depth.shape == (1, H, W)
+    np.testing.assert_allclose(centre, WALL_X, rtol=0.01)
+    assert reading.rgb.dtype == np.uint8 and reading.rgb.shape == (1, H, W, 3)
+
+
+def test_camera_info_matches_the_declared_optics():
+    _, suite = _suite(_world(box=False), ALL)
+    reading = suite["probe/camera"]
+    f = (W / 2) / math.tan(1.0472 / 2)
+    np.testing.assert_allclose(reading.K, [[f, 0, (W - 1) / 2], [0, f, (H - 1) / 2], [0, 0, 1]])
+    np.testing.assert_allclose(reading.P[:, :3], reading.K)
+    assert reading.period == pytest.approx(1 / 30)
+
+
+def test_rgb_shows_the_red_box_where_the_projection_puts_it():
+    _, suite = _suite(_world(), ALL)
+    reading = suite["probe/camera"]
+    rgb = reading.rgb[0].astype(int)
+    red = (rgb[..., 0] > 120) & (rgb[..., 1] < 60) & (rgb[..., 2] < 60)
+    rows, cols = np.nonzero(red)
+    assert red.sum() > 150
+    k = reading.K
+    # the cube's front face: x = 1.4, y in [0.2, 0.6], z in CAM_Z +- 0.2 (camera at x 0)
+    u = k[0, 2] - k[0, 0] * np.array([0.6, 0.2]) / 1.4  # left of the image is +y
+    v = k[1, 2] - k[1, 1] * np.array([0.2, -0.2]) / 1.4  # up is +z
+    assert cols.min() == pytest.approx(u[0], abs=1.5) and cols.max() == pytest.approx(u[1], abs=1.5)
+    assert rows.min() == pytest.approx(v[0], abs=1.5) and rows.max() == pytest.approx(v[1], abs=1.5)
+    depth = reading.depth[0][red]
+    assert np.median(depth) == pytest.approx(1.4, rel=0.01)
+
+
+def test_point_cloud_axes_are_x_forward_y_left_z_up():
+    _, suite = _suite(_world(), ALL)
+    reading = suite["probe/camera"]
+    points = reading.points[0].reshape(H, W, 3)
+    rgb = reading.rgb[0].astype(int)
+    red = (rgb[..., 0] > 120) & (rgb[..., 1] < 60)
+    box = points[red]
+    np.testing.assert_allclose(np.median(box, axis=0), [1.4, 0.4, 0.0], atol=0.03)
+    wall = points[H // 2, W // 2]
+    np.testing.assert_allclose(wall, [WALL_X, 0.0, 0.0], atol=0.05)
+    assert points[0, W // 2, 2] > 0.5 and points[H - 1, W // 2, 2] < 0  # top row up, bottom down
+
+
+def test_depth_is_plus_inf_past_the_far_clip_and_minus_inf_before_the_near_one():
+    store = _world(far=2.5, near=0.5, box=False)
+    store.spawn_prims(0, [Prim("close", pose=(0.35, -0.1, CAM_Z, 0.0), scale=(0.1, 0.1, 0.1))])
+    _, suite = _suite(store, ALL)
+    depth = suite["probe/camera"].depth[0]
+    assert np.all(depth[H // 2 - 2 : H // 2 + 2, W // 2 - 2 : W // 2 + 2] == np.inf)  # wall at 3 m
+    k = suite["probe/camera"].K
+    u = round(k[0, 2] + k[0, 0] * 0.1 / 0.3)  # the close box's face: 0.3 m ahead
+    assert depth[H // 2, u] == -np.inf
+
+
+def test_the_renderer_is_rebuilt_when_a_recompile_swaps_the_model():
+    sim, suite = _suite(_world(box=False), ALL)
+    reading = suite["probe/camera"]
+    (first,) = suite.renderers._renderers.values()
+    before = reading.depth[0, H // 2, W // 2]
+    sim.store.spawn_prims(0, [Prim("blocker", pose=(1.0, 0.0, CAM_Z, 0.0), scale=(0.1, 1.0, 1.0))])
+    sim.step(20)
+    (second,) = suite.renderers._renderers.values()
+    assert second is not first and second.model is sim.store.scenes[0]._model
+    assert before == pytest.approx(WALL_X, rel=0.01)
+    assert reading.depth[0, H // 2, W // 2] == pytest.approx(0.95, rel=0.01)  # the new box
+
+
+def test_specs_naming_one_camera_share_one_render_per_sim_time(monkeypatch):
+    renders = []
+    original = camera._Renderer.render
+
+    def counting(self, *args, **kwargs):
+        renders.append(1)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(camera._Renderer, "render", counting)
+    rgb = CameraSpec("probe", outputs=("rgb",), key="rgb", rate=25.0)
+    depth = CameraSpec("probe", outputs=("depth",), key="depth", rate=25.0)
+    sim, suite = _suite(_world(box=False), rgb, depth, LidarSpec("probe"), steps=0)
+    assert len(suite.renderers) == 0  # nothing rendered before it is due
+    sim.step(100)  # ticks at 20, 40, ... 200 ms; due at 0, 40, ... 200 ms: 6 renders
+    assert len(renders) == 6
+    assert suite["rgb"].count[0] == suite["depth"].count[0] == 6
+    assert suite["rgb"].depth is None and suite["depth"].rgb is None
+
+
+def test_no_camera_spec_no_renderer():
+    _, suite = _suite(_world(box=False), LidarSpec("probe"))
+    assert len(suite.renderers) == 0
+
+
+def test_a_gl_failure_degrades_to_no_images_with_a_warning(monkeypatch):
+    def broken(*args, **kwargs):
+        raise RuntimeError("eglInitialize failed")
+
+    monkeypatch.setattr(camera, "_gl_context_class", lambda: broken)
+    store = _world(box=False)
+    sim = Simulator(store)
+    suite = SensorSuite(sim, specs=[ALL, LidarSpec("probe")])
+    with pytest.warns(RuntimeWarning, match="camera rendering unavailable .*: RuntimeError: "
+                                            "eglInitialize failed; camera readings stay empty"):
+        sim.step(10)
+    sim.step(10)  # no second warning, no exception
+    assert not suite["probe/camera"].valid.any()
+    assert suite["probe/lidar"].valid.all()
