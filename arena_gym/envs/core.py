@@ -120,19 +120,23 @@ class NavigationCore:
         self._mocap_pos = [self.sim.state(e, "mocap_pos") for e in range(self.n)]
         self._mocap_quat = [self.sim.state(e, "mocap_quat") for e in range(self.n)]
         self._sensordata = [self.sim.state(e, "sensordata") for e in range(self.n)]
+        self._ctrl = [self.sim.ctrl(e) for e in range(self.n)]
+        # every env holds the same robot in the same layout: one drive serves them all
+        self._drive = self.sim.controller.drive(0, ROBOT)
         self._views_version = self.sim.layout_version
 
     # ------------------------------------------------------------------ state
     def _read_pose(self) -> None:
         a = self.qpos_adr
-        for e in range(self.n):
-            q = self._qpos[e]
-            w, x, y, z = q[a + 3 : a + 7]
-            self.pose[e] = q[a], q[a + 1], q[a + 2], math.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
+        q = np.stack([row[a : a + 7] for row in self._qpos])
+        w, x, y, z = q[:, 3], q[:, 4], q[:, 5], q[:, 6]
+        self.pose[:, :3] = q[:, :3]
+        self.pose[:, 3] = np.arctan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
 
     def _collided(self) -> np.ndarray:
         everything, ground = self.sensor_adr
-        return np.array([s[everything] > s[ground] for s in self._sensordata])
+        data = np.stack([row[[everything, ground]] for row in self._sensordata])
+        return data[:, 0] > data[:, 1]
 
     def _goal_obs(self) -> np.ndarray:
         delta = self.goal - self.pose[:, :2]
@@ -170,7 +174,6 @@ class NavigationCore:
                                     self.params.radius, self.cfg.start_clearance,
                                     self.cfg.min_start_goal_distance)
             self._place(e, ep)
-            self.sim.set_cmd_vel(e, ROBOT, *([0.0] * self.action_dim))
             episodes.append(ep)
         mask = np.zeros(self.n, bool)
         mask[envs] = True
@@ -205,8 +208,14 @@ class NavigationCore:
         """Physics for one control step; inactive envs get a zero command."""
         self._views()
         self._prev_pose = self.pose.copy()
-        for e in range(self.n):
-            self.sim.set_cmd_vel(e, ROBOT, *(twist[e] if active[e] else np.zeros(self.action_dim)))
+        full = np.zeros((self.n, 3))  # (vx, vy, omega); inactive envs stand still
+        full[:, [0, 2]] = twist[:, [0, -1]]
+        if self.action_dim == 3:
+            full[:, 1] = twist[:, 1]
+        full[~active] = 0.0
+        drive = self._drive
+        for e in range(self.n):  # written straight into ctrl: no per-env staging
+            drive.write(self._ctrl[e], full[e])
         self.sim.step(self.cfg.substeps)
 
     def evaluate(self, twist: np.ndarray, active: np.ndarray):

@@ -26,7 +26,9 @@ class PlanarScan:
         self.angles = np.linspace(angle_min, angle_max, num_beams, endpoint=not full)
         self.max_range = max_range
         self.offset = np.asarray(offset, dtype=float)  # lidar link in the base frame
+        self._cos, self._sin = np.cos(self.angles), np.sin(self.angles)
         self._dirs = np.zeros((num_envs, num_beams, 3))
+        self._tmp = np.empty((num_envs, num_beams))
         self._origins = np.zeros((num_envs, 3))
 
     def cast(self, sim: Simulator, pose: np.ndarray, exclude: np.ndarray) -> np.ndarray:
@@ -37,8 +39,14 @@ class PlanarScan:
         self._origins[:, 0] = pose[:, 0] + c * ox - s * oy
         self._origins[:, 1] = pose[:, 1] + s * ox + c * oy
         self._origins[:, 2] = pose[:, 2] + oz
-        world = yaw[:, None] + self.angles[None, :]
-        self._dirs[..., 0] = np.cos(world)
-        self._dirs[..., 1] = np.sin(world)
+        # the fan rotated by yaw: cos(a + yaw), sin(a + yaw) from the fan's own cos and sin
+        c, s = c[:, None], s[:, None]
+        dx, dy, tmp = self._dirs[..., 0], self._dirs[..., 1], self._tmp
+        np.multiply(c, self._cos, out=dx)
+        np.multiply(s, self._sin, out=tmp)
+        dx -= tmp
+        np.multiply(s, self._cos, out=dy)
+        np.multiply(c, self._sin, out=tmp)
+        dy += tmp
         dist, _ = sim.cast_rays(self._origins, self._dirs, WORLD_ONLY, exclude)
         return np.where((dist < 0) | (dist > self.max_range), self.max_range, dist)
