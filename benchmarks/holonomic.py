@@ -24,7 +24,7 @@ from arena_gym.sim import Simulator
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from tests.fixtures.mecanum import mecanum_ridgeback  # noqa: E402
+from tests.fixtures.mecanum import mecanum_ridgeback
 
 ASSETS = Path(os.environ.get("ARENA_GYM_ASSETS", ROOT.parent / "shared" / "assets"))
 CHUNK = 50

@@ -27,7 +27,6 @@ import arena_gym  # noqa: F401
 from arena_gym.envs.vector_env import ArenaVectorEnv
 from arena_gym.tasks.scan import WORLD_ONLY
 
-
 CHUNK = 25  # steps per turn: ours and the floor take turns, so machine noise hits both
 
 

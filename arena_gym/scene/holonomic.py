@@ -69,13 +69,8 @@ def mecanum_grip(surface: LinkSurface | None) -> Grip | None:
 def planar_plugin(plugins: list[PluginDecl]) -> PlanarGains | None:
     for plugin in plugins:
         if any(key in plugin.filename for key in PLANAR_PLUGINS):
-            def gain(name: str) -> float | None:
-                value = plugin.params.get(name)
-                return float(value) if value else None
-
-            return PlanarGains(
-                gain("x_velocity_p_gain"), gain("y_velocity_p_gain"), gain("yaw_velocity_p_gain")
-            )
+            gains = [plugin.params.get(f"{axis}_velocity_p_gain") for axis in ("x", "y", "yaw")]
+            return PlanarGains(*(float(g) if g else None for g in gains))
     return None
 
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import mujoco
 
-from arena_gym.scene.errors import SpawnError
 from arena_gym.scene import holonomic
+from arena_gym.scene.errors import SpawnError
 from arena_gym.scene.gazebo import LinkSurface, PluginDecl, SensorDecl
 from arena_gym.scene.sensor_mounts import SensorMount, mount_sensors
 from arena_gym.scene.urdf import RewrittenUrdf

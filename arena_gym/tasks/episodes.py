@@ -90,12 +90,12 @@ def sample_episode(
         boxes = boxes[inside]
         foot = np.column_stack([boxes[:, 1:4], pool.sizes[boxes[:, 0].astype(int), :2]])
         keep = radius + start_clearance
-        start = _pick(rng, layout, lambda p: layout.free(p, keep)
+        start = _pick(rng, layout, lambda p, foot=foot, keep=keep: layout.free(p, keep)
                       & (distance_to_boxes(p, foot) >= keep))
         if start is None:
             continue
         fit = radius + 0.05
-        goal = _pick(rng, layout, lambda p: layout.free(p, fit)
+        goal = _pick(rng, layout, lambda p, foot=foot, fit=fit, start=start: layout.free(p, fit)
                      & (distance_to_boxes(p, foot) >= fit)
                      & (np.hypot(*(p - start).T) >= min_distance))
         if goal is None:

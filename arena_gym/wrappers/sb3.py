@@ -27,8 +27,8 @@ except ImportError as exc:  # pragma: no cover - depends on the install
         "the SB3 adapter needs stable-baselines3: pip install 'arena_gym[train]'"
     ) from exc
 
-from arena_gym.envs.vector_env import ArenaVectorEnv
 from arena_gym.envs.validation import check_actions
+from arena_gym.envs.vector_env import ArenaVectorEnv
 from arena_gym.wrappers.policy_obs import flat_space, flatten
 
 

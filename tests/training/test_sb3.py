@@ -7,11 +7,11 @@ import pytest
 
 pytest.importorskip("stable_baselines3", reason="pip install 'arena_gym[train]'")
 
-from stable_baselines3.common.env_checker import check_env as sb3_check_env  # noqa: E402
+from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
-from arena_gym.cli import main  # noqa: E402
-from arena_gym.envs.single_env import ArenaEnv  # noqa: E402
-from arena_gym.wrappers.sb3 import ArenaSB3VecEnv  # noqa: E402
+from arena_gym.cli import main
+from arena_gym.envs.single_env import ArenaEnv
+from arena_gym.wrappers.sb3 import ArenaSB3VecEnv
 
 
 def test_sb3_check_env_passes_on_the_single_env():
