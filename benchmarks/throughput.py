@@ -4,8 +4,9 @@
 
 For each N, in the same run and with random actions:
   ours    ArenaVectorEnv(N).step
-  floor   the same work bare: one mujoco.batch.Batch over the same compiled models,
-          batch.step(nstep=substeps) then batch.ray for the same 360-beam fans, per step
+  floor   the same work bare: one mujoco.batch.Batch over the same compiled models; per
+          step the same wheel controls written to its ctrl, batch.step(nstep=substeps),
+          then batch.ray for the same 360-beam fans
   sync    gymnasium SyncVectorEnv of N single ArenaEnv (make_vec "sync")
   async   gymnasium AsyncVectorEnv of N single ArenaEnv (make_vec "async"), N <= 16
 Repeats take turns among the methods; the table shows medians and ratios. Targets (issue 4):
@@ -40,7 +41,7 @@ def time_ours_and_floor(env: ArenaVectorEnv, floor: Floor, steps: int,
         for a in actions[start : start + CHUNK]:
             env.step(a)
         t1 = time.perf_counter()
-        floor.run(len(actions[start : start + CHUNK]))
+        floor.run(actions[start : start + CHUNK])
         ours, bare = ours + t1 - t0, bare + time.perf_counter() - t1
     return env.num_envs * steps / ours, env.num_envs * steps / bare
 
@@ -64,9 +65,15 @@ class Floor:
         self.pnt[:, 0, :2] = core.pose[:, :2]
         self.pnt[..., 2] = core.pose[:, None, 2] + core.scan.offset[2]
         self.exclude = np.full((self.n, len(angles)), core.lidar_body[0])
+        drive = core.sim.controller.drive(0, "robot")
+        self.ctrl, self.ids, self.matrix = self.batch.bind("ctrl"), drive.actuator_ids, drive.matrix
 
-    def run(self, steps: int) -> None:
-        for _ in range(steps):
+    def run(self, actions: np.ndarray) -> None:
+        """Per step: the actions' wheel controls, the physics, the rays."""
+        twist = np.zeros((len(actions), self.n, 3))
+        twist[..., 0], twist[..., 2] = actions[..., 0], actions[..., -1]
+        for step_twist in twist:
+            self.ctrl[:, self.ids] = step_twist @ self.matrix.T
             self.batch.step(nstep=self.substeps)
             self.batch.ray(self.pnt, self.vec, geomgroup=WORLD_ONLY, flg_static=True,
                            bodyexclude=self.exclude)

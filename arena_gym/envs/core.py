@@ -109,7 +109,8 @@ class NavigationCore:
         self.mocap = np.array([model.body_mocapid[model.body(f"env_0/{name}").id]
                                for name in self.pool.names])
         sensors = self.robot.collision_sensors
-        self.sensor_adr = [model.sensor(s).adr[0] for s in sensors]
+        self.sensor_adr = np.array([model.sensor(s).adr[0] for s in sensors])
+        self._pose_cols = np.arange(self.qpos_adr, self.qpos_adr + 7)
 
     def _views(self) -> None:
         version = self.sim.layout_version
@@ -119,23 +120,19 @@ class NavigationCore:
         self._qvel = [self.sim.state(e, "qvel") for e in range(self.n)]
         self._mocap_pos = [self.sim.state(e, "mocap_pos") for e in range(self.n)]
         self._mocap_quat = [self.sim.state(e, "mocap_quat") for e in range(self.n)]
-        self._sensordata = [self.sim.state(e, "sensordata") for e in range(self.n)]
-        self._ctrl = [self.sim.ctrl(e) for e in range(self.n)]
         # every env holds the same robot in the same layout: one drive serves them all
         self._drive = self.sim.controller.drive(0, ROBOT)
         self._views_version = self.sim.layout_version
 
     # ------------------------------------------------------------------ state
     def _read_pose(self) -> None:
-        a = self.qpos_adr
-        q = np.stack([row[a : a + 7] for row in self._qpos])
+        q = self.sim.gather("qpos", self._pose_cols)
         w, x, y, z = q[:, 3], q[:, 4], q[:, 5], q[:, 6]
         self.pose[:, :3] = q[:, :3]
         self.pose[:, 3] = np.arctan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
 
     def _collided(self) -> np.ndarray:
-        everything, ground = self.sensor_adr
-        data = np.stack([row[[everything, ground]] for row in self._sensordata])
+        data = self.sim.gather("sensordata", self.sensor_adr)
         return data[:, 0] > data[:, 1]
 
     def _goal_obs(self) -> np.ndarray:
@@ -213,9 +210,10 @@ class NavigationCore:
         if self.action_dim == 3:
             full[:, 1] = twist[:, 1]
         full[~active] = 0.0
-        drive = self._drive
-        for e in range(self.n):  # written straight into ctrl: no per-env staging
-            drive.write(self._ctrl[e], full[e])
+        drive = self._drive  # written straight into ctrl, all envs at once: no staging
+        self.sim.scatter("ctrl", drive.actuator_ids, full @ drive.matrix.T)
+        if len(drive.base_ids):
+            self.sim.scatter("ctrl", drive.base_ids, full)
         self.sim.step(self.cfg.substeps)
 
     def evaluate(self, twist: np.ndarray, active: np.ndarray):
@@ -229,7 +227,9 @@ class NavigationCore:
         change = np.linalg.norm((twist - self.last_action) / high, axis=1)
         outcome = StepOutcome(self.distance.copy(), distance, reached, collided,
                               ranges.min(axis=1) - self.params.radius, twist[:, 0], change)
-        terms = {k: np.where(active, v, 0.0) for k, v in reward_terms(self.cfg.reward, outcome).items()}
+        terms = reward_terms(self.cfg.reward, outcome)
+        if not active.all():
+            terms = {k: np.where(active, v, 0.0) for k, v in terms.items()}
         moved = np.hypot(*(self.pose[:, :2] - self._prev_pose[:, :2]).T) * active
         turned = _wrap(self.pose[:, 3] - self._prev_pose[:, 3]) * active
         self.metrics.update(moved, turned, twist[:, 0] * active, collided & active,

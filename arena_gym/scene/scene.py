@@ -53,12 +53,35 @@ class Scene:
         self._data: mujoco.MjData | None = None
         # set by a simulator that keeps this env's state elsewhere while stepping
         self.on_access: Callable[[int], None] | None = None
+        # set by a simulator to learn, without polling every env, that something changed
+        self.on_change: Callable[[], None] | None = None
         self.compile()
 
     # ---------------------------------------------------------------- compiling
     @property
     def dirty(self) -> bool:
         return self._dirty
+
+    @property
+    def _dirty(self) -> bool:
+        return self.__dirty
+
+    @_dirty.setter
+    def _dirty(self, value: bool) -> None:
+        self.__dirty = value
+        if value and getattr(self, "on_change", None) is not None:
+            self.on_change()
+
+    @property
+    def version(self) -> int:
+        """Bumped whenever model or data are replaced, or the model is edited in place."""
+        return self.__version
+
+    @version.setter
+    def version(self, value: int) -> None:
+        self.__version = value
+        if getattr(self, "on_change", None) is not None:
+            self.on_change()
 
     def _sync(self) -> None:
         if self.on_access is not None:

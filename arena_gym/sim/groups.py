@@ -22,8 +22,8 @@ STATE = mujoco.mjtState.mjSTATE_INTEGRATION
 def _diverged(env_ids: list[int], before: np.ndarray, after: np.ndarray, steps: int,
               dt: np.ndarray) -> list[int]:
     """Envs whose clock fell behind: mj_step resets an unstable simulation (time = 0)."""
-    behind = after < before + steps * dt - 0.5 * dt
-    return [env_ids[i] for i in np.flatnonzero(behind)]
+    behind = np.flatnonzero(after < before + steps * dt - 0.5 * dt)
+    return [env_ids[i] for i in behind] if behind.size else []
 
 # MjModel sizes that describe model-only contents (assets, names), not MjData's layout
 _MODEL_ONLY_SIZES = ("nmesh", "ntex", "nhfield", "nnames", "npaths", "nbuffer", "ntext",
@@ -50,8 +50,11 @@ class BatchGroup:
         models = [s._model for s in scenes]
         self.batch = mujoco.batch.Batch(models[0], len(models), nthread=nthread, persistent=True)
         self.batch.set_models(models)
-        self.ctrl = self.batch.bind("ctrl")
+        self._bound: dict[str, np.ndarray] = {}
+        self.ctrl = self.bound("ctrl")
         self.errored: set[int] = set()  # rows MuJoCo raised in since the last check
+        # timesteps are fixed for a group's life (an option change regroups)
+        self.dt = np.array([s._model.opt.timestep for s in scenes])
         for scene in scenes:
             self.push(scene)
 
@@ -64,8 +67,22 @@ class BatchGroup:
     def ctrl_of(self, env_id: int) -> np.ndarray:
         return self.ctrl[self.row[env_id]]
 
+    def bound(self, field: str) -> np.ndarray:
+        """Batch.bind, cached: the views live as long as the batch."""
+        view = self._bound.get(field)
+        if view is None:
+            view = self._bound[field] = self.batch.bind(field)
+        return view
+
     def state_of(self, env_id: int, field: str) -> np.ndarray:
-        return self.batch.bind(field)[self.row[env_id]]
+        return self.bound(field)[self.row[env_id]]
+
+    def gather(self, field: str, cols: np.ndarray) -> np.ndarray:
+        """(n, len(cols)) of a field's columns, all envs of the group in one read."""
+        return self.bound(field)[:, cols]
+
+    def scatter(self, field: str, cols: np.ndarray, values: np.ndarray) -> None:
+        self.bound(field)[:, cols] = values
 
     def reset(self, env_ids: list[int]) -> None:
         self.batch.reset([self.row[e] for e in env_ids], stage=mujoco.mjtStage.mjSTAGE_NONE)
@@ -78,15 +95,16 @@ class BatchGroup:
                               bodyexclude=np.repeat(bodyexclude[:, None], nray, axis=1))
 
     def times(self) -> np.ndarray:
-        return self.batch.bind("time").copy()
+        return self.bound("time").copy()
 
     def diverged_since(self, times: np.ndarray, steps: int) -> list[int]:
         """Envs MuJoCo reset as unstable, or raised in, during the last `steps` steps."""
-        dt = np.array([s._model.opt.timestep for s in self.scenes])
-        bad = set(_diverged(self.env_ids, times, self.times(), steps, dt))
-        bad |= {self.env_ids[i] for i in self.errored}
+        bad = _diverged(self.env_ids, times, self.bound("time"), steps, self.dt)
+        if not self.errored:
+            return bad
+        bad = sorted(set(bad) | {self.env_ids[i] for i in self.errored})
         self.errored = set()
-        return sorted(bad)
+        return bad
 
     def step(self, nstep: int) -> None:
         try:
@@ -115,6 +133,13 @@ class PoolGroup:
 
     def state_of(self, env_id: int, field: str) -> np.ndarray:
         return getattr(self.scenes[self.env_ids.index(env_id)]._data, field)
+
+    def gather(self, field: str, cols: np.ndarray) -> np.ndarray:
+        return np.stack([getattr(s._data, field)[cols] for s in self.scenes])
+
+    def scatter(self, field: str, cols: np.ndarray, values: np.ndarray) -> None:
+        for scene, row in zip(self.scenes, values):
+            getattr(scene._data, field)[cols] = row
 
     def rays(self, origins: np.ndarray, vecs: np.ndarray, geomgroup: np.ndarray | None,
              bodyexclude: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

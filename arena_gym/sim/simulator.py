@@ -68,8 +68,11 @@ class Simulator:
         self._rtf_window: tuple[float, float] | None = None  # (wall, sim) at window start
         self._rtf_measured = 0.0
         self.error: Exception | None = None  # what stopped the free-running loop, if anything
+        self._changed = True  # a scene changed since the last _prepare
+        self._any_touched = False
         for scene in store.scenes:
             scene.on_access = self._on_access
+            scene.on_change = self._on_change
 
     # ------------------------------------------------------------ state sync
     def _on_access(self, env_id: int) -> None:
@@ -77,9 +80,15 @@ class Simulator:
             self._group_of[env_id].pull(self.store.scenes[env_id])
             self._stale[env_id] = False
         self._touched[env_id] = True
+        self._any_touched = True
+
+    def _on_change(self) -> None:
+        self._changed = True
 
     def _prepare(self) -> None:
         """Compile dirty scenes, regroup after model changes, push hand-edited state."""
+        if not (self._changed or self._any_touched):
+            return  # the hot path: nothing to do
         scenes = self.store.scenes
         for scene in scenes:
             scene.flush()
@@ -93,11 +102,12 @@ class Simulator:
             self._touched = [False] * len(scenes)
             for env in range(len(scenes)):
                 self.controller.invalidate(env)
-            return
-        for env, touched in enumerate(self._touched):
-            if touched:
-                self._group_of[env].push(scenes[env])
-                self._touched[env] = False
+        else:
+            for env, touched in enumerate(self._touched):
+                if touched:
+                    self._group_of[env].push(scenes[env])
+                    self._touched[env] = False
+        self._changed = self._any_touched = False
 
     def ctrl(self, env_id: int) -> np.ndarray:
         """The live, writable control vector of an env (valid until the next regroup)."""
@@ -117,6 +127,37 @@ class Simulator:
                 self._touched[env_id] = False
             self._stale[env_id] = True
             return group.state_of(env_id, field)
+
+    def gather(self, field: str, cols: np.ndarray) -> np.ndarray:
+        """(num_envs, len(cols)): columns of a state or output field (qpos, sensordata, ...)
+        of every env, read group by group. For fields whose layout all envs share."""
+        with self._lock:
+            self._prepare()
+            out = np.empty((self.store.num_envs, len(cols)))
+            for group in self._groups:
+                out[group.env_ids] = group.gather(field, cols)
+            return out
+
+    def scatter(self, field: str, cols: np.ndarray, values: np.ndarray) -> None:
+        """Write (num_envs, len(cols)) into a state field's columns of every env."""
+        with self._lock:
+            self._prepare()
+            for group in self._groups:
+                ids = group.env_ids
+                if self._touched_any(ids):
+                    for env in ids:
+                        self._flush_touched(env)
+                group.scatter(field, cols, values[ids])
+                for env in ids:
+                    self._stale[env] = True
+
+    def _touched_any(self, ids: list[int]) -> bool:
+        return any(self._touched[e] for e in ids)
+
+    def _flush_touched(self, env: int) -> None:
+        if self._touched[env]:
+            self._group_of[env].push(self.store.scenes[env])
+            self._touched[env] = False
 
     def reset_envs(self, env_ids: list[int]) -> None:
         """Reset these envs' state to the model's defaults (qpos0, zero velocities, time 0)."""
@@ -218,9 +259,10 @@ class Simulator:
                     for hook in self._hooks:
                         hook(self)
             self._stale = [True] * len(self._stale)
-            self.diverged = sorted(
-                env for g, b in zip(self._groups, before) for env in g.diverged_since(b, int(n))
-            )
+            diverged: list[int] = []
+            for group, times in zip(self._groups, before):
+                diverged += group.diverged_since(times, int(n))
+            self.diverged = sorted(diverged) if diverged else diverged
 
     # ------------------------------------------------------------ control
     def set_cmd_vel(self, env_id: int, robot: str, *twist: float) -> None:
@@ -314,3 +356,4 @@ class Simulator:
         for scene in self.store.scenes:
             self._on_access(scene.env_id)
             scene.on_access = None
+            scene.on_change = None
