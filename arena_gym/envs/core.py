@@ -64,7 +64,25 @@ class NavigationCore:
         self.last_action = np.zeros((num_envs, self.action_dim))
         self.pose = np.zeros((num_envs, 4))  # x, y, z, yaw
         self.rngs = [np.random.default_rng(i) for i in range(num_envs)]
+        self._seeds: list[int | None] = list(range(num_envs))
         self._views_version: tuple[int, ...] | None = None
+        self._suite = None
+
+    @property
+    def sensor_suite(self):
+        """The env's SensorSuite, made on first use (the observation wrappers of
+        arena_gym.wrappers add the readings they need: images, depth, IMU, contact)."""
+        if self._suite is None:
+            from arena_gym.sensors import SensorSuite
+
+            self._suite = SensorSuite(self.sim, specs=[], seed=0)
+            for e, seed in enumerate(self._seeds):
+                self._seed_suite(e, seed)
+        return self._suite
+
+    def _seed_suite(self, env: int, seed: int | None) -> None:
+        # sensor noise draws from its own stream, derived from the episode seed
+        self._suite.rngs[env] = np.random.default_rng(None if seed is None else [seed, 1])
 
     # ------------------------------------------------------------------ setup
     def _setup_spaces(self) -> None:
@@ -156,6 +174,9 @@ class NavigationCore:
     # ------------------------------------------------------------------ reset
     def seed(self, env: int, seed: int | None) -> None:
         self.rngs[env] = np.random.default_rng(seed)
+        self._seeds[env] = seed
+        if self._suite is not None:
+            self._seed_suite(env, seed)
 
     def reset_envs(self, envs: list[int]) -> list[Episode]:
         """Start new episodes in `envs`; returns their episodes. Call observe() after."""
@@ -179,6 +200,8 @@ class NavigationCore:
         self.last_action[mask] = 0.0
         self._read_pose()
         self.distance[mask] = np.hypot(*(self.goal[mask] - self.pose[mask, :2]).T)
+        if self._suite is not None:
+            self._suite.reset(envs)  # reset observations of the sensors are current
         return episodes
 
     def _place(self, e: int, ep: Episode) -> None:
@@ -252,4 +275,6 @@ class NavigationCore:
         return self.metrics.episode(e, name, self.cfg.control_dt)
 
     def close(self) -> None:
+        if self._suite is not None and hasattr(self._suite, "close"):
+            self._suite.close()
         self.sim.close()

@@ -69,6 +69,11 @@ class ArenaEnv(gym.Env):
         return ({k: v[0] for k, v in obs.items()}, float(reward[0]), bool(terminated[0]),
                 bool(truncated[0]), info)
 
+    @property
+    def sensor_suite(self):
+        """The SensorSuite the observation wrappers read (arena_gym.wrappers)."""
+        return self.core.sensor_suite
+
     def close(self) -> None:
         self.core.close()
 

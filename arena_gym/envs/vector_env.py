@@ -85,6 +85,11 @@ class ArenaVectorEnv(VectorEnv):
     def curriculum_stage(self) -> int:
         return self.core.curriculum.stage
 
+    @property
+    def sensor_suite(self):
+        """The SensorSuite the observation wrappers read (arena_gym.wrappers.vector)."""
+        return self.core.sensor_suite
+
     def close_extras(self, **kwargs: Any) -> None:
         self.core.close()
 
