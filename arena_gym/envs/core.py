@@ -135,7 +135,6 @@ class NavigationCore:
         if version == self._views_version:
             return
         self._qpos = [self.sim.state(e, "qpos") for e in range(self.n)]
-        self._qvel = [self.sim.state(e, "qvel") for e in range(self.n)]
         self._mocap_pos = [self.sim.state(e, "mocap_pos") for e in range(self.n)]
         self._mocap_quat = [self.sim.state(e, "mocap_quat") for e in range(self.n)]
         # every env holds the same robot in the same layout: one drive serves them all
