@@ -28,7 +28,7 @@ def test_make_vec_in_every_mode(mode):
     envs = gym.make_vec("ArenaMujoco-v0", num_envs=2, vectorization_mode=mode, **SMALL)
     obs, _ = envs.reset(seed=1)
     assert obs["scan"].shape == (2, 360) and obs["goal"].shape == (2, 2)
-    obs, reward, terminated, truncated, info = envs.step(envs.action_space.sample())
+    obs, reward, terminated, _, _ = envs.step(envs.action_space.sample())
     assert reward.shape == (2,) and terminated.dtype == bool
     assert envs.observation_space.contains(obs)
     envs.close()

@@ -35,7 +35,7 @@ def test_reward_is_the_sum_of_its_terms():
 def test_collision_ends_the_episode_with_the_collision_reward():
     env = ArenaVectorEnv(2)
     env.reset(seed=0)
-    _, (obs, reward, terminated, truncated, info) = _drive_until_end(env, np.tile([0.22, 0.0], (2, 1)))
+    _, (_, _, terminated, _, info) = _drive_until_end(env, np.tile([0.22, 0.0], (2, 1)))
     e = int(np.flatnonzero(terminated)[0])
     assert info["episode"]["result"][e] == "collision"
     assert info["reward_terms"]["collision"][e] == -15.0

@@ -86,7 +86,7 @@ def test_planar_ridgeback_is_stopped_by_a_wall(assets):
 def test_rollers_are_passive_and_keep_the_mass(assets):
     with_rollers = _spawn(assets, "mecanum")
     without = _spawn(assets, "no_rollers")
-    (store, info), (plain_store, plain_info) = with_rollers, without
+    (store, info), (plain_store, _) = with_rollers, without
     model, plain = store.model(0), plain_store.model(0)
     assert len(info.roller_joints) == 4 * 12
     assert set(info.roller_joints).isdisjoint(info.wheel_joints + info.servo_joints)
