@@ -36,10 +36,10 @@ from arena_gym.wrappers.terms import (
 )
 
 
-def _dict_space(env: Any, key: str) -> spaces.Dict:
-    space = env.observation_space
+def dict_space_for(space: spaces.Space, key: str, what: str = "an env") -> spaces.Dict:
+    """`space` as a Dict that has no `key` yet, or a SensorError naming what came."""
     if not isinstance(space, spaces.Dict):
-        raise SensorError(f"expected an env with a Dict observation space, got {type(space).__name__}")
+        raise SensorError(f"expected {what} with a Dict observation space, got {type(space).__name__}")
     if key in space.spaces:
         raise SensorError(f"key {key!r}: the observation already has it; expected a new key")
     return space
@@ -50,7 +50,7 @@ class SensorObservation(gym.ObservationWrapper):
 
     def __init__(self, env: gym.Env, key: str, term: Term) -> None:
         super().__init__(env)
-        space = _dict_space(env, key)
+        space = dict_space_for(env.observation_space, key)
         self.key, self.term = key, term
         self.row = np.array([int(getattr(env.unwrapped, "sensor_env", 0))])
         self.observation_space = spaces.Dict({**space.spaces, key: term.space})

@@ -18,7 +18,7 @@ from gymnasium.vector import VectorEnv, VectorObservationWrapper, VectorWrapper
 from gymnasium.vector.utils import batch_space
 
 from arena_gym.sensors import CameraReading, ImuReading, LidarReading, SensorError, SensorSpec
-from arena_gym.wrappers.observations import stacked_space
+from arena_gym.wrappers.observations import dict_space_for, stacked_space
 from arena_gym.wrappers.terms import (
     ContactTerm,
     DepthTerm,
@@ -31,22 +31,12 @@ from arena_gym.wrappers.terms import (
 )
 
 
-def _single_dict(env: VectorEnv, key: str) -> spaces.Dict:
-    space = env.single_observation_space
-    if not isinstance(space, spaces.Dict):
-        raise SensorError(f"expected a vector env with a Dict observation space, got "
-                          f"{type(space).__name__}")
-    if key in space.spaces:
-        raise SensorError(f"key {key!r}: the observation already has it; expected a new key")
-    return space
-
-
 class SensorObservation(VectorObservationWrapper):
     """Adds `obs[key]` = the term's values for every env, (num_envs, *term.space.shape)."""
 
     def __init__(self, env: VectorEnv, key: str, term: Term) -> None:
         super().__init__(env)
-        space = _single_dict(env, key)
+        space = dict_space_for(env.single_observation_space, key, "a vector env")
         self.key, self.term = key, term
         self.rows = np.arange(env.num_envs)
         self.single_observation_space = spaces.Dict({**space.spaces, key: term.space})
