@@ -167,13 +167,28 @@ def merged(base: Any, overrides: Mapping[str, Any], prefix: str = "") -> Any:
     return from_dict(type(base), values, prefix=prefix)
 
 
+BUILTIN_CONFIGS = Path(__file__).resolve().parent / "configs"
+
+
+def config_path(name: str | Path) -> Path:
+    """A YAML file's path, or a built-in config's by name ("default", "staged"): the
+    configs shipped in the package (the repository's configs/ links to them)."""
+    path = Path(name)
+    builtin = BUILTIN_CONFIGS / f"{path.name}.yaml"
+    if not path.exists() and path.suffix == "" and path.parent == Path(".") and builtin.is_file():
+        return builtin
+    return path
+
+
 def load_config(path: str | Path | None = None, **overrides: Any) -> EnvConfig:
-    """EnvConfig from a YAML file (or the defaults), then keyword overrides."""
+    """EnvConfig from a YAML file or a built-in config's name (see `config_path`),
+    then keyword overrides."""
     base = EnvConfig()
     if path is not None:
         import yaml
 
-        text = Path(path).read_text()
+        path = config_path(path)
+        text = path.read_text()
         data = yaml.safe_load(text) or {}
         if not isinstance(data, Mapping):
             raise ConfigError(f"{path}: expected a mapping of config keys, got {type(data).__name__}")

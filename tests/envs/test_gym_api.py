@@ -107,6 +107,9 @@ def test_shipped_configs_load(tmp_path):
     assert load_config(root / "default.yaml") == EnvConfig()
     staged = load_config(root / "staged.yaml", physics_dt=0.002)
     assert staged.curriculum.stages[0] == (0, 2) and staged.physics_dt == 0.002
+    # by name: the copies shipped inside the package (what a wheel install has)
+    assert load_config("staged") == load_config(root / "staged.yaml")
+    assert load_config("default") == EnvConfig()
     bad = tmp_path / "bad.yaml"
     bad.write_text("reward:\n  colision: -10\n")
     with pytest.raises(ConfigError, match=re.escape("unknown config key 'reward.colision'; did you mean 'reward.collision'?")):
