@@ -107,6 +107,29 @@ class Frames:
             return group.batch.bind(field)[row]
         return getattr(self.scenes[env]._data, field)
 
+    def rows(self, field: str, envs: np.ndarray, start: np.ndarray, width: int) -> np.ndarray:
+        """(len(envs), width): state field[start[i]:start[i] + width] of each env, current
+        (state is, even in a forced round: no snapshot); one fancy-indexed read per batch
+        group when its envs share the start."""
+        out = np.empty((len(envs), width))
+        by_group: dict[int, tuple[object, list[int], list[int]]] = {}
+        for i, env in enumerate(envs.tolist()):
+            group, row = self._where[env]
+            by_group.setdefault(id(group), (group, [], []))
+            by_group[id(group)][1].append(i)
+            by_group[id(group)][2].append(row)
+        for group, idx, rows in by_group.values():
+            first = int(start[idx[0]])
+            if isinstance(group, BatchGroup) and (start[idx] == first).all():
+                out[idx] = group.bound(field)[rows, first:first + width]
+            else:
+                for i in idx:
+                    env, a = int(envs[i]), int(start[i])
+                    live = group.bound(field)[self._where[env][1]] if isinstance(
+                        group, BatchGroup) else getattr(self.scenes[env]._data, field)
+                    out[i] = live[a:a + width]
+        return out
+
     def sensordata(self, env: int) -> np.ndarray:
         """sensordata of env: as the last step computed it, or (forced) at the current state."""
         group, row = self._where[env]

@@ -87,6 +87,8 @@ class Channel:
                 values[name] = self.window.mean(name, envs).astype(raw[name].dtype)
             else:
                 values[name] = raw[name][envs].copy()
+        if not self.unit.noisy(self.spec):
+            return values
         for i, env in enumerate(envs):
             self.unit.noise({k: v[i] for k, v in values.items()}, self.spec, rngs[int(env)])
         return values

@@ -1,25 +1,31 @@
-"""Lidar: the ray pattern a declaration gives, cast for all envs at once.
+"""Lidar: the ray pattern a declaration gives (or a spec overrides), cast for all envs at once.
 
-Casting: per env, a snapshot of the current state (access.py) and `mj_multiRay` from the
-sensor site along the pattern's directions, on the worker threads (it releases the GIL);
-a fan of FAN_SPLIT rays or more is split into chunks over the threads. No Python loop
-over rays.
+Casting: one `Simulator.cast_rays` per carrier rank (below) for every env holding the
+lidar: `mujoco.batch.Batch.ray` for batched envs (one call, its own threads), mj_multiRay
+on the env's own MjData for the others. No per-env MjData copies. The ray origin and
+directions come from the lidar frame's pose at the current state, composed from the
+carrier's free joint (qpos) and the frame's fixed offset from the carrier's root body
+(a lidar on a moving joint is refused at bind time: its pose would need kinematics).
 
 What a lidar sees (geom groups, builders.py): GROUP_STATIC and GROUP_ROBOT; it skips
 visuals, ceilings (GROUP_CEILING) and hidden hulls (GROUP_HIDDEN). It never sees the
 robot that carries it: for the duration of its cast the carrier's visible geoms are filed
-into GROUP_SELF, which no lidar sees, and restored right after. mj_multiRay has one body
-to exclude per call and a robot has many bodies; switching groups makes one pass exact for
-any robot and any number of robots per env, with no recasts and no model copies. Only the
-envs' own models are touched, inside the sensor hook, while nothing steps or renders.
+into GROUP_SELF, which no lidar sees, and restored right after. `bodyexclude` excludes one
+body and a robot has many; one geom group for all envs (Batch.ray takes one) cannot hold
+"every robot but this env's carrier" either, while switching the carrier's groups in the
+envs' own models (a Batch reads them in place) makes one pass exact for any robot. Envs
+with several lidar-carrying robots cast once per carrier rank (its k-th carrier). Only
+the envs' own models are touched, inside the sensor sampling, while nothing steps.
 
 Ranges follow REP 117: +inf where nothing is hit within range_max, -inf below range_min.
+Beams follow Gazebo's convention: `samples` beams from min_angle to max_angle, both ends
+included (a LaserScan's angle_increment is the span / (samples - 1)).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import mujoco
 import numpy as np
@@ -31,17 +37,20 @@ from arena_gym.scene.scene import Scene
 from arena_gym.scene.sensor_mounts import SensorMount
 from arena_gym.sensors import noise
 from arena_gym.sensors.access import Frames
+from arena_gym.sensors.errors import SensorError
 from arena_gym.sensors.specs import LidarSpec
 from arena_gym.sensors.units import Unit, robot_geoms
 
-FAN_SPLIT = 1024  # rays: fans at least this large are split over the threads
-CHUNK = 512  # rays per chunk of a split fan, at least
+FREE = mujoco.mjtJoint.mjJNT_FREE
 
 
 def geomgroup_mask(groups: tuple[int, ...]) -> np.ndarray:
     mask = np.zeros(mujoco.mjNGROUP, dtype=np.uint8)
     mask[list(groups)] = 1
     return mask
+
+
+LIDAR_MASK = geomgroup_mask(builders.LIDAR_GROUPS)
 
 
 @dataclass(frozen=True)
@@ -64,6 +73,27 @@ class RayPattern:
     def signature(self) -> tuple:
         return ("beams", self.beams, "rings", self.rings, "angles", self.angle_min,
                 self.angle_max, self.elevations, "range", self.range_min, self.range_max)
+
+
+def overridden(decl: SensorDecl | None, spec: LidarSpec) -> SensorDecl:
+    """The declaration with the spec's overrides applied (`link` lidars start from none).
+
+    A full ring (its span plus one beam step is 2 pi) stays a full ring when only its beam
+    count changes: the last beam stops one new step short of the first."""
+    if decl is None:
+        decl = SensorDecl(name=spec.link or "lidar", kind="ray", link=spec.link or "")
+    samples = decl.samples if spec.num_beams is None else spec.num_beams
+    low = decl.min_angle if spec.angle_min is None else spec.angle_min
+    high = decl.max_angle if spec.angle_max is None else spec.angle_max
+    if spec.num_beams is not None and spec.angle_max is None and decl.samples > 1:
+        step = (decl.max_angle - decl.min_angle) / (decl.samples - 1)
+        if abs(decl.max_angle - decl.min_angle + step - 2 * math.pi) < 1e-6:
+            high = low + 2 * math.pi * (samples - 1) / samples
+    return replace(
+        decl, samples=samples, min_angle=low, max_angle=high,
+        min_range=decl.min_range if spec.range_min is None else spec.range_min,
+        max_range=decl.max_range if spec.range_max is None else spec.range_max,
+    )
 
 
 def ray_pattern(decl: SensorDecl) -> RayPattern:
@@ -93,16 +123,34 @@ class LidarUnit(Unit):
 
     def __init__(self, spec: LidarSpec, num_envs: int) -> None:
         super().__init__(spec, num_envs)
+        self.spec = spec
         self.pattern: RayPattern | None = None
-        self.site = np.full(num_envs, -1, dtype=np.int64)
         self.carrier_root = np.full(num_envs, -1, dtype=np.int64)
         self.carrier: list[np.ndarray] = [np.zeros(0, dtype=np.int64)] * num_envs
+        # the lidar frame: the carrier's free joint (qpos address, -1: fixed to the world)
+        # and the frame's fixed pose in the root body's frame (in the world's when fixed)
+        self.qpos_adr = np.full(num_envs, -1, dtype=np.int64)
+        self.offset = np.zeros((num_envs, 3))
+        self.rotation = np.tile(np.eye(3), (num_envs, 1, 1))
+        self.dist = np.zeros((num_envs, 0))
+        self.geomid = np.zeros((num_envs, 0), dtype=np.int32)
+
+    def describe(self) -> str:
+        if self.spec.link is not None:
+            return f"lidar at link {self.spec.link!r} of robot {self.robot!r}"
+        return super().describe()
+
+    def find_mount(self, scene: Scene, info: RobotInfo) -> SensorMount | None:
+        return None if self.spec.link is not None else super().find_mount(scene, info)
+
+    def _decl(self, mount: SensorMount | None) -> SensorDecl:
+        return overridden(mount.decl if mount is not None else None, self.spec)
 
     def signature(self, mount: SensorMount | None) -> object:
-        return ray_pattern(mount.decl).signature  # type: ignore[union-attr]
+        return ray_pattern(self._decl(mount)).signature
 
     def _allocate(self, mount: SensorMount | None) -> None:
-        self.pattern = ray_pattern(mount.decl)  # type: ignore[union-attr]
+        self.pattern = ray_pattern(self._decl(mount))
         nray = self.pattern.directions.shape[0]
         self.dist = np.zeros((self.num_envs, nray))
         self.geomid = np.zeros((self.num_envs, nray), dtype=np.int32)
@@ -112,11 +160,48 @@ class LidarUnit(Unit):
 
     def _bind_env(self, env: int, scene: Scene, info: RobotInfo, mount: SensorMount | None) -> None:
         model = scene._model
-        self.site[env] = model.site(mount.site).id  # type: ignore[union-attr]
         root = model.body(info.root_body).id
         self.carrier_root[env] = root
         seen = np.isin(model.geom_group, builders.LIDAR_GROUPS)
         self.carrier[env] = np.flatnonzero(robot_geoms(model, root) & seen)
+        data = mujoco.MjData(model)  # once per compile: the frame's offset at qpos0
+        mujoco.mj_kinematics(model, data)
+        if mount is not None:
+            site = model.site(mount.site).id
+            body = int(model.site_bodyid[site])
+            pos, mat = data.site_xpos[site], data.site_xmat[site].reshape(3, 3)
+        else:
+            name = info.prefix + self.spec.link  # type: ignore[operator]
+            try:
+                body = model.body(name).id
+            except KeyError:
+                links = sorted(model.body(b).name[len(info.prefix):] for b in range(model.nbody)
+                               if model.body(b).name.startswith(info.prefix))
+                raise SensorError(f"{self.describe()}: env {scene.env_id} has no link "
+                                  f"{self.spec.link!r}; expected one of {links}") from None
+            pos, mat = data.xpos[body], data.xmat[body].reshape(3, 3)
+        top, adr = _rigid_to(model, body, scene.env_id, self.describe())
+        if adr < 0:  # fixed to the world: the world pose is the offset
+            self.offset[env], self.rotation[env] = pos, mat
+        else:
+            r_top = data.xmat[top].reshape(3, 3)
+            self.offset[env] = r_top.T @ (pos - data.xpos[top])
+            self.rotation[env] = r_top.T @ mat
+        self.qpos_adr[env] = adr
+
+    def rays(self, frames: Frames, envs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """World origins (len(envs), 3) and directions (len(envs), nray, 3) at the current
+        state: the free joint's pose composed with the frame's fixed offset."""
+        rot, pos = self.rotation[envs], self.offset[envs].copy()
+        moving = self.qpos_adr[envs] >= 0
+        if moving.any():
+            q = frames.rows("qpos", envs[moving], self.qpos_adr[envs][moving], 7)
+            r_base = _quat_mat(q[:, 3:])
+            pos[moving] = q[:, :3] + np.einsum("nij,nj->ni", r_base, pos[moving])
+            rot = rot.copy()
+            rot[moving] = np.matmul(r_base, rot[moving])
+        directions = np.matmul(self.pattern.directions, rot.transpose(0, 2, 1))
+        return pos, directions
 
     def _compute(self, frames: Frames, envs: np.ndarray) -> None:
         cast_lidars([(self, envs)], frames)
@@ -126,81 +211,89 @@ class LidarUnit(Unit):
         p = self.pattern
         dist, geomid = self.dist[envs], self.geomid[envs]
         ranges = dist.astype(np.float32)
-        ranges[(geomid < 0) | (dist < 0) | (dist > p.range_max)] = np.inf
-        ranges[(geomid >= 0) & (dist >= 0) & (dist < p.range_min)] = -np.inf
+        hit = (geomid >= 0) & (dist >= 0)
+        ranges[~hit | (dist > p.range_max)] = np.inf
+        ranges[hit & (dist < p.range_min)] = -np.inf
         self.out["ranges"][envs] = ranges.reshape(len(envs), *self.out["ranges"].shape[1:])
+
+    def _std(self, spec: LidarSpec) -> float:
+        if spec.noise_std != "declared":
+            return float(spec.noise_std)
+        return float(self.reference.decl.noise_stddev) if self.reference is not None else 0.0
+
+    def noisy(self, spec: LidarSpec) -> bool:  # type: ignore[override]
+        return self._std(spec) > 0 or spec.dropout > 0
 
     def noise(self, values: dict[str, np.ndarray], spec: LidarSpec,  # type: ignore[override]
               rng: np.random.Generator) -> None:
-        std = self.reference.decl.noise_stddev if spec.noise_std == "declared" else spec.noise_std
         p = self.pattern
-        noise.ranges(values["ranges"], float(std), spec.dropout, p.range_min, p.range_max, rng)
+        noise.ranges(values["ranges"], self._std(spec), spec.dropout, p.range_min, p.range_max,
+                     rng)
+
+
+def _rigid_to(model: mujoco.MjModel, body: int, env: int, what: str) -> tuple[int, int]:
+    """(the body the frame rides on rigidly, its free joint's qpos address or -1 when it is
+    fixed to the world). Any other joint between the frame and the world is refused."""
+    walk = body
+    while walk > 0:
+        first, count = int(model.body_jntadr[walk]), int(model.body_jntnum[walk])
+        if count:
+            if count == 1 and model.jnt_type[first] == FREE:
+                return walk, int(model.jnt_qposadr[first])
+            names = [model.joint(first + k).name for k in range(count)]
+            raise SensorError(f"{what}: env {env}: expected the lidar rigidly fixed to the "
+                              f"robot's base (fixed joints only), got joints {names} on the way")
+        walk = int(model.body_parentid[walk])
+    return 0, -1
+
+
+def _quat_mat(q: np.ndarray) -> np.ndarray:
+    """Rotation matrices (n, 3, 3) of quaternions (n, 4) w, x, y, z (normalised here, as
+    mj_kinematics does with a free joint's quaternion)."""
+    q = q / np.linalg.norm(q, axis=1, keepdims=True)
+    w, x, y, z = q.T
+    return np.stack([
+        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
+        np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
+        np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
+    ], axis=1)
 
 
 def cast_lidars(jobs: list[tuple[LidarUnit, np.ndarray]], frames: Frames) -> None:
-    """Cast every (unit, envs) job: snapshots, then one phase per carrier rank (an env's
-    k-th lidar-carrying robot), each phase's fans in parallel."""
-    workers = frames.workers
+    """Cast every (unit, envs) job: one `Simulator.cast_rays` per unit and carrier rank
+    (an env's k-th lidar-carrying robot), the carriers hidden meanwhile."""
+    sim = frames.sim
     jobs = [(u, e) for u, e in jobs if e.size]
-    for env in sorted({int(env) for _, e in jobs for env in e}):
-        frames.snapshot(env)  # a few microseconds each: threads would only add overhead
-    # carrier rank per (unit, env): the order of its carrier among the env's carriers
-    carriers: dict[int, list[int]] = {}
+    carriers: dict[int, list[int]] = {}  # env -> carrier roots, in job order
     for unit, unit_envs in jobs:
-        for env in unit_envs:
-            roots = carriers.setdefault(int(env), [])
-            if unit.carrier_root[env] not in roots:
+        for env in unit_envs.tolist():
+            roots = carriers.setdefault(env, [])
+            if int(unit.carrier_root[env]) not in roots:
                 roots.append(int(unit.carrier_root[env]))
     ranks = max((len(r) for r in carriers.values()), default=0)
-    mask = geomgroup_mask(builders.LIDAR_GROUPS)
     for rank in range(ranks):
-        calls, hidden = [], []
+        casts = []
         for unit, unit_envs in jobs:
-            p = unit.pattern
-            nray = p.directions.shape[0]
-            phase = [int(e) for e in unit_envs if carriers[int(e)].index(int(unit.carrier_root[e])) == rank]
-            if not phase:
-                continue
-            rot = np.stack([frames.snapshot(e).site_xmat[unit.site[e]].reshape(3, 3) for e in phase])
-            world = np.matmul(p.directions, rot.transpose(0, 2, 1))  # (k, nray, 3), C order
-            splits = _splits(nray, workers.nthread)
-            for k, env in enumerate(phase):
-                data = frames.snapshot(env)
-                model = frames.model(env)
-                origin = data.site_xpos[unit.site[env]].copy()
-                hidden.append((model, unit.carrier[env]))
-                for lo, hi in splits:
-                    calls.append(_ray_call(model, data, origin, world[k, lo:hi], mask,
-                                           unit.geomid[env, lo:hi], unit.dist[env, lo:hi],
-                                           p.range_max))
-        saved = [(model, ids, model.geom_group[ids].copy()) for model, ids in hidden]
+            phase = np.array([e for e in unit_envs.tolist()
+                              if carriers[e].index(int(unit.carrier_root[e])) == rank], dtype=np.int64)
+            if phase.size:
+                casts.append((unit, phase))
+        hidden = {}  # env -> carrier geoms: one carrier per env in a rank
+        for unit, phase in casts:
+            for env in phase.tolist():
+                hidden[env] = unit.carrier[env]
+        saved = [(frames.model(env), ids, frames.model(env).geom_group[ids].copy())
+                 for env, ids in hidden.items()]
         try:
             for model, ids, _ in saved:
                 model.geom_group[ids] = builders.GROUP_SELF
-            workers.run(calls)
+            for unit, phase in casts:
+                origins, directions = unit.rays(frames, phase)
+                dist, geomid = sim.cast_rays(origins, directions, LIDAR_MASK, env_ids=phase)
+                unit.dist[phase], unit.geomid[phase] = dist, geomid
         finally:
             for model, ids, groups in reversed(saved):
                 model.geom_group[ids] = groups
     for unit, unit_envs in jobs:
         unit.finish(unit_envs)
         unit.mark_done(frames, unit_envs)
-
-
-def _splits(nray: int, nthread: int) -> list[tuple[int, int]]:
-    if nray < FAN_SPLIT or nthread <= 1:
-        return [(0, nray)]
-    parts = max(1, min(nthread, nray // CHUNK))
-    edges = np.linspace(0, nray, parts + 1).round().astype(int)
-    return list(zip(edges[:-1].tolist(), edges[1:].tolist()))
-
-
-def _ray_call(model: mujoco.MjModel, data: mujoco.MjData, origin: np.ndarray, vec: np.ndarray,
-              mask: np.ndarray, geomid: np.ndarray, dist: np.ndarray, cutoff: float):
-    flat = vec.reshape(-1)
-    nray = vec.shape[0]
-    cut = float(cutoff) if math.isfinite(cutoff) else mujoco.mjMAXVAL
-
-    def call() -> None:
-        mujoco.mj_multiRay(model, data, origin, flat, mask, 1, -1, geomid, dist, None, nray, cut)
-
-    return call

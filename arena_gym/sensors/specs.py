@@ -77,7 +77,7 @@ class SensorSpec:
         return self.key or f"{self.robot}/{self.sensor or self.kind}"
 
     @property
-    def unit_key(self) -> tuple[str, str, str]:
+    def unit_key(self) -> tuple:
         """Specs with equal unit keys share one computation per sim time."""
         return (self.kind, self.robot, self.sensor or "")
 
@@ -85,11 +85,25 @@ class SensorSpec:
 @dataclass(frozen=True)
 class LidarSpec(SensorSpec):
     """Ranges (REP 117) of a lidar; `noise_std` in m ("declared": the URDF's stddev),
-    `dropout` the probability that a beam returns nothing (+inf)."""
+    `dropout` the probability that a beam returns nothing (+inf).
+
+    Overrides (None: as declared): `num_beams`, `angle_min`/`angle_max` (rad, both ends
+    are beams), `range_min`/`range_max` (m) change the declared lidar's pattern, e.g.
+    `LidarSpec("robot", num_beams=720, range_max=5.0)`. `link` puts a lidar the robot
+    does not declare at that link's frame (as Arena's model_params.yaml does: the caller
+    reads that file and passes its values): then `num_beams`, `angle_min`, `angle_max`
+    and `range_max` are required and `sensor` must be None.
+    """
 
     kind: ClassVar[str] = "lidar"
     noise_std: float | str = 0.0
     dropout: float = 0.0
+    link: str | None = None
+    num_beams: int | None = None
+    angle_min: float | None = None
+    angle_max: float | None = None
+    range_min: float | None = None
+    range_max: float | None = None
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -98,6 +112,46 @@ class LidarSpec(SensorSpec):
         _nonneg(self, "dropout", self.dropout)
         if self.dropout > 1:
             raise SensorError(f"LidarSpec.dropout: expected a probability in [0, 1], got {self.dropout!r}")
+        if self.link is not None:
+            if not isinstance(self.link, str) or not self.link:
+                raise SensorError(f"LidarSpec.link: expected a link name or None, got {self.link!r}")
+            if self.sensor is not None:
+                raise SensorError(f"LidarSpec: expected a link or a declared sensor, got "
+                                  f"link={self.link!r} and sensor={self.sensor!r}")
+            missing = [n for n in ("num_beams", "angle_min", "angle_max", "range_max")
+                       if getattr(self, n) is None]
+            if missing:
+                raise SensorError(f"LidarSpec(link={self.link!r}): expected {', '.join(missing)} "
+                                  "(a link lidar has no declaration to fall back on)")
+        if self.num_beams is not None and (isinstance(self.num_beams, bool) or not isinstance(
+                self.num_beams, int) or self.num_beams < 1):
+            raise SensorError(f"LidarSpec.num_beams: expected an integer >= 1 or None, "
+                              f"got {self.num_beams!r}")
+        for name in ("angle_min", "angle_max"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(
+                    value, (int, float)) or not math.isfinite(value)):
+                raise SensorError(f"LidarSpec.{name}: expected a finite angle (rad) or None, "
+                                  f"got {value!r}")
+        if self.range_min is not None:
+            _nonneg(self, "range_min", self.range_min)
+        if self.range_max is not None:
+            _nonneg(self, "range_max", self.range_max)
+            if self.range_max <= (self.range_min or 0.0):
+                raise SensorError(f"LidarSpec.range_max: expected more than range_min "
+                                  f"({self.range_min or 0.0}), got {self.range_max!r}")
+
+    @property
+    def reading_key(self) -> str:
+        if self.key:
+            return self.key
+        return f"{self.robot}/{self.sensor or (f'lidar@{self.link}' if self.link else 'lidar')}"
+
+    @property
+    def unit_key(self) -> tuple:
+        """Specs with equal unit keys share one computation per sim time (one cast)."""
+        return (self.kind, self.robot, self.sensor or "", self.link, self.num_beams,
+                self.angle_min, self.angle_max, self.range_min, self.range_max)
 
 
 @dataclass(frozen=True)

@@ -118,6 +118,10 @@ class Unit:
     def _compute(self, frames: Frames, envs: np.ndarray) -> None:
         raise NotImplementedError
 
+    def noisy(self, spec: SensorSpec) -> bool:
+        """Whether `noise` changes anything for this spec (False skips the per-env loop)."""
+        return True
+
     def noise(self, values: dict[str, np.ndarray], spec: SensorSpec,
               rng: np.random.Generator) -> None:
         """Apply the spec's noise to one env's values (row views), in place."""

@@ -179,20 +179,32 @@ class Simulator:
         directions: np.ndarray,
         geomgroup: np.ndarray | None = None,
         bodyexclude: np.ndarray | int = -1,
+        env_ids: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Rays from one origin per env (num_envs, 3) along (num_envs, R, 3) unit directions,
-        at the current state: distances (-1 for a miss) and geom ids, (num_envs, R) each.
-        Batch groups cast with `Batch.ray`, the others with `mj_multiRay` (bit-identical)."""
+        """Rays from one origin per env (n, 3) along (n, R, 3) unit directions, at the
+        current state, for `env_ids` (default: every env, n = num_envs): distances (-1 for
+        a miss) and geom ids, (n, R) each. Batch groups cast with `Batch.ray`, the others
+        with `mj_multiRay` on the env's own MjData (bit-identical); no MjData is copied."""
         with self._lock:
             self._prepare()
             n = self.store.num_envs
-            exclude = np.broadcast_to(np.asarray(bodyexclude, dtype=np.int32), (n,))
+            envs = np.arange(n) if env_ids is None else np.asarray(env_ids, dtype=np.int64)
+            exclude = np.broadcast_to(np.asarray(bodyexclude, dtype=np.int32), (len(envs),))
             dist = np.empty(directions.shape[:2])
             geomid = np.empty(directions.shape[:2], dtype=np.int32)
-            for group in self._groups:
-                ids = np.asarray(group.env_ids)
-                dist[ids], geomid[ids] = group.rays(origins[ids], directions[ids], geomgroup,
-                                                    exclude[ids])
+            if env_ids is None:
+                where = {g: (np.asarray(g.env_ids), np.asarray(g.env_ids)) for g in self._groups}
+            else:
+                where = {}
+                for i, env in enumerate(envs.tolist()):
+                    group = self._group_of[env]
+                    where.setdefault(group, ([], []))
+                    where[group][0].append(i)
+                    where[group][1].append(env)
+            for group, (rows, ids) in where.items():
+                rows = np.asarray(rows)
+                dist[rows], geomid[rows] = group.rays(origins[rows], directions[rows], geomgroup,
+                                                      exclude[rows], np.asarray(ids))
             return dist, geomid
 
     @property
