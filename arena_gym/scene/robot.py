@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import mujoco
+import numpy as np
 
 from arena_gym.scene import holonomic
 from arena_gym.scene.errors import SpawnError
@@ -48,6 +49,9 @@ class RobotInfo:
     roller_joints: list[str] = field(default_factory=list)
     planar_actuators: list[str] = field(default_factory=list)
     sensor_mounts: list[SensorMount] = field(default_factory=list)  # see sensor_mounts.py
+    # bodies that may touch the floor without colliding: wheels (with their rollers) and
+    # bodies resting on the ground in the reference pose (casters); see foot_bodies
+    feet: list[str] = field(default_factory=list)
 
     @property
     def drive(self) -> str:
@@ -68,15 +72,11 @@ class RobotInfo:
             roller_joints=[prefix + j for j in self.roller_joints],
             planar_actuators=[prefix + a for a in self.planar_actuators],
             sensor_mounts=[m.prefixed(prefix) for m in self.sensor_mounts],
+            feet=[prefix + b for b in self.feet],
         )
 
     def actuator(self, joint: str, kind: str = VEL_SUFFIX) -> str:
         return f"{joint}{kind}"
-
-    @property
-    def collision_sensors(self) -> tuple[str, str]:
-        """Full names of the contact sensors: (any contact, ground contact)."""
-        return self.prefix + COLLISION_ALL, self.prefix + COLLISION_GROUND
 
 
 def _compile_alone(spec: mujoco.MjSpec, source: str) -> mujoco.MjModel:
@@ -161,25 +161,64 @@ def _add_holonomic(
     return grips, roller_joints, planar
 
 
-COLLISION_ALL = "collision/contacts"
-COLLISION_GROUND = "collision/ground_contacts"
+COLLISION_PREFIX = "collision/"
+COLLISION_ALL = COLLISION_PREFIX + "contacts"
+COLLISION_HISTORY = 128  # physics steps of contact counts kept in mjData.history
+FOOT_TOLERANCE = 0.005  # m above the robot's lowest point at rest: a body resting there is a foot
 
 
-def add_collision_sensors(world: mujoco.MjSpec, root_body: str, prefix: str) -> None:
-    """Two MuJoCo contact sensors on the robot's subtree: contacts with anything, and with
-    the ground plane. More of the first than the second is a collision (sensordata, so it
-    is read in batch like any sensor)."""
+def collision_sensor_names(info: RobotInfo) -> tuple[str, list[str], list[str]]:
+    """Full names of a robot's contact counters: (all its contacts, each foot's contacts,
+    each foot's contacts with the ground plane)."""
+    feet = [f"{info.prefix}{COLLISION_PREFIX}foot_{i}" for i in range(len(info.feet))]
+    return info.prefix + COLLISION_ALL, feet, [f + "_ground" for f in feet]
+
+
+def add_collision_sensors(world: mujoco.MjSpec, info: RobotInfo) -> None:
+    """MuJoCo contact sensors counting the robot's contacts (data="found"): with anything,
+    per foot with anything, per foot with the ground plane; each keeps its value of every
+    physics step in mjData.history (nsample COLLISION_HISTORY), so that a contact anywhere
+    in a control step is seen (arena_gym.sensors.contact reads them). They name only the
+    robot's own bodies and the ground, never other entities, which may come and go."""
     found, mindist, one = 1, 1, 1  # data="found" reduce="mindist" num="1"
-    for name, ref in ((COLLISION_ALL, None), (COLLISION_GROUND, "ground")):
-        sensor = world.add_sensor(
-            name=prefix + name,
-            type=mujoco.mjtSensor.mjSENS_CONTACT,
-            objtype=mujoco.mjtObj.mjOBJ_XBODY,
-            objname=root_body,
-        )
+    everything, feet, grounds = collision_sensor_names(info)
+    subtree, body_only = mujoco.mjtObj.mjOBJ_XBODY, mujoco.mjtObj.mjOBJ_BODY
+    rows = [(everything, subtree, info.root_body, None)]
+    rows += [(name, body_only, body, None) for name, body in zip(feet, info.feet, strict=True)]
+    rows += [(name, body_only, body, "ground")
+             for name, body in zip(grounds, info.feet, strict=True)]
+    for name, kind, body, ref in rows:
+        sensor = world.add_sensor(name=name, type=mujoco.mjtSensor.mjSENS_CONTACT,
+                                  objtype=kind, objname=body)
         sensor.intprm[:3] = [found, mindist, one]
+        sensor.nsample = COLLISION_HISTORY
         if ref is not None:
             sensor.reftype, sensor.refname = mujoco.mjtObj.mjOBJ_GEOM, ref
+
+
+def foot_bodies(model: mujoco.MjModel, data: mujoco.MjData, wheels: list[str]) -> list[str]:
+    """Bodies of the wheel joints and everything they carry (mecanum rollers), and bodies
+    whose collision geoms rest within FOOT_TOLERANCE of the robot's lowest point in the
+    reference pose (casters)."""
+    wheel_bodies = {int(model.jnt_bodyid[model.joint(j).id]) for j in wheels}
+    feet = set()
+    for b in range(1, model.nbody):
+        walk = b
+        while walk > 0 and walk not in wheel_bodies:
+            walk = int(model.body_parentid[walk])
+        if walk > 0:
+            feet.add(b)
+    colliding = np.flatnonzero((model.geom_contype != 0) | (model.geom_conaffinity != 0))
+    low = np.full(model.ngeom, np.inf)
+    for g in colliding:
+        rot = data.geom_xmat[g].reshape(3, 3)
+        centre, half = model.geom_aabb[g, :3], model.geom_aabb[g, 3:]
+        low[g] = data.geom_xpos[g, 2] + rot[2] @ centre - np.abs(rot[2]) @ half
+    if colliding.size:
+        lowest = low[colliding].min()
+        feet |= {int(model.geom_bodyid[g]) for g in colliding if low[g] <= lowest + FOOT_TOLERANCE}
+    feet.discard(0)
+    return [model.body(b).name for b in sorted(feet)]
 
 
 def _exclude_self_collision(spec: mujoco.MjSpec) -> None:
@@ -240,5 +279,6 @@ def build_robot_spec(
         roller_joints=roller_joints,
         planar_actuators=planar,
         sensor_mounts=mounts,
+        feet=foot_bodies(model, data, wheels),
     )
     return spec, info

@@ -188,7 +188,7 @@ class Scene:
         )
         try:
             trial.attach(robot_spec, prefix=prefix, frame=frame)
-            add_collision_sensors(trial, prefix + info.root_body, prefix)
+            add_collision_sensors(trial, info.prefixed(prefix))
             model, data = self._compile_spec(trial)
         except ValueError as exc:
             raise SpawnError(f"env {self.env_id}: robot {name!r} rejected: {str(exc).strip()}") from None

@@ -10,6 +10,7 @@ Sensors come from each robot's URDF declarations (arena_gym.scene.sensor_mounts)
 suite.py for the suite, specs.py for what a reading can ask for, rates.py for timing.
 """
 
+from arena_gym.sensors.contact import COLLISION_CLASSES
 from arena_gym.sensors.errors import SensorError
 from arena_gym.sensors.readings import (
     CameraReading,
@@ -33,6 +34,7 @@ from arena_gym.sensors.specs import (
 from arena_gym.sensors.suite import SensorSuite, default_specs
 
 __all__ = [
+    "COLLISION_CLASSES",
     "CameraReading",
     "CameraSpec",
     "CollisionReading",

@@ -50,6 +50,7 @@ class Frames:
                 if isinstance(group, BatchGroup):
                     # an output bound now fills from the next call on: until then, snapshots
                     group.batch.bind("sensordata")
+                    group.bound("history")
                     self._unbound.add(id(group))
         self.forced = forced
         self.round += 1
@@ -129,6 +130,16 @@ class Frames:
                         group, BatchGroup) else getattr(self.scenes[env]._data, field)
                     out[i] = live[a:a + width]
         return out
+
+    def history(self, env: int) -> np.ndarray:
+        """mjData.history of env (every physics step's sensor samples), as the last step
+        left it; a forced round's snapshot otherwise."""
+        group, row = self._where[env]
+        if self.forced or id(group) in self._unbound:
+            return self.snapshot(env, full=True).history
+        if isinstance(group, BatchGroup):
+            return group.bound("history")[row]
+        return self.scenes[env]._data.history
 
     def sensordata(self, env: int) -> np.ndarray:
         """sensordata of env: as the last step computed it, or (forced) at the current state."""

@@ -1,4 +1,4 @@
-"""Contacts of a link, and the robot-level collision flag, from MjData's contact list.
+"""Contacts of a link, and the robot-level collision flag and class: the one collision rule.
 
 A link's contacts are those between its colliding geoms and any geom outside its robot's
 kinematic tree (the floor included), as the last physics step found them: world position,
@@ -6,11 +6,28 @@ the unit normal pointing into the link's geom, and the penetration depth (m, pos
 the geoms overlap). MuJoCo's contact normal points from the contact's first geom to its
 second; it is flipped where the link's geom is the first.
 
-The collision flag counts a robot's contacts with anything but the floor, and floor
-contacts of anything but its feet. Feet are the bodies of its wheels (and their subtrees:
-mecanum rollers) and the bodies whose collision geoms rest within FOOT_TOLERANCE of the
-ground in the robot's reference pose (casters). The floor is the ground plane and every
-spawned floor slab.
+Collision (CollisionSpec, `suite[key].collided`, `.kind`): a robot collides when any of
+its geoms touches anything outside the robot, except its feet touching a floor surface.
+Feet are the robot's wheels (with their rollers) and the bodies resting on the ground in
+its reference pose (casters), `RobotInfo.feet`; floor surfaces are the ground plane and
+the spawned floor slabs. So a robot lying on its side on the floor collides; wheels on a
+floor slab do not. What was hit gives the class (COLLISION_CLASSES, `kind` int8): another
+robot ("robot"), else a movable obstacle prim ("obstacle"), else anything static, walls,
+static prims and floors ("wall"); "none" without a collision. "pedestrian" will come.
+
+A contact anywhere inside the sampling window counts, not only at its end: the window is
+every physics step since the previous sample (one control step when the caller samples
+once per control step). Per physics step MuJoCo counts the robot's contacts in contact
+sensors (scene/robot.py: all contacts, each foot's, each foot's with the ground plane)
+and keeps each step's count in mjData.history, so stepping stays batched and nothing is
+copied per step. From the counts, a non-foot contact or a foot touching anything but the
+ground plane is a collision. Where floor slabs exist, a foot's non-ground contact may be
+a slab: such steps are settled by the contact list of the window's last step (the
+contacts the last physics step found), where every contact's geoms are known; the class
+too comes from that list (or from the reset sample for a window that starts in contact
+and leaves it, e.g. a robot spawned overlapping a wall and pushed out), and is "wall"
+when the contact is gone by then. A forced sample (`SensorSuite.reset`) applies the rule
+to the contacts of the current state.
 """
 
 from __future__ import annotations
@@ -18,15 +35,13 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from arena_gym.scene.robot import RobotInfo
+from arena_gym.scene.robot import COLLISION_HISTORY, RobotInfo, collision_sensor_names
 from arena_gym.scene.scene import Scene
 from arena_gym.scene.sensor_mounts import SensorMount
 from arena_gym.sensors.access import Frames
 from arena_gym.sensors.errors import SensorError
 from arena_gym.sensors.specs import CollisionSpec, ContactSpec
 from arena_gym.sensors.units import Unit, robot_geoms
-
-FOOT_TOLERANCE = 0.005  # m above the robot's lowest point at rest
 
 
 def colliding(model: mujoco.MjModel) -> np.ndarray:
@@ -109,6 +124,10 @@ class ContactUnit(Unit):
                 out["other_geom"][env, :m] = np.where(first[order], geom[order, 1], geom[order, 0])
 
 
+COLLISION_CLASSES = ("none", "wall", "obstacle", "robot")
+NONE, WALL, OBSTACLE, ROBOT = range(4)
+
+
 class CollisionUnit(Unit):
     kind = "collision"
 
@@ -117,6 +136,14 @@ class CollisionUnit(Unit):
         self.robot_geoms: list[np.ndarray] = [np.zeros(0, dtype=bool)] * num_envs
         self.feet: list[np.ndarray] = [np.zeros(0, dtype=bool)] * num_envs
         self.floor: list[np.ndarray] = [np.zeros(0, dtype=bool)] * num_envs
+        self.other_class: list[np.ndarray] = [np.zeros(0, dtype=np.int8)] * num_envs
+        self.slabs = np.zeros(num_envs, dtype=bool)
+        # history: start address of the all-contacts counter and the foot counters
+        self.everything = np.zeros(num_envs, dtype=np.int64)
+        self.feet_all: list[np.ndarray] = [np.zeros(0, dtype=np.int64)] * num_envs
+        self.feet_ground: list[np.ndarray] = [np.zeros(0, dtype=np.int64)] * num_envs
+        self.since = np.full(num_envs, -np.inf)  # env time of the previous sample
+        self.pending = np.zeros(num_envs, dtype=np.int8)  # class seen by the reset sample
 
     def describe(self) -> str:
         return f"collision flag of robot {self.robot!r}"
@@ -126,56 +153,91 @@ class CollisionUnit(Unit):
 
     def _allocate(self, mount: SensorMount | None) -> None:
         n = self.num_envs
-        self.out = {"collided": np.zeros(n, dtype=bool), "contacts": np.zeros(n, dtype=np.int32)}
+        self.out = {"collided": np.zeros(n, dtype=bool), "contacts": np.zeros(n, dtype=np.int32),
+                    "kind": np.zeros(n, dtype=np.int8)}
 
     def _bind_env(self, env: int, scene: Scene, info: RobotInfo, mount: SensorMount | None) -> None:
         model = scene._model
         root = model.body(info.root_body).id
         mine = robot_geoms(model, root) & colliding(model)
         self.robot_geoms[env] = mine
-        self.feet[env] = mine & _feet(model, info, root)
+        feet = np.zeros(model.nbody, dtype=bool)
+        feet[[model.body(b).id for b in info.feet]] = True
+        self.feet[env] = mine & feet[model.geom_bodyid]
         self.floor[env] = _floor(model, scene)
+        self.slabs[env] = any(e.kind == "floor" for e in scene.entities.values())
+        self.other_class[env] = _classes(model, scene)
+        everything, feet_all, feet_ground = collision_sensor_names(info)
+        adr = model.sensor_historyadr
+        self.everything[env] = adr[model.sensor(everything).id]
+        self.feet_all[env] = np.array([adr[model.sensor(n).id] for n in feet_all], dtype=np.int64)
+        self.feet_ground[env] = np.array([adr[model.sensor(n).id] for n in feet_ground],
+                                         dtype=np.int64)
+        self.since[env] = -np.inf
 
     def _compute(self, frames: Frames, envs: np.ndarray) -> None:
-        for env in envs:
-            geom = contacts(frames.snapshot(int(env), full=True))[0]
-            mine, feet, floor = self.robot_geoms[env], self.feet[env], self.floor[env]
-            a, b = geom[:, 0], geom[:, 1]
-            ours = mine[a] ^ mine[b]  # exactly one side is this robot
-            robot_side = np.where(mine[a], a, b)
-            other_side = np.where(mine[a], b, a)
-            standing = floor[other_side] & feet[robot_side]
-            count = int(np.count_nonzero(ours & ~standing))
-            self.out["contacts"][env] = count
-            self.out["collided"][env] = count > 0
+        out = self.out
+        for env in envs.tolist():
+            if frames.forced:  # the current state's contacts (mj_forward on a snapshot)
+                data = frames.snapshot(env, full=True)
+                count, kind = self._rule(env, contacts(data)[0])
+                out["contacts"][env], out["collided"][env] = count, count > 0
+                out["kind"][env] = self.pending[env] = kind
+                self.since[env] = data.time
+                continue
+            history, now = frames.history(env), float(np.reshape(frames.state(env, "time"), -1)[0])
+            stamps, counts = _window(history, self.everything[env], self.since[env], now)
+            feet = sum((_window(history, a, self.since[env], now)[1] for a in self.feet_all[env]),
+                       np.zeros_like(counts))
+            ground = sum((_window(history, a, self.since[env], now)[1]
+                          for a in self.feet_ground[env]), np.zeros_like(counts))
+            off_ground = feet - ground  # feet touching anything but the ground plane
+            certain = (counts - feet > 0) | ((off_ground > 0) & ~self.slabs[env])
+            unsure = (off_ground > 0) & self.slabs[env]
+            count, kind = 0, NONE
+            if certain.any() or unsure.any():  # rare: a collision, or feet on a slab
+                count, kind = self._rule(env, contacts(frames.snapshot(env, full=True))[0])
+            if certain.any() and not count:  # the contact ended inside the window
+                count = int((counts - ground)[certain].max())
+                kind = self.pending[env] if self.pending[env] != NONE and stamps[
+                    certain].min() <= self.since[env] else WALL
+            out["contacts"][env], out["collided"][env], out["kind"][env] = count, count > 0, kind
+            self.pending[env] = NONE
+            self.since[env] = now
+
+    def _rule(self, env: int, geom: np.ndarray) -> tuple[int, int]:
+        """(colliding contacts, class) of one contact list (geom pairs (n, 2))."""
+        mine, feet, floor = self.robot_geoms[env], self.feet[env], self.floor[env]
+        a, b = geom[:, 0], geom[:, 1]
+        ours = mine[a] ^ mine[b]  # exactly one side is this robot
+        robot_side = np.where(mine[a], a, b)
+        other_side = np.where(mine[a], b, a)
+        hits = ours & ~(floor[other_side] & feet[robot_side])
+        if not hits.any():
+            return 0, NONE
+        return int(np.count_nonzero(hits)), int(self.other_class[env][other_side[hits]].max())
 
 
-def _feet(model: mujoco.MjModel, info: RobotInfo, root: int) -> np.ndarray:
-    """Bool mask over geoms: geoms of wheel bodies (and below), and of bodies resting on
-    the ground in the reference pose."""
-    wheel_bodies = {int(model.jnt_bodyid[model.joint(j).id]) for j in info.wheel_joints}
-    below_wheel = np.zeros(model.nbody, dtype=bool)
-    for b in range(model.nbody):
-        walk = b
-        while walk > 0:
-            if walk in wheel_bodies:
-                below_wheel[b] = True
-                break
-            walk = int(model.body_parentid[walk])
-    data = mujoco.MjData(model)
-    mujoco.mj_kinematics(model, data)
-    mine = robot_geoms(model, root) & colliding(model)
-    low = np.full(model.ngeom, np.inf)
-    for g in np.flatnonzero(mine):
-        rot = data.geom_xmat[g].reshape(3, 3)
-        centre, half = model.geom_aabb[g, :3], model.geom_aabb[g, 3:]
-        low[g] = data.geom_xpos[g, 2] + rot[2] @ centre - np.abs(rot[2]) @ half
-    lowest = low[mine].min() if mine.any() else 0.0
-    body_low = np.full(model.nbody, np.inf)
-    np.minimum.at(body_low, model.geom_bodyid, low)
-    resting = body_low <= lowest + FOOT_TOLERANCE
-    bodies = below_wheel | resting
-    return bodies[model.geom_bodyid]
+def _window(history: np.ndarray, adr: int, since: float, now: float) -> tuple[np.ndarray, np.ndarray]:
+    """(stamps, values) of a scalar sensor's history samples taken in [since, now), in
+    buffer order. Layout (MuJoCo 4): two header slots, nsample stamps, nsample values."""
+    n = COLLISION_HISTORY
+    stamps = history[adr + 2 : adr + 2 + n]
+    values = history[adr + 2 + n : adr + 2 + 2 * n]
+    keep = (stamps >= since) & (stamps < now)
+    return stamps[keep], values[keep]
+
+
+def _classes(model: mujoco.MjModel, scene: Scene) -> np.ndarray:
+    """Class per geom as the thing a robot hits: ROBOT for any robot's geoms, OBSTACLE for
+    movable prims (mocap bodies), WALL for everything else."""
+    out = np.full(model.ngeom, WALL, dtype=np.int8)
+    movable = model.body_mocapid[model.geom_bodyid] >= 0
+    out[movable] = OBSTACLE
+    for entity in scene.entities.values():
+        if entity.kind == "robot":
+            out[robot_geoms(model, model.body(entity.record.root_body).id)] = ROBOT  # type: ignore[attr-defined]
+    return out
 
 
 def _floor(model: mujoco.MjModel, scene: Scene) -> np.ndarray:

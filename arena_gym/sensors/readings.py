@@ -237,15 +237,17 @@ class ContactReading(Reading):
 
 
 class CollisionReading(Reading):
-    """`collided`: the robot touches anything but the floor, or touches the floor with
-    anything but its feet; `contacts`: how many such contacts."""
-
-    kind = "collision"
+    """`collided`: the robot touched anything but the floor, or the floor with anything but
+    its feet, at any physics step since the previous sample (contact.py has the rule);
+    `kind`: what it hit, an index into COLLISION_CLASSES ("none", "wall", "obstacle",
+    "robot"); `contacts`: how many such contacts (at the window's last step, else the most
+    at any of its steps)."""
 
     def __init__(self, key: str, robot: str, sensor: str, num_envs: int, period: float) -> None:
         super().__init__(key, robot, sensor, num_envs, period, {
             "collided": ((), np.dtype(bool), False),
             "contacts": ((), np.dtype(np.int32), 0),
+            "kind": ((), np.dtype(np.int8), 0),
         })
 
     @property
@@ -255,3 +257,16 @@ class CollisionReading(Reading):
     @property
     def contacts(self) -> np.ndarray:
         return self.data["contacts"]
+
+    @property
+    def kind(self) -> np.ndarray:  # type: ignore[override]
+        """(num_envs,) int8: what was hit, an index into COLLISION_CLASSES (unlike the
+        other readings, whose `kind` names the sensor kind)."""
+        return self.data["kind"]
+
+    @property
+    def classes(self) -> np.ndarray:
+        """`kind` as class names, (num_envs,) str."""
+        from arena_gym.sensors.contact import COLLISION_CLASSES
+
+        return np.asarray(COLLISION_CLASSES)[self.data["kind"]]

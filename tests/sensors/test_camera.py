@@ -160,7 +160,7 @@ def test_depth_of_the_floor_seen_at_an_angle_is_exact_at_every_pixel_centre(pitc
     store = SceneStore(1)
     store.spawn_urdf(0, "probe", probe_urdf(camera_block(width=81, height=61, near=0.05,
                                                          far=20.0, pose=f"0 0 0.1 0 {pitch} 0")))
-    sim, suite = _suite(store, CameraSpec("probe", outputs=("depth", "points")))
+    _, suite = _suite(store, CameraSpec("probe", outputs=("depth", "points")))
     reading = suite["probe/camera"]
     mount = next(m for m in store.robot(0, "probe").sensor_mounts if m.kind == "camera")
     model, data = store.model(0), store.data(0)
