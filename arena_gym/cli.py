@@ -163,7 +163,7 @@ def _eval(args: argparse.Namespace) -> int:
     if args.policy == "random":
         policy = random_policy(space, seed=args.seed)
     elif args.policy == "reactive":
-        policy = reactive_policy(space, core.scan.angles, core.max_range, core.params.radius)
+        policy = reactive_policy(space, core.scan_angles, core.max_range, core.params.radius)
     else:
         policy = sb3_policy(args.policy, env.single_observation_space, space)
     summary = evaluate(env, policy, args.episodes, seed=args.seed)

@@ -26,7 +26,10 @@ import numpy as np
 
 import arena_gym  # noqa: F401
 from arena_gym.envs.vector_env import ArenaVectorEnv
-from arena_gym.tasks.scan import WORLD_ONLY
+from arena_gym.scene.builders import GROUP_STATIC
+from arena_gym.sensors.lidar import LidarUnit, geomgroup_mask
+
+WORLD_ONLY = geomgroup_mask((GROUP_STATIC,))
 
 CHUNK = 25  # steps per turn: ours and the floor take turns, so machine noise hits both
 
@@ -58,13 +61,14 @@ class Floor:
         for e in range(self.n):
             mujoco.mj_getState(models[e], core.store.data(e), self.batch.state[e],
                                mujoco.mjtState.mjSTATE_INTEGRATION)
-        angles = core.scan.angles
+        angles = core.scan_angles
+        lidar = next(u for u in core.sensor_suite.units.values() if isinstance(u, LidarUnit))
         self.vec = np.zeros((self.n, len(angles), 3))
         self.vec[..., 0], self.vec[..., 1] = np.cos(angles), np.sin(angles)
         self.pnt = np.zeros((self.n, 1, 3))  # from where the robots stand
         self.pnt[:, 0, :2] = core.pose[:, :2]
-        self.pnt[..., 2] = core.pose[:, None, 2] + core.scan.offset[2]
-        self.exclude = np.full((self.n, len(angles)), core.lidar_body[0])
+        self.pnt[..., 2] = core.pose[:, None, 2] + lidar.offset[0, 2]
+        self.exclude = np.full((self.n, len(angles)), lidar.carrier_root[0])
         drive = core.sim.controller.drive(0, "robot")
         self.ctrl, self.ids, self.matrix = self.batch.bind("ctrl"), drive.actuator_ids, drive.matrix
 

@@ -2,6 +2,20 @@
 
 ArenaVectorEnv (autoreset, Gymnasium vector API) and ArenaEnv (one env) both drive this.
 Episodes move the robot and the pool obstacles through state; nothing recompiles.
+
+The env senses through its SensorSuite (built with the env, `sensor_suite`): "scan" is
+the robot's declared lidar (its URDF `<sensor>`, else model_params.yaml's laser at its
+`robot_sensor_frame` link, as the scene mounts it) with the config's `scan.num_beams` and
+`scan.max_range` overriding the declaration when set; "collision" is the sensors' one
+collision rule (arena_gym.sensors.contact), over every physics step of the control step.
+The suite samples once per control step, at its end (built with hook=False; `observe`
+calls `update()` when the sim clock moved), and envs that start an episode are sampled at
+once (`SensorSuite.reset`). Readings other wrappers add are sampled likewise.
+Observation scan: REP 117's +inf (no return within range) reads the observation's max
+range, -inf (closer than the lidar's min range) reads 0; then divided by max range when
+`scan.normalize`. Sensor noise seeding: env e draws its noise from
+`np.random.default_rng([episode_seed, 1])` (fresh entropy when the episode seed is None),
+re-seeded at every seeded reset, so the same seed gives the same readings.
 """
 
 from __future__ import annotations
@@ -9,7 +23,6 @@ from __future__ import annotations
 import math
 import warnings
 
-import mujoco
 import numpy as np
 from gymnasium import spaces
 
@@ -22,8 +35,8 @@ from arena_gym.tasks.episodes import PARKED_Z, Episode, ObstaclePool, sample_epi
 from arena_gym.tasks.layouts import make_layout
 from arena_gym.tasks.metrics import EpisodeMetrics
 from arena_gym.tasks.rewards import StepOutcome, reward_terms, total
+from arena_gym.sensors import CollisionSpec, LidarSpec, SensorSuite
 from arena_gym.tasks.robot_params import load_robot_params
-from arena_gym.tasks.scan import PlanarScan
 
 ROBOT = "robot"
 
@@ -49,11 +62,17 @@ class NavigationCore:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # a robot's dropped meshes warn once per env
             for env in range(num_envs):
-                info = self.store.spawn_urdf(env, ROBOT, urdf, package_paths=packages)
+                info = self.store.spawn_urdf(env, ROBOT, urdf, package_paths=packages,
+                                             model_params=params)
                 self.robot = info if env == 0 else self.robot
                 self.layout.build(self.store, env)
                 self.store.spawn_prims(env, self.pool.prims())
         self.sim = Simulator(self.store)
+        scan = LidarSpec(ROBOT, key="scan", num_beams=cfg.scan.num_beams or None,
+                         range_max=cfg.scan.max_range or None)
+        self._suite = SensorSuite(self.sim, [scan, CollisionSpec(ROBOT, key="collision")],
+                                  seed=0, hook=False)  # sampled once per control step
+        self._sampled_at = -1.0  # sim clock of the suite's last update
         self.curriculum = Curriculum(cfg.curriculum)
         self.metrics = EpisodeMetrics(num_envs)
         self._setup_spaces()
@@ -66,18 +85,13 @@ class NavigationCore:
         self.rngs = [np.random.default_rng(i) for i in range(num_envs)]
         self._seeds: list[int | None] = list(range(num_envs))
         self._views_version: tuple[int, ...] | None = None
-        self._suite = None
+        for e, seed in enumerate(self._seeds):
+            self._seed_suite(e, seed)
 
     @property
-    def sensor_suite(self):
-        """The env's SensorSuite, made on first use (the observation wrappers of
-        arena_gym.wrappers add the readings they need: images, depth, IMU, contact)."""
-        if self._suite is None:
-            from arena_gym.sensors import SensorSuite
-
-            self._suite = SensorSuite(self.sim, specs=[], seed=0)
-            for e, seed in enumerate(self._seeds):
-                self._seed_suite(e, seed)
+    def sensor_suite(self) -> SensorSuite:
+        """The env's SensorSuite: "scan" and "collision", and what the observation wrappers
+        of arena_gym.wrappers add (images, depth, IMU, contact), sampled once per step."""
         return self._suite
 
     def _seed_suite(self, env: int, seed: int | None) -> None:
@@ -87,9 +101,9 @@ class NavigationCore:
     # ------------------------------------------------------------------ setup
     def _setup_spaces(self) -> None:
         p = self.params
-        laser = p.laser
-        beams = self.cfg.scan.num_beams or (laser.num_beams if laser else 360)
-        self.max_range = self.cfg.scan.max_range or (laser.range if laser else 3.5)
+        lidar = self._suite["scan"]
+        beams = lidar.ranges.shape[1]
+        self.max_range = float(lidar.range_max)
         self.action_dim = len(p.low)
         if self.cfg.action == "discrete":
             self.action_space = spaces.Discrete(len(p.discrete))
@@ -103,31 +117,16 @@ class NavigationCore:
                                np.array([np.inf, np.pi], np.float32)),
             "last_action": spaces.Box(np.array(p.low, np.float32), np.array(p.high, np.float32)),
         })
-        angle_min, angle_max = (laser.angle_min, laser.angle_max) if laser else (0.0, 2 * np.pi)
-        self._scan_args = (beams, angle_min, angle_max, self.max_range)
 
     def _setup_model(self) -> None:
         model = self.store.model(0)
-        data = mujoco.MjData(model)
-        mujoco.mj_kinematics(model, data)
-        root = model.body(self.robot.root_body).id
-        sensor_link = None
-        for decl in self.robot.sensors:
-            if decl.is_ray:
-                sensor_link = self.robot.prefix + decl.link
-                break
-        lidar = model.body(sensor_link).id if sensor_link else root
-        rot = data.xmat[root].reshape(3, 3)
-        offset = rot.T @ (data.xpos[lidar] - data.xpos[root])
-        self.scan = PlanarScan(self.n, *self._scan_args, offset=offset)
-        # envs share one layout, so body ids are the same in every env
-        self.lidar_body = np.full(self.n, lidar if sensor_link else -1, dtype=np.int32)
+        lidar = self._suite["scan"]
+        self.scan_angles = lidar.angle_min + lidar.angle_increment * np.arange(lidar.ranges.shape[1])
+        # envs share one layout, so ids are the same in every env
         self.qpos_adr = model.joint(self.robot.prefix + "root").qposadr[0]
         self.spawn_z = model.qpos0[self.qpos_adr + 2]
         self.mocap = np.array([model.body_mocapid[model.body(f"env_0/{name}").id]
                                for name in self.pool.names])
-        sensors = self.robot.collision_sensors
-        self.sensor_adr = np.array([model.sensor(s).adr[0] for s in sensors])
         self._pose_cols = np.arange(self.qpos_adr, self.qpos_adr + 7)
 
     def _views(self) -> None:
@@ -148,9 +147,17 @@ class NavigationCore:
         self.pose[:, :3] = q[:, :3]
         self.pose[:, 3] = np.arctan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
 
+    def _sample(self) -> None:
+        """Sample the suite once per control step (after the physics, or a reset moved the
+        clock); resets sample their envs themselves."""
+        if self.sim.clock != self._sampled_at:
+            self._suite.update()
+            self._sampled_at = self.sim.clock
+
     def _collided(self) -> np.ndarray:
-        data = self.sim.gather("sensordata", self.sensor_adr)
-        return data[:, 0] > data[:, 1]
+        """The sensors' collision flag: any physics step of the control step."""
+        self._sample()
+        return self._suite["collision"].collided.copy()
 
     def _goal_obs(self) -> np.ndarray:
         delta = self.goal - self.pose[:, :2]
@@ -160,7 +167,10 @@ class NavigationCore:
 
     def observe(self) -> tuple[dict[str, np.ndarray], np.ndarray]:
         """Observations of every env, and the raw scan ranges (for clearance)."""
-        ranges = self.scan.cast(self.sim, self.pose, self.lidar_body)
+        self._sample()
+        ranges = self._suite["scan"].ranges.astype(np.float64)
+        ranges[ranges == np.inf] = self.max_range  # REP 117: no return within range
+        ranges[ranges == -np.inf] = 0.0  # closer than the lidar's min range
         scan = ranges / self.max_range if self.cfg.scan.normalize else ranges
         self.goal_polar = self._goal_obs()  # float64, for rewards and termination
         obs = {
@@ -174,8 +184,7 @@ class NavigationCore:
     def seed(self, env: int, seed: int | None) -> None:
         self.rngs[env] = np.random.default_rng(seed)
         self._seeds[env] = seed
-        if self._suite is not None:
-            self._seed_suite(env, seed)
+        self._seed_suite(env, seed)
 
     def reset_envs(self, envs: list[int]) -> list[Episode]:
         """Start new episodes in `envs`; returns their episodes. Call observe() after."""
@@ -199,8 +208,7 @@ class NavigationCore:
         self.last_action[mask] = 0.0
         self._read_pose()
         self.distance[mask] = np.hypot(*(self.goal[mask] - self.pose[mask, :2]).T)
-        if self._suite is not None:
-            self._suite.reset(envs)  # reset observations of the sensors are current
+        self._suite.reset(envs)  # reset observations of the sensors are current
         return episodes
 
     def _place(self, e: int, ep: Episode) -> None:
@@ -274,6 +282,5 @@ class NavigationCore:
         return self.metrics.episode(e, name, self.cfg.control_dt)
 
     def close(self) -> None:
-        if self._suite is not None and hasattr(self._suite, "close"):
-            self._suite.close()
+        self._suite.close()
         self.sim.close()
