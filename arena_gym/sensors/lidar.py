@@ -87,7 +87,7 @@ def overridden(decl: SensorDecl | None, spec: LidarSpec) -> SensorDecl:
     high = decl.max_angle if spec.angle_max is None else spec.angle_max
     if spec.num_beams is not None and spec.angle_max is None and decl.samples > 1:
         step = (decl.max_angle - decl.min_angle) / (decl.samples - 1)
-        if abs(decl.max_angle - decl.min_angle + step - 2 * math.pi) < 1e-6:
+        if abs(decl.max_angle - decl.min_angle + step - 2 * math.pi) < 1e-4:  # yaml rounding
             high = low + 2 * math.pi * (samples - 1) / samples
     return replace(
         decl, samples=samples, min_angle=low, max_angle=high,
