@@ -1,21 +1,30 @@
-"""Sensor costs: lidar per env-step against bare mj_multiRay, camera frames/s.
+"""Sensor costs: the lidar against bare Batch.ray, the collision rule per control step,
+camera frames/s.
 
     python benchmarks/sensors.py [--envs 16] [--beams 360 1080] [--repeats 5] [--ticks 40]
                                  [--camera-envs 4] [--frames 30]
 
 Lidar: N envs of the default world (arena_gym.worlds.build_default_world, env i seeded with
 i; the built-in robot with its lidar declared at `beams` beams) and a SensorSuite holding
-only that lidar, sampled every tick. Per env-step (one tick of 10 physics steps) it times
+only that lidar (hook=False, update() called per env-step). Per env-step (10 physics
+steps) it times
 
-  ours        SensorSuite.update(): snapshot of each env's state, kinematics, the carrier
-              hidden, mj_multiRay on the suite's threads, REP 117 ranges, publishing
-  bare 1t     mj_multiRay alone, the same rays from the same states, env after env (the
-              lidar's own link excluded: this robot's lidar sits only in that link's geom)
-  bare Nt     the same on a thread pool of as many threads as the suite uses, one task per env
+  ours        SensorSuite.update(): the lidar pose from qpos, the carrier hidden, one
+              Simulator.cast_rays (Batch.ray over all envs), REP 117 ranges, publishing
+  bare        Batch.ray alone on the same batch with the same rays (origins and directions
+              made untimed), the carrier excluded by bodyexclude (its lidar link: this
+              robot's beams meet no other of its bodies)
 
 taking turns every tick (physics in between is not timed), so a change in machine speed hits
-all alike; the table shows medians over repeats. The script checks that ours and bare give
-the same ranges.
+both alike; the table shows medians over repeats and the median of per-repeat ratios. The
+script checks that ours and bare give the same ranges. Target (issue 8): ours/bare <= 1.1
+at N = 16, 360 beams.
+
+Collision: the same N envs (no lidar) stepped 20 physics steps per control step (dt 0.005,
+0.1 s), with a SensorSuite holding the CollisionSpec updated after each control step,
+against the same stepping without a suite: the collision's cost per control step. The
+robots' contact-count sensors (with per-step history) are part of every robot's model, so
+both sides step them.
 
 Camera: `--camera-envs` envs, the robot with a camera on its lidar link, rendered every tick:
 frames/s over all envs for RGB, and for RGB + depth (one render pass gives both).
@@ -28,14 +37,13 @@ import argparse
 import os
 import statistics
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 import mujoco
 import numpy as np
 
-from arena_gym.scene import SceneStore, builders
-from arena_gym.sensors import CameraSpec, LidarSpec, SensorSuite
-from arena_gym.sensors.lidar import geomgroup_mask, ray_pattern
+from arena_gym.scene import SceneStore
+from arena_gym.sensors import CameraSpec, CollisionSpec, LidarSpec, SensorSuite
+from arena_gym.sensors.lidar import LIDAR_MASK, LidarUnit
 from arena_gym.sim import Simulator
 from arena_gym.worlds import build_default_world
 from arena_gym.worlds.default import ROBOT_NAME, builtin_robot_urdf
@@ -68,47 +76,34 @@ def world(n: int, urdf: str) -> tuple[SceneStore, Simulator]:
 
 
 class Bare:
-    """mj_multiRay of the suite's rays from copies of the envs' states."""
+    """Batch.ray of the suite's rays on the simulator's own batch."""
 
-    def __init__(self, store: SceneStore, nthread: int) -> None:
-        self.store = store
-        self.models = [store.model(e) for e in range(store.num_envs)]
-        self.datas = [mujoco.MjData(m) for m in self.models]
-        mount = next(m for m in store.robot(0, ROBOT_NAME).sensor_mounts if m.kind == "lidar")
-        self.sites = [m.site(mount.site.replace("env_0/", f"env_{e}/")).id
-                      for e, m in enumerate(self.models)]
-        self.bodies = [int(m.site_bodyid[s]) for m, s in zip(self.models, self.sites, strict=True)]
-        self.pattern = ray_pattern(mount.decl)
-        nray = len(self.pattern.directions)
-        self.dist = np.zeros((store.num_envs, nray))
-        self.geomid = np.zeros((store.num_envs, nray), dtype=np.int32)
-        self.mask = geomgroup_mask(builders.LIDAR_GROUPS)
-        self.pool = ThreadPoolExecutor(nthread) if nthread > 1 else None
+    def __init__(self, sim: Simulator, suite: SensorSuite) -> None:
+        (kind, ids), = sim.groups()
+        assert kind == "batch", "the benchmark expects one batch group"
+        self.sim, self.suite = sim, suite
+        self.batch = sim.stepping_groups()[0].batch
+        self.unit = next(u for u in suite.units.values() if isinstance(u, LidarUnit))
+        self.envs = np.arange(sim.store.num_envs)
+        mount = next(m for m in sim.store.robot(0, ROBOT_NAME).sensor_mounts if m.kind == "lidar")
+        models = [sim.store.model(e) for e in self.envs]
+        sites = [m.site(mount.site.replace("env_0/", f"env_{e}/")).id for e, m in enumerate(models)]
+        self.exclude = np.array([int(m.site_bodyid[s]) for m, s in zip(models, sites, strict=True)],
+                                dtype=np.int32)
+        self.pattern = self.unit.pattern
 
     def load(self) -> None:
-        """Copy the envs' current states (untimed) and set up each env's rays."""
-        self.rays = []
-        for e, (model, data) in enumerate(zip(self.models, self.datas, strict=True)):
-            mujoco.mj_copyData(data, model, self.store.data(e))
-            mujoco.mj_kinematics(model, data)
-            rot = data.site_xmat[self.sites[e]].reshape(3, 3)
-            vec = np.ascontiguousarray(self.pattern.directions @ rot.T).ravel()
-            self.rays.append((data.site_xpos[self.sites[e]].copy(), vec))
+        """The current rays (untimed): the same origins and directions the suite casts."""
+        self.suite.frames.begin(forced=False)
+        origins, directions = self.unit.rays(self.suite.frames, self.envs)
+        self.pnt = np.ascontiguousarray(origins[:, None, :])
+        self.vec = np.ascontiguousarray(directions)
+        self.body = np.ascontiguousarray(np.repeat(self.exclude[:, None], self.vec.shape[1], 1))
 
-    def cast(self, env: int) -> None:
-        origin, vec = self.rays[env]
-        mujoco.mj_multiRay(self.models[env], self.datas[env], origin, vec, self.mask, 1,
-                           self.bodies[env],
-                           self.geomid[env], self.dist[env], None, len(self.dist[env]),
-                           self.pattern.range_max)
-
-    def run(self, threaded: bool) -> float:
+    def run(self) -> float:
         t0 = time.perf_counter()
-        if threaded and self.pool is not None:
-            list(self.pool.map(self.cast, range(len(self.models))))
-        else:
-            for env in range(len(self.models)):
-                self.cast(env)
+        self.dist, self.geomid = self.batch.ray(self.pnt, self.vec, geomgroup=LIDAR_MASK,
+                                                flg_static=True, bodyexclude=self.body)
         return time.perf_counter() - t0
 
     def ranges(self) -> np.ndarray:
@@ -119,39 +114,74 @@ class Bare:
         return out
 
 
-def bench_lidar(n: int, beams: int, ticks: int, repeats: int) -> tuple[float, float, float, float]:
-    store, sim = world(n, robot_urdf(beams))
-    # no hook: the benchmark calls update() itself, timed
+def bench_lidar(n: int, beams: int, ticks: int, repeats: int) -> tuple[float, float, float]:
+    _, sim = world(n, robot_urdf(beams))
     suite = SensorSuite(sim, specs=[LidarSpec(ROBOT_NAME, rate=0.0)], hook=False)
     sim.step(50)
-    bare = Bare(store, suite.workers.nthread)
+    bare = Bare(sim, suite)
     # the same rays from the same state give the same ranges
     bare.load()
-    bare.run(threaded=False)
+    bare.run()
     suite.update()
     ours = suite[f"{ROBOT_NAME}/lidar"].ranges
-    assert np.array_equal(ours, bare.ranges()), "ours and bare mj_multiRay differ"
-    results = {"ours": [], "bare1": [], "bareN": []}
+    assert np.array_equal(ours, bare.ranges()), "ours and bare Batch.ray differ"
+    results: dict[str, list[float]] = {"ours": [], "bare": []}
     for _ in range(repeats):
         sums = dict.fromkeys(results, 0.0)
         for tick in range(ticks):
             sim.step(10)
             bare.load()
-            order = ("ours", "bare1", "bareN") if tick % 2 == 0 else ("bareN", "bare1", "ours")
+            order = ("ours", "bare") if tick % 2 == 0 else ("bare", "ours")
             for which in order:
                 if which == "ours":
                     t0 = time.perf_counter()
                     suite.update()
                     sums["ours"] += time.perf_counter() - t0
                 else:
-                    sums[which] += bare.run(threaded=which == "bareN")
+                    sums["bare"] += bare.run()
         for key, values in results.items():
             values.append(sums[key] / (ticks * n) * 1e6)
     suite.close()
     sim.close()
-    ours, b1, bn = (statistics.median(results[k]) for k in ("ours", "bare1", "bareN"))
-    ratio = statistics.median(o / b for o, b in zip(results["ours"], results["bareN"], strict=True))
-    return ours, b1, bn, ratio
+    ours_us, bare_us = (statistics.median(results[k]) for k in ("ours", "bare"))
+    ratio = statistics.median(o / b for o, b in zip(results["ours"], results["bare"], strict=True))
+    return ours_us, bare_us, ratio
+
+
+def bench_collision(n: int, steps: int, repeats: int) -> tuple[float, float, float]:
+    """(us per control step with the collision suite, without, ratio): two identical sets
+    of envs taking turns, one sampled after every control step."""
+    sims, suites = [], []
+    for with_suite in (True, False):
+        store = SceneStore(num_envs=n, timestep=0.005)
+        for env in range(n):
+            build_default_world(store, env, np.random.default_rng(env))
+        sim = Simulator(store)
+        for env in range(n):
+            sim.set_cmd_vel(env, ROBOT_NAME, *CMD_VEL)
+        sims.append(sim)
+        suites.append(SensorSuite(sim, specs=[CollisionSpec(ROBOT_NAME)], hook=False)
+                      if with_suite else None)
+    results: dict[str, list[float]] = {"with": [], "without": []}
+    for _ in range(repeats):
+        sums = {"with": 0.0, "without": 0.0}
+        for k in range(steps):
+            order = ((0, "with"), (1, "without")) if k % 2 == 0 else ((1, "without"), (0, "with"))
+            for i, key in order:
+                t0 = time.perf_counter()
+                sims[i].step(20)
+                if suites[i] is not None:
+                    suites[i].update()
+                sums[key] += time.perf_counter() - t0
+        for key in results:
+            results[key].append(sums[key] / steps * 1e6)
+    for suite in suites:
+        if suite is not None:
+            suite.close()
+    for sim in sims:
+        sim.close()
+    ratio = statistics.median(w / o for w, o in zip(results["with"], results["without"], strict=True))
+    return statistics.median(results["with"]), statistics.median(results["without"]), ratio
 
 
 def bench_camera(n: int, size: tuple[int, int], frames: int,
@@ -187,10 +217,15 @@ def main() -> None:
           f"{os.environ.get('MUJOCO_GL', '(unset: egl)')}, medians of {args.repeats} repeats")
     print()
     print(f"lidar at N={args.envs}, microseconds per env-step (one tick)")
-    print(f"{'beams':>6} {'ours':>9} {'bare 1t':>9} {'bare Nt':>9} {'ours/bare Nt':>13}")
+    print(f"{'beams':>6} {'ours':>9} {'bare':>9} {'ours/bare':>10}")
     for beams in args.beams:
-        ours, b1, bn, ratio = bench_lidar(args.envs, beams, args.ticks, args.repeats)
-        print(f"{beams:>6} {ours:>9.0f} {b1:>9.0f} {bn:>9.0f} {ratio:>13.2f}", flush=True)
+        ours, bare, ratio = bench_lidar(args.envs, beams, args.ticks, args.repeats)
+        print(f"{beams:>6} {ours:>9.0f} {bare:>9.0f} {ratio:>10.3f}", flush=True)
+    print()
+    print(f"collision at N={args.envs}, microseconds per control step (20 physics steps)")
+    with_, without, ratio = bench_collision(args.envs, args.ticks, args.repeats)
+    print(f"{'with':>9} {'without':>9} {'with/without':>13}")
+    print(f"{with_:>9.0f} {without:>9.0f} {ratio:>13.3f}", flush=True)
     print()
     print(f"camera at N={args.camera_envs}, frames/s over all envs (shadows, reflections off)")
     print(f"{'size':>9} {'rgb':>8} {'rgb+depth':>10}")

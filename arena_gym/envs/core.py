@@ -29,13 +29,13 @@ from gymnasium import spaces
 from arena_gym.config import EnvConfig
 from arena_gym.envs.robots import resolve_robot
 from arena_gym.scene.store import SceneStore
+from arena_gym.sensors import CollisionSpec, LidarSpec, SensorSuite
 from arena_gym.sim.simulator import Simulator
 from arena_gym.tasks.curriculum import Curriculum
 from arena_gym.tasks.episodes import PARKED_Z, Episode, ObstaclePool, sample_episode
 from arena_gym.tasks.layouts import make_layout
 from arena_gym.tasks.metrics import EpisodeMetrics
 from arena_gym.tasks.rewards import StepOutcome, reward_terms, total
-from arena_gym.sensors import CollisionSpec, LidarSpec, SensorSuite
 from arena_gym.tasks.robot_params import load_robot_params
 
 ROBOT = "robot"

@@ -33,6 +33,7 @@ class Frames:
         self.round = 0  # bumped by begin(): units cache their results per round
         self.forced = False
         self._groups: list = []
+        self._plan = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
         self._where: dict[int, tuple[object, int]] = {}
         self._scratch: dict[int, tuple[mujoco.MjModel, mujoco.MjData, np.ndarray]] = {}
         self._snapped: dict[int, tuple[int, bool]] = {}  # env -> (level loaded, cameras posed)
@@ -44,6 +45,13 @@ class Frames:
         if [id(g) for g in groups] != [id(g) for g in self._groups]:
             self._groups = groups
             self._where = {}
+            group_of = np.full(len(self.scenes), -1, dtype=np.int64)
+            row_of = np.full(len(self.scenes), -1, dtype=np.int64)
+            for k, group in enumerate(groups):
+                group_of[group.env_ids] = k
+                row_of[group.env_ids] = [group.row[e] if isinstance(group, BatchGroup) else i
+                                         for i, e in enumerate(group.env_ids)]
+            self._plan = (group_of, row_of)  # env -> index into groups, row in its group
             for group in groups:
                 for i, env in enumerate(group.env_ids):
                     self._where[env] = (group, group.row[env] if isinstance(group, BatchGroup) else i)
@@ -112,23 +120,19 @@ class Frames:
         """(len(envs), width): state field[start[i]:start[i] + width] of each env, current
         (state is, even in a forced round: no snapshot); one fancy-indexed read per batch
         group when its envs share the start."""
+        group_of, row_of = self._plan
+        groups = group_of[envs]
+        first = int(start[0]) if len(envs) else 0
+        if len(envs) and (groups == groups[0]).all() and (start == first).all():
+            group = self._groups[int(groups[0])]
+            if isinstance(group, BatchGroup):  # the hot path: one read
+                return group.bound(field)[row_of[envs], first:first + width]
         out = np.empty((len(envs), width))
-        by_group: dict[int, tuple[object, list[int], list[int]]] = {}
         for i, env in enumerate(envs.tolist()):
             group, row = self._where[env]
-            by_group.setdefault(id(group), (group, [], []))
-            by_group[id(group)][1].append(i)
-            by_group[id(group)][2].append(row)
-        for group, idx, rows in by_group.values():
-            first = int(start[idx[0]])
-            if isinstance(group, BatchGroup) and (start[idx] == first).all():
-                out[idx] = group.bound(field)[rows, first:first + width]
-            else:
-                for i in idx:
-                    env, a = int(envs[i]), int(start[i])
-                    live = group.bound(field)[self._where[env][1]] if isinstance(
-                        group, BatchGroup) else getattr(self.scenes[env]._data, field)
-                    out[i] = live[a:a + width]
+            live = group.bound(field)[row] if isinstance(group, BatchGroup) else getattr(
+                self.scenes[env]._data, field)
+            out[i] = live[int(start[i]):int(start[i]) + width]
         return out
 
     def history(self, env: int) -> np.ndarray:

@@ -127,6 +127,7 @@ class LidarUnit(Unit):
         self.pattern: RayPattern | None = None
         self.carrier_root = np.full(num_envs, -1, dtype=np.int64)
         self.carrier: list[np.ndarray] = [np.zeros(0, dtype=np.int64)] * num_envs
+        self.carrier_groups: list[np.ndarray] = [np.zeros(0, dtype=np.int32)] * num_envs
         # the lidar frame: the carrier's free joint (qpos address, -1: fixed to the world)
         # and the frame's fixed pose in the root body's frame (in the world's when fixed)
         self.qpos_adr = np.full(num_envs, -1, dtype=np.int64)
@@ -164,6 +165,7 @@ class LidarUnit(Unit):
         self.carrier_root[env] = root
         seen = np.isin(model.geom_group, builders.LIDAR_GROUPS)
         self.carrier[env] = np.flatnonzero(robot_geoms(model, root) & seen)
+        self.carrier_groups[env] = model.geom_group[self.carrier[env]].copy()
         data = mujoco.MjData(model)  # once per compile: the frame's offset at qpos0
         mujoco.mj_kinematics(model, data)
         if mount is not None:
@@ -250,13 +252,19 @@ def _rigid_to(model: mujoco.MjModel, body: int, env: int, what: str) -> tuple[in
 def _quat_mat(q: np.ndarray) -> np.ndarray:
     """Rotation matrices (n, 3, 3) of quaternions (n, 4) w, x, y, z (normalised here, as
     mj_kinematics does with a free joint's quaternion)."""
-    q = q / np.linalg.norm(q, axis=1, keepdims=True)
+    q = q / np.sqrt(np.einsum("ij,ij->i", q, q))[:, None]
     w, x, y, z = q.T
-    return np.stack([
-        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
-        np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
-        np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
-    ], axis=1)
+    out = np.empty((len(q), 3, 3))
+    out[:, 0, 0] = 1 - 2 * (y * y + z * z)
+    out[:, 0, 1] = 2 * (x * y - w * z)
+    out[:, 0, 2] = 2 * (x * z + w * y)
+    out[:, 1, 0] = 2 * (x * y + w * z)
+    out[:, 1, 1] = 1 - 2 * (x * x + z * z)
+    out[:, 1, 2] = 2 * (y * z - w * x)
+    out[:, 2, 0] = 2 * (x * z - w * y)
+    out[:, 2, 1] = 2 * (y * z + w * x)
+    out[:, 2, 2] = 1 - 2 * (x * x + y * y)
+    return out
 
 
 def cast_lidars(jobs: list[tuple[LidarUnit, np.ndarray]], frames: Frames) -> None:
@@ -264,36 +272,43 @@ def cast_lidars(jobs: list[tuple[LidarUnit, np.ndarray]], frames: Frames) -> Non
     (an env's k-th lidar-carrying robot), the carriers hidden meanwhile."""
     sim = frames.sim
     jobs = [(u, e) for u, e in jobs if e.size]
-    carriers: dict[int, list[int]] = {}  # env -> carrier roots, in job order
-    for unit, unit_envs in jobs:
-        for env in unit_envs.tolist():
-            roots = carriers.setdefault(env, [])
-            if int(unit.carrier_root[env]) not in roots:
-                roots.append(int(unit.carrier_root[env]))
-    ranks = max((len(r) for r in carriers.values()), default=0)
-    for rank in range(ranks):
-        casts = []
+    if len(jobs) == 1:  # one lidar: one carrier per env, one rank
+        phases = [[jobs[0]]]
+    else:
+        carriers: dict[int, list[int]] = {}  # env -> carrier roots, in job order
         for unit, unit_envs in jobs:
-            phase = np.array([e for e in unit_envs.tolist()
-                              if carriers[e].index(int(unit.carrier_root[e])) == rank], dtype=np.int64)
-            if phase.size:
-                casts.append((unit, phase))
-        hidden = {}  # env -> carrier geoms: one carrier per env in a rank
+            for env in unit_envs.tolist():
+                roots = carriers.setdefault(env, [])
+                if int(unit.carrier_root[env]) not in roots:
+                    roots.append(int(unit.carrier_root[env]))
+        ranks = max((len(r) for r in carriers.values()), default=0)
+        phases = []
+        for rank in range(ranks):
+            casts = []
+            for unit, unit_envs in jobs:
+                phase = np.array([e for e in unit_envs.tolist()
+                                  if carriers[e].index(int(unit.carrier_root[e])) == rank],
+                                 dtype=np.int64)
+                if phase.size:
+                    casts.append((unit, phase))
+            phases.append(casts)
+    for casts in phases:
+        hidden = {}  # env -> (carrier geoms, their groups): one carrier per env in a rank
         for unit, phase in casts:
             for env in phase.tolist():
-                hidden[env] = unit.carrier[env]
-        saved = [(frames.model(env), ids, frames.model(env).geom_group[ids].copy())
-                 for env, ids in hidden.items()]
+                hidden[env] = (unit.carrier[env], unit.carrier_groups[env])
+        saved = [(frames.model(env).geom_group, ids, groups)
+                 for env, (ids, groups) in hidden.items()]
         try:
-            for model, ids, _ in saved:
-                model.geom_group[ids] = builders.GROUP_SELF
+            for geom_group, ids, _ in saved:
+                geom_group[ids] = builders.GROUP_SELF
             for unit, phase in casts:
                 origins, directions = unit.rays(frames, phase)
                 dist, geomid = sim.cast_rays(origins, directions, LIDAR_MASK, env_ids=phase)
                 unit.dist[phase], unit.geomid[phase] = dist, geomid
         finally:
-            for model, ids, groups in reversed(saved):
-                model.geom_group[ids] = groups
+            for geom_group, ids, groups in reversed(saved):
+                geom_group[ids] = groups
     for unit, unit_envs in jobs:
         unit.finish(unit_envs)
         unit.mark_done(frames, unit_envs)

@@ -192,19 +192,16 @@ class Simulator:
             exclude = np.broadcast_to(np.asarray(bodyexclude, dtype=np.int32), (len(envs),))
             dist = np.empty(directions.shape[:2])
             geomid = np.empty(directions.shape[:2], dtype=np.int32)
-            if env_ids is None:
-                where = {g: (np.asarray(g.env_ids), np.asarray(g.env_ids)) for g in self._groups}
-            else:
-                where = {}
-                for i, env in enumerate(envs.tolist()):
-                    group = self._group_of[env]
-                    where.setdefault(group, ([], []))
-                    where[group][0].append(i)
-                    where[group][1].append(env)
-            for group, (rows, ids) in where.items():
-                rows = np.asarray(rows)
+            for group in self._groups:
+                ids = np.asarray(group.env_ids)
+                if env_ids is None:
+                    rows = ids
+                else:
+                    rows = np.flatnonzero(np.isin(envs, ids))
+                    if not rows.size:
+                        continue
                 dist[rows], geomid[rows] = group.rays(origins[rows], directions[rows], geomgroup,
-                                                      exclude[rows], np.asarray(ids))
+                                                      exclude[rows], envs[rows])
             return dist, geomid
 
     @property

@@ -17,7 +17,7 @@ from arena_gym.sensors.units import robot_geoms
 from arena_gym.tasks.episodes import Episode
 from arena_gym.worlds import builtin_robot_urdf
 
-LASER_BLOCK = re.compile(r'<gazebo reference="base_scan">.*?</gazebo>', re.S)
+LASER_BLOCK = re.compile(r'<gazebo reference="base_scan">.*?</gazebo>', re.DOTALL)
 
 
 def _mapped(core: NavigationCore) -> np.ndarray:
