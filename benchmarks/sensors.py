@@ -22,9 +22,10 @@ at N = 16, 360 beams.
 
 Collision: the same N envs (no lidar) stepped 20 physics steps per control step (dt 0.005,
 0.1 s), with a SensorSuite holding the CollisionSpec updated after each control step,
-against the same stepping without a suite: the collision's cost per control step. The
-robots' contact-count sensors (with per-step history) are part of every robot's model, so
-both sides step them.
+against the same envs with neither a suite nor the robots' contact-count sensors (deleted
+from their models): the whole collision's cost per control step, MuJoCo's per-step counts
+and history included. As in the task, a robot that collided starts over (both sets alike,
+untimed); the table shows the share of env-steps in collision.
 
 Camera: `--camera-envs` envs, the robot with a camera on its lidar link, rendered every tick:
 frames/s over all envs for RGB, and for RGB + depth (one render pass gives both).
@@ -148,21 +149,30 @@ def bench_lidar(n: int, beams: int, ticks: int, repeats: int) -> tuple[float, fl
     return ours_us, bare_us, ratio
 
 
-def bench_collision(n: int, steps: int, repeats: int) -> tuple[float, float, float]:
-    """(us per control step with the collision suite, without, ratio): two identical sets
-    of envs taking turns, one sampled after every control step."""
-    sims, suites = [], []
+def bench_collision(n: int, steps: int, repeats: int) -> tuple[float, float, float, float]:
+    """(us per control step with the collision suite, without, ratio, share of env-steps
+    in collision): two identical sets of envs taking turns, one sampled after every
+    control step. As in the task, a robot that collided starts over (its start pose, both
+    sets alike), so collisions stay as rare as episode ends."""
+    sims, suites, starts = [], [], []
     for with_suite in (True, False):
         store = SceneStore(num_envs=n, timestep=0.005)
         for env in range(n):
             build_default_world(store, env, np.random.default_rng(env))
+            if not with_suite:  # no collision at all: the contact counters go too
+                scene = store.scene(env)
+                for sensor in [x for x in scene.spec.sensors if "/collision/" in x.name]:
+                    scene.spec.delete(sensor)
+                scene.compile()
         sim = Simulator(store)
         for env in range(n):
             sim.set_cmd_vel(env, ROBOT_NAME, *CMD_VEL)
         sims.append(sim)
+        starts.append([sim.state(e, "qpos").copy() for e in range(n)])
         suites.append(SensorSuite(sim, specs=[CollisionSpec(ROBOT_NAME)], hook=False)
                       if with_suite else None)
     results: dict[str, list[float]] = {"with": [], "without": []}
+    collided = 0
     for _ in range(repeats):
         sums = {"with": 0.0, "without": 0.0}
         for k in range(steps):
@@ -173,15 +183,24 @@ def bench_collision(n: int, steps: int, repeats: int) -> tuple[float, float, flo
                 if suites[i] is not None:
                     suites[i].update()
                 sums[key] += time.perf_counter() - t0
-        for key in results:
-            results[key].append(sums[key] / steps * 1e6)
+            hit = np.flatnonzero(suites[0][f"{ROBOT_NAME}/collision"].collided)  # untimed
+            collided += hit.size
+            for i in (0, 1):
+                for env in hit.tolist():
+                    sims[i].state(env, "qpos")[:] = starts[i][env]
+                    sims[i].state(env, "qvel")[:] = 0.0
+            if hit.size:
+                suites[0].reset(hit)
+        for key, values in results.items():
+            values.append(sums[key] / steps * 1e6)
     for suite in suites:
         if suite is not None:
             suite.close()
     for sim in sims:
         sim.close()
     ratio = statistics.median(w / o for w, o in zip(results["with"], results["without"], strict=True))
-    return statistics.median(results["with"]), statistics.median(results["without"]), ratio
+    share = collided / (repeats * steps * n)
+    return statistics.median(results["with"]), statistics.median(results["without"]), ratio, share
 
 
 def bench_camera(n: int, size: tuple[int, int], frames: int,
@@ -223,9 +242,9 @@ def main() -> None:
         print(f"{beams:>6} {ours:>9.0f} {bare:>9.0f} {ratio:>10.3f}", flush=True)
     print()
     print(f"collision at N={args.envs}, microseconds per control step (20 physics steps)")
-    with_, without, ratio = bench_collision(args.envs, args.ticks, args.repeats)
-    print(f"{'with':>9} {'without':>9} {'with/without':>13}")
-    print(f"{with_:>9.0f} {without:>9.0f} {ratio:>13.3f}", flush=True)
+    with_, without, ratio, share = bench_collision(args.envs, args.ticks, args.repeats)
+    print(f"{'with':>9} {'without':>9} {'with/without':>13} {'collided':>9}")
+    print(f"{with_:>9.0f} {without:>9.0f} {ratio:>13.3f} {share:>9.1%}", flush=True)
     print()
     print(f"camera at N={args.camera_envs}, frames/s over all envs (shadows, reflections off)")
     print(f"{'size':>9} {'rgb':>8} {'rgb+depth':>10}")

@@ -135,15 +135,26 @@ class Frames:
             out[i] = live[int(start[i]):int(start[i]) + width]
         return out
 
-    def history(self, env: int) -> np.ndarray:
-        """mjData.history of env (every physics step's sensor samples), as the last step
-        left it; a forced round's snapshot otherwise."""
-        group, row = self._where[env]
-        if self.forced or id(group) in self._unbound:
-            return self.snapshot(env, full=True).history
-        if isinstance(group, BatchGroup):
-            return group.bound("history")[row]
-        return self.scenes[env]._data.history
+    def field_rows(self, field: str, envs: np.ndarray) -> np.ndarray:
+        """(len(envs), ...) of an MjData field (history, time, ...): state as it is, outputs
+        as the last step left them (a forced round's snapshots: at the current state).
+        One read when the envs share a batch group whose outputs are bound."""
+        group_of, row_of = self._plan
+        groups = group_of[envs]
+        if len(envs) and not self.forced and (groups == groups[0]).all():
+            group = self._groups[int(groups[0])]
+            if isinstance(group, BatchGroup) and id(group) not in self._unbound:
+                return group.bound(field)[row_of[envs]]
+        rows = []
+        for env in envs.tolist():
+            group, row = self._where[env]
+            if self.forced or id(group) in self._unbound:
+                rows.append(np.asarray(getattr(self.snapshot(env, full=True), field)))
+            elif isinstance(group, BatchGroup):
+                rows.append(group.bound(field)[row])
+            else:
+                rows.append(np.asarray(getattr(self.scenes[env]._data, field)))
+        return np.stack(rows)
 
     def sensordata(self, env: int) -> np.ndarray:
         """sensordata of env: as the last step computed it, or (forced) at the current state."""

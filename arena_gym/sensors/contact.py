@@ -32,6 +32,8 @@ to the contacts of the current state.
 
 from __future__ import annotations
 
+import functools
+
 import mujoco
 import numpy as np
 
@@ -142,6 +144,7 @@ class CollisionUnit(Unit):
         self.everything = np.zeros(num_envs, dtype=np.int64)
         self.feet_all: list[np.ndarray] = [np.zeros(0, dtype=np.int64)] * num_envs
         self.feet_ground: list[np.ndarray] = [np.zeros(0, dtype=np.int64)] * num_envs
+        self.layout: list[tuple] = [()] * num_envs  # the addresses, as a grouping key
         self.since = np.full(num_envs, -np.inf)  # env time of the previous sample
         self.pending = np.zeros(num_envs, dtype=np.int8)  # class seen by the reset sample
 
@@ -173,59 +176,91 @@ class CollisionUnit(Unit):
         self.feet_all[env] = np.array([adr[model.sensor(n).id] for n in feet_all], dtype=np.int64)
         self.feet_ground[env] = np.array([adr[model.sensor(n).id] for n in feet_ground],
                                          dtype=np.int64)
+        self.layout[env] = (int(self.everything[env]), tuple(self.feet_all[env].tolist()),
+                            tuple(self.feet_ground[env].tolist()))
         self.since[env] = -np.inf
 
     def _compute(self, frames: Frames, envs: np.ndarray) -> None:
         out = self.out
-        for env in envs.tolist():
-            if frames.forced:  # the current state's contacts (mj_forward on a snapshot)
+        if frames.forced:  # the current state's contacts (mj_forward on a snapshot)
+            for env in envs.tolist():
                 data = frames.snapshot(env, full=True)
                 count, kind = self._rule(env, contacts(data)[0])
                 out["contacts"][env], out["collided"][env] = count, count > 0
                 out["kind"][env] = self.pending[env] = kind
                 self.since[env] = data.time
-                continue
-            history, now = frames.history(env), float(np.reshape(frames.state(env, "time"), -1)[0])
-            stamps, counts = _window(history, self.everything[env], self.since[env], now)
-            feet = sum((_window(history, a, self.since[env], now)[1] for a in self.feet_all[env]),
-                       np.zeros_like(counts))
-            ground = sum((_window(history, a, self.since[env], now)[1]
-                          for a in self.feet_ground[env]), np.zeros_like(counts))
-            off_ground = feet - ground  # feet touching anything but the ground plane
-            certain = (counts - feet > 0) | ((off_ground > 0) & ~self.slabs[env])
-            unsure = (off_ground > 0) & self.slabs[env]
-            count, kind = 0, NONE
-            if certain.any() or unsure.any():  # rare: a collision, or feet on a slab
-                count, kind = self._rule(env, contacts(frames.snapshot(env, full=True))[0])
-            if certain.any() and not count:  # the contact ended inside the window
-                count = int((counts - ground)[certain].max())
-                kind = self.pending[env] if self.pending[env] != NONE and stamps[
-                    certain].min() <= self.since[env] else WALL
+            return
+        history = frames.field_rows("history", envs)
+        now = np.reshape(frames.field_rows("time", envs), -1).astype(float)
+        # per physics step of the window: all contacts, feet's, feet's with the ground
+        counts, feet, ground, stamps, window = self._counts(history, envs, now)
+        off_ground = feet - ground  # feet touching anything but the ground plane
+        slabs = self.slabs[envs][:, None]
+        certain = window & ((counts - feet > 0) | ((off_ground > 0) & ~slabs))
+        unsure = window & (off_ground > 0) & slabs
+        out["contacts"][envs], out["collided"][envs], out["kind"][envs] = 0, False, NONE
+        for i in np.flatnonzero(certain.any(axis=1) | unsure.any(axis=1)).tolist():
+            env = int(envs[i])  # rare: a collision, or feet on a slab: the contact list
+            count, kind = self._rule(env, contacts(frames.snapshot(env, full=True))[0])
+            if certain[i].any() and not count:  # the contact ended inside the window
+                count = int((counts[i] - ground[i])[certain[i]].max())
+                started = stamps[i][certain[i]].min() <= self.since[env]
+                kind = self.pending[env] if started and self.pending[env] != NONE else WALL
             out["contacts"][env], out["collided"][env], out["kind"][env] = count, count > 0, kind
-            self.pending[env] = NONE
-            self.since[env] = now
+        self.pending[envs] = NONE
+        self.since[envs] = now
+
+    def _counts(self, history: np.ndarray, envs: np.ndarray, now: np.ndarray):
+        """Per env and history slot (len(envs), COLLISION_HISTORY): the all-contacts,
+        feet and feet-on-ground counts, the stamps, and whether the slot is in the window
+        [since, now). Envs whose counters sit at the same addresses are read at once."""
+        n = COLLISION_HISTORY
+        shape = (len(envs), n)
+        counts, feet, ground = np.zeros(shape), np.zeros(shape), np.zeros(shape)
+        stamps = np.zeros(shape)
+        layouts: dict[tuple, list[int]] = {}
+        for i, env in enumerate(envs.tolist()):
+            layouts.setdefault(self.layout[env], []).append(i)
+        for layout, rows in layouts.items():
+            index, nfeet = _gather_index(layout)
+            h = (history if len(rows) == len(envs) else history[rows])[:, index]
+            h = h.reshape(len(rows), 2 + 2 * nfeet, n)  # stamps, all, feet..., grounds...
+            stamps[rows], counts[rows] = h[:, 0], h[:, 1]
+            feet[rows] = h[:, 2:2 + nfeet].sum(axis=1)
+            ground[rows] = h[:, 2 + nfeet:].sum(axis=1)
+        # every counter of a robot is written at every step: they share the stamps
+        window = (stamps >= self.since[envs][:, None]) & (stamps < now[:, None])
+        return counts, feet, ground, stamps, window
+
+    def noisy(self, spec: CollisionSpec) -> bool:  # type: ignore[override]
+        return False
 
     def _rule(self, env: int, geom: np.ndarray) -> tuple[int, int]:
         """(colliding contacts, class) of one contact list (geom pairs (n, 2))."""
-        mine, feet, floor = self.robot_geoms[env], self.feet[env], self.floor[env]
+        mine = self.robot_geoms[env]
         a, b = geom[:, 0], geom[:, 1]
-        ours = mine[a] ^ mine[b]  # exactly one side is this robot
-        robot_side = np.where(mine[a], a, b)
-        other_side = np.where(mine[a], b, a)
-        hits = ours & ~(floor[other_side] & feet[robot_side])
-        if not hits.any():
+        first, second = mine[a], mine[b]
+        ours = first != second  # exactly one side is this robot
+        if not ours.any():
             return 0, NONE
-        return int(np.count_nonzero(hits)), int(self.other_class[env][other_side[hits]].max())
+        robot_side = np.where(first, a, b)[ours]
+        other_side = np.where(first, b, a)[ours]
+        other = other_side[~(self.floor[env][other_side] & self.feet[env][robot_side])]
+        if not other.size:
+            return 0, NONE
+        return int(other.size), int(self.other_class[env][other].max())
 
 
-def _window(history: np.ndarray, adr: int, since: float, now: float) -> tuple[np.ndarray, np.ndarray]:
-    """(stamps, values) of a scalar sensor's history samples taken in [since, now), in
-    buffer order. Layout (MuJoCo 4): two header slots, nsample stamps, nsample values."""
+@functools.lru_cache(maxsize=64)
+def _gather_index(layout: tuple) -> tuple[np.ndarray, int]:
+    """History columns of a counter layout, one gather: the stamps, then the values of the
+    all-contacts counter, of each foot's, of each foot's on the ground (n slots each).
+    Layout per scalar sensor (MuJoCo 4): two header slots, n stamps, n values."""
+    everything, feet_all, feet_ground = layout
     n = COLLISION_HISTORY
-    stamps = history[adr + 2 : adr + 2 + n]
-    values = history[adr + 2 + n : adr + 2 + 2 * n]
-    keep = (stamps >= since) & (stamps < now)
-    return stamps[keep], values[keep]
+    slots = np.arange(n)
+    starts = [everything + 2] + [a + 2 + n for a in (everything, *feet_all, *feet_ground)]
+    return np.concatenate([s + slots for s in starts]), len(feet_all)
 
 
 def _classes(model: mujoco.MjModel, scene: Scene) -> np.ndarray:

@@ -189,13 +189,15 @@ class Simulator:
             self._prepare()
             n = self.store.num_envs
             envs = np.arange(n) if env_ids is None else np.asarray(env_ids, dtype=np.int64)
+            if len(envs) == n and (envs == np.arange(n)).all():
+                env_ids = None  # every env: each group casts all its rows
             exclude = np.broadcast_to(np.asarray(bodyexclude, dtype=np.int32), (len(envs),))
             dist = np.empty(directions.shape[:2])
             geomid = np.empty(directions.shape[:2], dtype=np.int32)
             for group in self._groups:
                 ids = np.asarray(group.env_ids)
                 if env_ids is None:
-                    rows = ids
+                    rows = ids if len(self._groups) > 1 else slice(None)
                 else:
                     rows = np.flatnonzero(np.isin(envs, ids))
                     if not rows.size:
