@@ -167,30 +167,28 @@ COLLISION_HISTORY = 128  # physics steps of contact counts kept in mjData.histor
 FOOT_TOLERANCE = 0.005  # m above the robot's lowest point at rest: a body resting there is a foot
 
 
-def collision_sensor_names(info: RobotInfo) -> tuple[str, list[str], list[str]]:
-    """Full names of a robot's contact counters: (all its contacts, each foot's contacts,
-    each foot's contacts with the ground plane)."""
-    feet = [f"{info.prefix}{COLLISION_PREFIX}foot_{i}" for i in range(len(info.feet))]
-    return info.prefix + COLLISION_ALL, feet, [f + "_ground" for f in feet]
+def collision_sensor_names(info: RobotInfo) -> tuple[str, list[str]]:
+    """Full names of a robot's contact counters: (all its contacts, each foot's contacts
+    with the ground plane)."""
+    feet = [f"{info.prefix}{COLLISION_PREFIX}foot_{i}_ground" for i in range(len(info.feet))]
+    return info.prefix + COLLISION_ALL, feet
 
 
 def add_collision_sensors(world: mujoco.MjSpec, info: RobotInfo) -> None:
-    """MuJoCo contact sensors counting the robot's contacts (data="found"): with anything,
-    per foot with anything, per foot with the ground plane; each keeps its value of every
+    """MuJoCo contact sensors counting the robot's contacts (data="found", no reduction):
+    with anything, and per foot with the ground plane; each keeps its value of every
     physics step in mjData.history (nsample COLLISION_HISTORY), so that a contact anywhere
     in a control step is seen (arena_gym.sensors.contact reads them). They name only the
     robot's own bodies and the ground, never other entities, which may come and go."""
-    found, mindist, one = 1, 1, 1  # data="found" reduce="mindist" num="1"
-    everything, feet, grounds = collision_sensor_names(info)
-    subtree, body_only = mujoco.mjtObj.mjOBJ_XBODY, mujoco.mjtObj.mjOBJ_BODY
-    rows = [(everything, subtree, info.root_body, None)]
-    rows += [(name, body_only, body, None) for name, body in zip(feet, info.feet, strict=True)]
-    rows += [(name, body_only, body, "ground")
+    found, no_reduction, one = 1, 0, 1  # data="found" reduce="none" num="1"
+    everything, grounds = collision_sensor_names(info)
+    rows = [(everything, mujoco.mjtObj.mjOBJ_XBODY, info.root_body, None)]  # xbody: subtree
+    rows += [(name, mujoco.mjtObj.mjOBJ_BODY, body, "ground")
              for name, body in zip(grounds, info.feet, strict=True)]
     for name, kind, body, ref in rows:
         sensor = world.add_sensor(name=name, type=mujoco.mjtSensor.mjSENS_CONTACT,
                                   objtype=kind, objname=body)
-        sensor.intprm[:3] = [found, mindist, one]
+        sensor.intprm[:3] = [found, no_reduction, one]
         sensor.nsample = COLLISION_HISTORY
         if ref is not None:
             sensor.reftype, sensor.refname = mujoco.mjtObj.mjOBJ_GEOM, ref

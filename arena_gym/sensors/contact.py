@@ -18,16 +18,16 @@ static prims and floors ("wall"); "none" without a collision. "pedestrian" will 
 A contact anywhere inside the sampling window counts, not only at its end: the window is
 every physics step since the previous sample (one control step when the caller samples
 once per control step). Per physics step MuJoCo counts the robot's contacts in contact
-sensors (scene/robot.py: all contacts, each foot's, each foot's with the ground plane)
-and keeps each step's count in mjData.history, so stepping stays batched and nothing is
-copied per step. From the counts, a non-foot contact or a foot touching anything but the
-ground plane is a collision. Where floor slabs exist, a foot's non-ground contact may be
-a slab: such steps are settled by the contact list of the window's last step (the
-contacts the last physics step found), where every contact's geoms are known; the class
-too comes from that list (or from the reset sample for a window that starts in contact
-and leaves it, e.g. a robot spawned overlapping a wall and pushed out), and is "wall"
-when the contact is gone by then. A forced sample (`SensorSuite.reset`) applies the rule
-to the contacts of the current state.
+sensors (scene/robot.py: all its contacts, and each foot's with the ground plane) and
+keeps each step's counts in mjData.history, so stepping stays batched and nothing is
+copied per step. A step with more contacts than feet-on-ground ones is a collision, unless
+the env has floor slabs: there the extra contacts may be feet on a slab, and the contact
+list of the window's last step (the contacts the last physics step found, where every
+contact's geoms are known) settles it (in slab worlds a robot on a slab costs one
+MjData copy per sample). The class comes from that list too (or from the reset sample
+for a window that starts in contact and leaves it, e.g. a robot spawned overlapping a
+wall and pushed out), and is "wall" when the contact is gone by then. A forced sample
+(`SensorSuite.reset`) applies the rule to the contacts of the current state.
 """
 
 from __future__ import annotations
@@ -140,9 +140,8 @@ class CollisionUnit(Unit):
         self.floor: list[np.ndarray] = [np.zeros(0, dtype=bool)] * num_envs
         self.other_class: list[np.ndarray] = [np.zeros(0, dtype=np.int8)] * num_envs
         self.slabs = np.zeros(num_envs, dtype=bool)
-        # history: start address of the all-contacts counter and the foot counters
+        # history: start address of the all-contacts counter and the feet-on-ground ones
         self.everything = np.zeros(num_envs, dtype=np.int64)
-        self.feet_all: list[np.ndarray] = [np.zeros(0, dtype=np.int64)] * num_envs
         self.feet_ground: list[np.ndarray] = [np.zeros(0, dtype=np.int64)] * num_envs
         self.layout: list[tuple] = [()] * num_envs  # the addresses, as a grouping key
         self.since = np.full(num_envs, -np.inf)  # env time of the previous sample
@@ -170,14 +169,12 @@ class CollisionUnit(Unit):
         self.floor[env] = _floor(model, scene)
         self.slabs[env] = any(e.kind == "floor" for e in scene.entities.values())
         self.other_class[env] = _classes(model, scene)
-        everything, feet_all, feet_ground = collision_sensor_names(info)
+        everything, feet_ground = collision_sensor_names(info)
         adr = model.sensor_historyadr
         self.everything[env] = adr[model.sensor(everything).id]
-        self.feet_all[env] = np.array([adr[model.sensor(n).id] for n in feet_all], dtype=np.int64)
         self.feet_ground[env] = np.array([adr[model.sensor(n).id] for n in feet_ground],
                                          dtype=np.int64)
-        self.layout[env] = (int(self.everything[env]), tuple(self.feet_all[env].tolist()),
-                            tuple(self.feet_ground[env].tolist()))
+        self.layout[env] = (int(self.everything[env]), tuple(self.feet_ground[env].tolist()))
         self.since[env] = -np.inf
 
     def _compute(self, frames: Frames, envs: np.ndarray) -> None:
@@ -192,12 +189,11 @@ class CollisionUnit(Unit):
             return
         history = frames.field_rows("history", envs)
         now = np.reshape(frames.field_rows("time", envs), -1).astype(float)
-        # per physics step of the window: all contacts, feet's, feet's with the ground
-        counts, feet, ground, stamps, window = self._counts(history, envs, now)
-        off_ground = feet - ground  # feet touching anything but the ground plane
+        # per physics step of the window: all contacts, feet's with the ground
+        counts, ground, stamps, window = self._counts(history, envs, now)
+        extra = window & (counts - ground > 0)  # anything but feet on the ground plane
         slabs = self.slabs[envs][:, None]
-        certain = window & ((counts - feet > 0) | ((off_ground > 0) & ~slabs))
-        unsure = window & (off_ground > 0) & slabs
+        certain, unsure = extra & ~slabs, extra & slabs
         out["contacts"][envs], out["collided"][envs], out["kind"][envs] = 0, False, NONE
         for i in np.flatnonzero(certain.any(axis=1) | unsure.any(axis=1)).tolist():
             env = int(envs[i])  # rare: a collision, or feet on a slab: the contact list
@@ -211,12 +207,12 @@ class CollisionUnit(Unit):
         self.since[envs] = now
 
     def _counts(self, history: np.ndarray, envs: np.ndarray, now: np.ndarray):
-        """Per env and history slot (len(envs), COLLISION_HISTORY): the all-contacts,
-        feet and feet-on-ground counts, the stamps, and whether the slot is in the window
-        [since, now). Envs whose counters sit at the same addresses are read at once."""
+        """Per env and history slot (len(envs), COLLISION_HISTORY): the all-contacts and
+        feet-on-ground counts, the stamps, and whether the slot is in the window [since,
+        now). Envs whose counters sit at the same addresses are read at once."""
         n = COLLISION_HISTORY
         shape = (len(envs), n)
-        counts, feet, ground = np.zeros(shape), np.zeros(shape), np.zeros(shape)
+        counts, ground = np.zeros(shape), np.zeros(shape)
         stamps = np.zeros(shape)
         layouts: dict[tuple, list[int]] = {}
         for i, env in enumerate(envs.tolist()):
@@ -224,13 +220,12 @@ class CollisionUnit(Unit):
         for layout, rows in layouts.items():
             index, nfeet = _gather_index(layout)
             h = (history if len(rows) == len(envs) else history[rows])[:, index]
-            h = h.reshape(len(rows), 2 + 2 * nfeet, n)  # stamps, all, feet..., grounds...
+            h = h.reshape(len(rows), 2 + nfeet, n)  # stamps, all, feet on the ground...
             stamps[rows], counts[rows] = h[:, 0], h[:, 1]
-            feet[rows] = h[:, 2:2 + nfeet].sum(axis=1)
-            ground[rows] = h[:, 2 + nfeet:].sum(axis=1)
+            ground[rows] = h[:, 2:].sum(axis=1)
         # every counter of a robot is written at every step: they share the stamps
         window = (stamps >= self.since[envs][:, None]) & (stamps < now[:, None])
-        return counts, feet, ground, stamps, window
+        return counts, ground, stamps, window
 
     def noisy(self, spec: CollisionSpec) -> bool:  # type: ignore[override]
         return False
@@ -254,13 +249,13 @@ class CollisionUnit(Unit):
 @functools.lru_cache(maxsize=64)
 def _gather_index(layout: tuple) -> tuple[np.ndarray, int]:
     """History columns of a counter layout, one gather: the stamps, then the values of the
-    all-contacts counter, of each foot's, of each foot's on the ground (n slots each).
+    all-contacts counter and of each foot's on the ground (n slots each).
     Layout per scalar sensor (MuJoCo 4): two header slots, n stamps, n values."""
-    everything, feet_all, feet_ground = layout
+    everything, feet_ground = layout
     n = COLLISION_HISTORY
     slots = np.arange(n)
-    starts = [everything + 2] + [a + 2 + n for a in (everything, *feet_all, *feet_ground)]
-    return np.concatenate([s + slots for s in starts]), len(feet_all)
+    starts = [everything + 2] + [a + 2 + n for a in (everything, *feet_ground)]
+    return np.concatenate([s + slots for s in starts]), len(feet_ground)
 
 
 def _classes(model: mujoco.MjModel, scene: Scene) -> np.ndarray:

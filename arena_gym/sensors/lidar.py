@@ -301,7 +301,10 @@ def cast_lidars(jobs: list[tuple[LidarUnit, np.ndarray]], frames: Frames) -> Non
             for unit, phase in casts:
                 origins, directions = unit.rays(frames, phase)
                 dist, geomid = sim.cast_rays(origins, directions, LIDAR_MASK, env_ids=phase)
-                unit.dist[phase], unit.geomid[phase] = dist, geomid
+                if len(phase) == unit.num_envs:  # every env (phases are sorted and unique)
+                    unit.dist, unit.geomid = dist, geomid
+                else:
+                    unit.dist[phase], unit.geomid[phase] = dist, geomid
         finally:
             for geom_group, ids, groups in reversed(saved):
                 geom_group[ids] = groups

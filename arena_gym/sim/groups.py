@@ -88,13 +88,13 @@ class BatchGroup:
         self.batch.reset([self.row[e] for e in env_ids], stage=mujoco.mjtStage.mjSTAGE_NONE)
 
     def rays(self, origins: np.ndarray, vecs: np.ndarray, geomgroup: np.ndarray | None,
-             bodyexclude: np.ndarray, env_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Cast from each env's origin (n, 3) along vecs (n, R, 3): dist, geomid (n, R)."""
+             bodyexclude: np.ndarray, env_ids: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """Cast from each env's origin (n, 3) along vecs (n, R, 3): dist, geomid (n, R), for
+        `env_ids` of the group (None: all of them, in order)."""
         nray = vecs.shape[1]
         exclude = bodyexclude[:, None] if (bodyexclude == -1).all() else np.repeat(
             bodyexclude[:, None], nray, axis=1)
-        rows = None if len(env_ids) == len(self.env_ids) and list(env_ids) == self.env_ids else [
-            self.row[int(e)] for e in env_ids]
+        rows = None if env_ids is None else [self.row[int(e)] for e in env_ids]
         return self.batch.ray(origins[:, None, :], vecs, geomgroup=geomgroup, flg_static=True,
                               bodyexclude=exclude, ids=rows)
 
@@ -146,10 +146,11 @@ class PoolGroup:
             getattr(scene._data, field)[cols] = row
 
     def rays(self, origins: np.ndarray, vecs: np.ndarray, geomgroup: np.ndarray | None,
-             bodyexclude: np.ndarray, env_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+             bodyexclude: np.ndarray, env_ids: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         n, nray = vecs.shape[:2]
         dist, geomid = np.empty((n, nray)), np.empty((n, nray), dtype=np.int32)
-        scenes = [self.scenes[self.env_ids.index(int(e))] for e in env_ids]
+        scenes = self.scenes if env_ids is None else [self.scenes[self.env_ids.index(int(e))]
+                                                      for e in env_ids]
 
         def cast(i: int) -> None:
             scene = scenes[i]

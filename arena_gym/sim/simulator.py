@@ -192,18 +192,15 @@ class Simulator:
             if len(envs) == n and (envs == np.arange(n)).all():
                 env_ids = None  # every env: each group casts all its rows
             exclude = np.broadcast_to(np.asarray(bodyexclude, dtype=np.int32), (len(envs),))
+            if env_ids is None and len(self._groups) == 1:  # the hot path: one call
+                return self._groups[0].rays(origins, directions, geomgroup, exclude, None)
             dist = np.empty(directions.shape[:2])
             geomid = np.empty(directions.shape[:2], dtype=np.int32)
             for group in self._groups:
-                ids = np.asarray(group.env_ids)
-                if env_ids is None:
-                    rows = ids if len(self._groups) > 1 else slice(None)
-                else:
-                    rows = np.flatnonzero(np.isin(envs, ids))
-                    if not rows.size:
-                        continue
-                dist[rows], geomid[rows] = group.rays(origins[rows], directions[rows], geomgroup,
-                                                      exclude[rows], envs[rows])
+                rows = np.flatnonzero(np.isin(envs, group.env_ids))
+                if rows.size:
+                    dist[rows], geomid[rows] = group.rays(origins[rows], directions[rows],
+                                                          geomgroup, exclude[rows], envs[rows])
             return dist, geomid
 
     @property
