@@ -156,6 +156,7 @@ class LidarUnit(Unit):
         nray = self.pattern.directions.shape[0]
         self.dist = np.zeros((self.num_envs, nray))
         self.geomid = np.zeros((self.num_envs, nray), dtype=np.int32)
+        self._directions = np.empty((self.num_envs, nray, 3))
         shape = (self.pattern.beams,) if self.pattern.rings == 1 else (
             self.pattern.rings, self.pattern.beams)
         self.out = {"ranges": np.full((self.num_envs, *shape), np.inf, dtype=np.float32)}
@@ -204,10 +205,10 @@ class LidarUnit(Unit):
             pos[moving] = q[:, :3] + np.einsum("nij,nj->ni", r_base, pos[moving])
             rot = rot.copy()
             rot[moving] = np.matmul(r_base, rot[moving])
-        # world[n, r] = rot[n] @ d[r] for all envs in one product: (R, 3) @ (3, n * 3)
-        n, nray = len(rot), len(self.pattern.directions)
-        flat = self.pattern.directions @ rot.transpose(2, 0, 1).reshape(3, n * 3)
-        return pos, np.ascontiguousarray(flat.reshape(nray, n, 3).transpose(1, 0, 2))
+        # world[n, r] = rot[n] @ d[r], into a buffer kept between calls
+        out = self._directions[:len(envs)]
+        np.matmul(self.pattern.directions, rot.transpose(0, 2, 1), out=out)
+        return pos, out
 
     def _compute(self, frames: Frames, envs: np.ndarray) -> None:
         cast_lidars([(self, envs)], frames)
@@ -215,13 +216,17 @@ class LidarUnit(Unit):
     def finish(self, envs: np.ndarray) -> None:
         """REP 117 ranges of `envs` from the raw distances."""
         p = self.pattern
-        every = len(envs) == self.num_envs  # envs are sorted and unique: all of them
-        dist = self.dist if every else self.dist[envs]
-        geomid = self.geomid if every else self.geomid[envs]
-        ranges = dist.astype(np.float32)
+        if len(envs) == self.num_envs:  # envs are sorted and unique: all of them, in place
+            ranges = self.out["ranges"].reshape(self.num_envs, -1)
+            dist, geomid = self.dist, self.geomid
+            np.copyto(ranges, dist, casting="same_kind")
+        else:
+            dist, geomid = self.dist[envs], self.geomid[envs]
+            ranges = dist.astype(np.float32)
         ranges[dist < p.range_min] = -np.inf  # a miss reads -1 here: set just below
         ranges[(geomid < 0) | (dist > p.range_max)] = np.inf
-        self.out["ranges"][envs] = ranges.reshape(len(envs), *self.out["ranges"].shape[1:])
+        if len(envs) != self.num_envs:
+            self.out["ranges"][envs] = ranges.reshape(len(envs), *self.out["ranges"].shape[1:])
 
     def _std(self, spec: LidarSpec) -> float:
         if spec.noise_std != "declared":
