@@ -80,7 +80,7 @@ class Bare:
     """Batch.ray of the suite's rays on the simulator's own batch."""
 
     def __init__(self, sim: Simulator, suite: SensorSuite) -> None:
-        (kind, ids), = sim.groups()
+        ((kind, _),) = sim.groups()
         assert kind == "batch", "the benchmark expects one batch group"
         self.sim, self.suite = sim, suite
         self.batch = sim.stepping_groups()[0].batch
