@@ -2,8 +2,9 @@
 
 While stepping, a batched env's state is a row of its group's `mujoco.batch.Batch`; the
 scene's own MjData is behind. Sensors never pull it (that would mark it edited): they read
-state rows and bound outputs directly, and copy an env into a private MjData (a
-"snapshot") only for what needs geometry (rays, renders, contacts).
+state rows and bound outputs directly (lidar poses, contact-count history), cast rays
+through `Simulator.cast_rays`, and copy an env into a private MjData (a "snapshot") only
+for renders and contact lists (a collision to classify) and forced samples.
 
 At a tick (`forced=False`) a snapshot gets fresh kinematics at the current state (camera
 poses too, when asked); a light one (rays, renders) copies only the state vector, a full
