@@ -136,8 +136,6 @@ class NavigationCore:
         self._qpos = [self.sim.state(e, "qpos") for e in range(self.n)]
         self._mocap_pos = [self.sim.state(e, "mocap_pos") for e in range(self.n)]
         self._mocap_quat = [self.sim.state(e, "mocap_quat") for e in range(self.n)]
-        # every env holds the same robot in the same layout: one drive serves them all
-        self._drive = self.sim.controller.drive(0, ROBOT)
         self._views_version = self.sim.layout_version
 
     # ------------------------------------------------------------------ state
@@ -240,10 +238,8 @@ class NavigationCore:
         if self.action_dim == 3:
             full[:, 1] = twist[:, 1]
         full[~active] = 0.0
-        drive = self._drive  # written straight into ctrl, all envs at once: no staging
-        self.sim.scatter("ctrl", drive.actuator_ids, full @ drive.matrix.T)
-        if len(drive.base_ids):
-            self.sim.scatter("ctrl", drive.base_ids, full)
+        # staged for all envs at once; the controller writes ctrl at the step's ticks
+        self.sim.controller.set_twists(ROBOT, full)
         self.sim.step(self.cfg.substeps)
 
     def evaluate(self, twist: np.ndarray, active: np.ndarray):

@@ -27,6 +27,7 @@ import numpy as np
 
 from arena_gym.scene.builders import GROUP_HIDDEN, ROLLER_CONTYPE
 from arena_gym.scene.gazebo import LinkSurface, PluginDecl
+from arena_gym.scene.wheels import wheel_geometry
 
 NUM_ROLLERS = 12
 ROLLER_MASS_FRACTION = 0.25
@@ -93,12 +94,17 @@ def _collision_geom(body: mujoco.MjsBody) -> mujoco.MjsGeom | None:
     return None
 
 
+MIN_ROLLING_GRIP = 0.1  # |cos| of the angle between a wheel's grip and its rolling direction
+
+
 def grip_in_link(
     spec: mujoco.MjSpec, model: mujoco.MjModel, data: mujoco.MjData, joint: str, declared: Grip
 ) -> np.ndarray:
     """The ground-plane grip direction at the wheel's contact, in its link frame.
 
-    `model`/`data`: the robot alone at its reference pose, kinematics done.
+    `model`/`data`: the robot alone at its reference pose, kinematics done. Raises
+    ValueError, saying why, for a grip that could not drive the wheel: along its axle (the
+    wheel's speed for a twist would divide by zero) or straight into the ground.
     """
     body = spec.joint(joint).parent
     wheel = _collision_geom(body)
@@ -109,9 +115,21 @@ def grip_in_link(
     grip = geom_rot.reshape(3, 3) @ declared.fdir1
     down = _down(model, data, body.name, axis)
     grip = grip - (grip @ down) * down  # a direction in the ground plane at the contact
+    declared_as = f"fdir1={tuple(float(v) for v in np.round(declared.fdir1, 4))}"
+    if np.linalg.norm(grip) < 1e-6:
+        raise ValueError(f"its grip direction {declared_as} points into the ground")
     if declared.across:
         grip = np.cross(down, grip)
-    return _unit(grip)
+    grip = _unit(grip)
+    rolling = np.cross(axis, down)
+    if abs(float(grip @ rolling)) < MIN_ROLLING_GRIP:
+        along = "across" if declared.across else "along"
+        raise ValueError(
+            f"its grip ({declared_as}, gripping {along} it) lies along its axle, so the wheel "
+            f"cannot drive the robot; expected a grip within "
+            f"{math.degrees(math.acos(MIN_ROLLING_GRIP)):.0f} degrees of its rolling direction"
+        )
+    return grip
 
 
 def _unit(v: object) -> np.ndarray:
@@ -124,6 +142,22 @@ def _down(model: mujoco.MjModel, data: mujoco.MjData, body: str, axis: np.ndarra
     link_rot = data.xmat[model.body(body).id].reshape(3, 3)
     down = link_rot.T @ np.array([0.0, 0.0, -1.0])
     return _unit(down - (down @ axis) * axis)
+
+
+def _rim(
+    model: mujoco.MjModel, data: mujoco.MjData, joint: str, axis: np.ndarray
+) -> tuple[float, np.ndarray]:
+    """The wheel's radius and the centre of its tread on the axle, in its link frame, from
+    the compiled collision (a primitive's size, or a mesh's farthest vertex)."""
+    j = model.joint(joint).id
+    body = model.jnt_bodyid[j]
+    radius = wheel_geometry(model, data, joint, body).radius
+    anchor = model.jnt_pos[j]
+    first, count = model.body_geomadr[body], model.body_geomnum[body]
+    colliding = [g for g in range(first, first + count)
+                 if model.geom_contype[g] or model.geom_conaffinity[g]]
+    offset = model.geom_pos[colliding[0]] - anchor if colliding else np.zeros(3)
+    return radius, anchor + (offset @ axis) * axis  # on the axle, at the tread's middle
 
 
 def add_rollers(
@@ -139,9 +173,9 @@ def add_rollers(
     wheel = _collision_geom(body)
     if wheel is None:
         return []
-    radius = float(wheel.size[0])
     axis = _unit(spec.joint(joint).axis)
     down = _down(model, data, body.name, axis)
+    radius, centre = _rim(model, data, joint, axis)
     wheel.contype, wheel.conaffinity, wheel.group = 0, 0, GROUP_HIDDEN
     sphere = ROLLER_RADIUS_FRACTION * radius
     roller_mass = ROLLER_MASS_FRACTION * body.mass / NUM_ROLLERS
@@ -151,10 +185,10 @@ def add_rollers(
     names = []
     for k in range(NUM_ROLLERS):
         rot = _rotation(axis, 2 * math.pi * k / NUM_ROLLERS)
-        centre = np.asarray(wheel.pos, dtype=float) + rot @ down * (radius - sphere)
+        position = centre + rot @ down * (radius - sphere)
         roller_axis = rot @ grip
         name = f"{body.name}_roller_{k}"
-        roller = body.add_body(name=name, pos=centre)
+        roller = body.add_body(name=name, pos=position)
         roller.add_joint(name=name, type=mujoco.mjtJoint.mjJNT_HINGE, axis=roller_axis)
         for side in (-1, 1):
             roller.add_geom(

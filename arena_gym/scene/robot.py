@@ -15,6 +15,7 @@ import mujoco
 import numpy as np
 
 from arena_gym.scene import holonomic
+from arena_gym.scene.base_controller import separation_multiplier
 from arena_gym.scene.errors import SpawnError
 from arena_gym.scene.gazebo import LinkSurface, PluginDecl, SensorDecl
 from arena_gym.scene.sensor_mounts import SensorMount, mount_sensors
@@ -52,6 +53,8 @@ class RobotInfo:
     # bodies that may touch the floor without colliding: wheels (with their rollers) and
     # bodies resting on the ground in the reference pose (casters); see foot_bodies
     feet: list[str] = field(default_factory=list)
+    # the base controller's declared wheel_separation_multiplier (base_controller.py)
+    separation_multiplier: float = 1.0
 
     @property
     def drive(self) -> str:
@@ -142,6 +145,7 @@ def _add_holonomic(
     urdf: RewrittenUrdf,
     wheels: list[str],
     rollers: bool,
+    source: str,
 ) -> tuple[dict, list[str], list[str]]:
     """Mecanum rollers or a planar drive, whichever the URDF declares (holonomic.py)."""
     link_of = {j: spec.joint(j).parent.name for j in wheels}
@@ -150,7 +154,12 @@ def _add_holonomic(
         declared = holonomic.mecanum_grip(urdf.surfaces.get(link_of[joint]))
         if declared is None:
             continue
-        grip = holonomic.grip_in_link(spec, model, data, joint, declared)
+        try:
+            grip = holonomic.grip_in_link(spec, model, data, joint, declared)
+        except ValueError as exc:
+            raise SpawnError(
+                f"{source}: wheel {link_of[joint]!r} (joint {joint!r}): {exc}"
+            ) from None
         grips[joint] = tuple(float(v) for v in grip)
         if rollers:
             roller_joints += holonomic.add_rollers(spec, model, data, joint, grip, declared.mu)
@@ -229,11 +238,12 @@ def _exclude_self_collision(spec: mujoco.MjSpec) -> None:
 
 def build_robot_spec(
     name: str, urdf: RewrittenUrdf, source: str, rollers: bool = True,
-    model_params: Path | None = None,
+    model_params: Path | None = None, package_paths: tuple[Path, ...] = (),
 ) -> tuple[mujoco.MjSpec, RobotInfo]:
     """The robot's own MjSpec (unprefixed names) and what the scene keeps about it.
 
     rollers=False keeps declared mecanum wheels as plain cylinders (for comparison).
+    `package_paths` resolve the controller parameter file its plugins name.
     """
     try:
         spec = mujoco.MjSpec.from_string(urdf.xml)
@@ -253,7 +263,8 @@ def build_robot_spec(
     servos = [j for j, kind in urdf.joint_types.items() if kind in ("revolute", "prismatic")]
     _apply_surfaces(spec, urdf.surfaces)
     _exclude_self_collision(spec)
-    grips, roller_joints, planar = _add_holonomic(spec, model, data, urdf, wheels, rollers)
+    grips, roller_joints, planar = _add_holonomic(spec, model, data, urdf, wheels, rollers,
+                                                  source)
     if wheels:
         _add_wheel_servos(spec, wheels, source)
     for joint in servos:
@@ -278,5 +289,7 @@ def build_robot_spec(
         planar_actuators=planar,
         sensor_mounts=mounts,
         feet=foot_bodies(model, data, wheels),
+        separation_multiplier=separation_multiplier(urdf.plugins, package_paths, Path.cwd(),
+                                                    source),
     )
     return spec, info

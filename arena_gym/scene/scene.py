@@ -175,10 +175,11 @@ class Scene:
         self._claim(name)
         pose = _pose3(name, pose)
         label = f"robot {name!r}"
-        rewritten = rewrite_urdf(urdf, tuple(package_paths), label=label)
+        packages = tuple(Path(p) for p in package_paths)
+        rewritten = rewrite_urdf(urdf, packages, label=label)
         params = find_model_params(urdf, model_params)  # its laser block backs a missing lidar
         robot_spec, info = build_robot_spec(name, rewritten, label, rollers=rollers,
-                                            model_params=params)
+                                            model_params=params, package_paths=packages)
         self.flush()
         self._sync()
         trial = self.spec.copy()

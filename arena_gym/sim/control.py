@@ -1,14 +1,21 @@
 """Staged commands: twists for robots and targets for joint servos, applied at each tick.
 
-Commands are staged by the caller and written into the env's controls when a tick starts;
-a control that did not change is not written again (MuJoCo keeps ctrl as state).
+Commands are staged by the caller and written into the env's controls when a tick starts.
+Twists are kept per robot name as one (num_envs, 3) array, whether staged one env at a time
+(`set_twist`) or for all envs at once (`set_twists`, what the navigation env uses), and
+written group by group in one numpy operation per drive: one path from twist to ctrl.
+
+An open-loop control that did not change is not written again (MuJoCo keeps ctrl as
+state); a closed-loop drive (a skid steer's yaw-rate loop, see drive.py) is written at every
+tick, from the base's measured yaw rate.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -20,9 +27,33 @@ from arena_gym.sim.drive import WheelDrive, wheel_drive
 
 @dataclass
 class _EnvCommands:
-    twists: dict[str, tuple[float, float, float]] = field(default_factory=dict)
     joints: dict[str, float] = field(default_factory=dict)  # actuator name -> ctrl
     dirty: bool = False
+
+
+@dataclass
+class _Twists:
+    """One robot name's staged twists over all envs."""
+
+    values: np.ndarray  # (num_envs, 3): vx, vy, omega
+    staged: np.ndarray  # (num_envs,) bool: a twist was staged for this env
+    dirty: np.ndarray  # (num_envs,) bool: to be written at the next tick
+    integral: np.ndarray  # (num_envs,) yaw-rate loop state (drive.YawLoop)
+
+    @classmethod
+    def make(cls, n: int) -> _Twists:
+        return cls(np.zeros((n, 3)), np.zeros(n, bool), np.zeros(n, bool), np.zeros(n))
+
+
+@dataclass(frozen=True)
+class _Part:
+    """Envs of one stepping group whose robot has one drive."""
+
+    drive: WheelDrive
+    group: Any  # sim.groups.BatchGroup | PoolGroup
+    envs: np.ndarray  # env ids
+    rows: np.ndarray  # their rows in the group
+    whole: bool  # the envs are the whole group, in its order
 
 
 def _finite(what: str, values: tuple[float, ...]) -> tuple[float, ...]:
@@ -42,6 +73,10 @@ class Controller:
         self.store = store
         self.commands = [_EnvCommands() for _ in range(store.num_envs)]
         self._drives: dict[tuple[int, str], tuple[int, WheelDrive]] = {}
+        self._twists: dict[str, _Twists] = {}
+        self._plans: dict[str, tuple[object, list[_Part]]] = {}
+        self._checked: dict[str, tuple[tuple[int, ...], np.ndarray]] = {}  # holonomic per env
+        self._groups: Sequence[Any] = ()
 
     def drive(self, env_id: int, robot: str) -> WheelDrive:
         """The robot's wheel drive, rebuilt after a recompile."""
@@ -52,10 +87,20 @@ class Controller:
         if cached is None or cached[0] != scene.compile_count:
             model = scene.model if scene.dirty else scene._model  # no state sync needed
             drive = wheel_drive(model, info)
+            if len(drive.actuator_ids) == 0 and len(drive.base_ids) == 0:
+                raise SceneError(f"robot {robot!r} has no wheels or planar drive to move it")
             self._drives[key] = cached = (scene.compile_count, drive)
         return cached[1]
 
+    def closed_loop(self, groups: Sequence[Any]) -> bool:
+        """A closed-loop drive is commanded: its controls change at every tick."""
+        return any(part.drive.yaw_loop is not None
+                   for robot, staged in self._twists.items() if staged.staged.any()
+                   for part in self._plan(robot, groups))
+
+    # ------------------------------------------------------------ staging
     def set_twist(self, env_id: int, robot: str, twist: tuple[float, ...]) -> None:
+        """Stage one env's twist: (v, omega), or (vx, vy, omega) for a holonomic robot."""
         twist = _finite(f"cmd_vel for {robot!r}", twist)
         drive = self.drive(env_id, robot)
         if len(twist) == 2:
@@ -69,11 +114,55 @@ class Controller:
                 f"cmd_vel for {robot!r}: vy={twist[1]} but the robot is not holonomic; "
                 "expected (v, omega)"
             )
-        if len(drive.actuator_ids) == 0 and len(drive.base_ids) == 0:
-            raise SceneError(f"robot {robot!r} has no wheels or planar drive to move it")
-        commands = self.commands[env_id]
-        commands.twists[robot] = twist  # type: ignore[assignment]
-        commands.dirty = True
+        self._stage(robot, np.array([env_id]), np.array([twist]))
+
+    def set_twists(self, robot: str, twists: np.ndarray) -> None:
+        """Stage every env's twist at once: (num_envs, 2) rows (v, omega) or (num_envs, 3)
+        rows (vx, vy, omega); vy only where the robot is holonomic. Nothing is staged when
+        any row is bad."""
+        n = self.store.num_envs
+        twists = np.asarray(twists, dtype=float)
+        if twists.ndim != 2 or twists.shape[0] != n or twists.shape[1] not in (2, 3):
+            raise ValueError(
+                f"cmd_vel for {robot!r}: expected an array of shape ({n}, 2) or ({n}, 3), "
+                f"got shape {twists.shape}"
+            )
+        if not np.isfinite(twists).all():
+            bad = int(np.flatnonzero(~np.isfinite(twists).all(axis=1))[0])
+            raise ValueError(
+                f"cmd_vel for {robot!r}: expected finite numbers, got {tuple(twists[bad])} "
+                f"in env {bad}"
+            )
+        if twists.shape[1] == 2:
+            twists = np.column_stack([twists[:, 0], np.zeros(n), twists[:, 1]])
+        else:
+            sideways = (twists[:, 1] != 0.0) & ~self._holonomic(robot)
+            if sideways.any():
+                e = int(np.flatnonzero(sideways)[0])
+                raise ValueError(
+                    f"cmd_vel for {robot!r}: vy={twists[e, 1]} in env {e} but the robot is "
+                    "not holonomic; expected (v, omega)"
+                )
+        self._stage(robot, slice(None), twists)
+
+    def _holonomic(self, robot: str) -> np.ndarray:
+        """(num_envs,) whether the robot is holonomic in each env (checks it is in all)."""
+        counts = tuple(s.compile_count for s in self.store.scenes)
+        cached = self._checked.get(robot)
+        if cached is None or cached[0] != counts:
+            flags = np.array([self.drive(e, robot).holonomic for e in range(self.store.num_envs)])
+            self._checked[robot] = cached = (counts, flags)
+        return cached[1]
+
+    def _stage(self, robot: str, envs: np.ndarray | slice, twists: np.ndarray) -> None:
+        staged = self._twists.get(robot)
+        if staged is None:
+            staged = self._twists[robot] = _Twists.make(self.store.num_envs)
+        if not staged.staged[envs].all():
+            self._plans.pop(robot, None)  # an env joins: where it lives is not planned yet
+        staged.values[envs] = twists
+        staged.staged[envs] = True
+        staged.dirty[envs] = True
 
     def set_joint(self, env_id: int, joint: str, value: float, kind: str) -> None:
         scene = self.store.scene(env_id)
@@ -92,22 +181,95 @@ class Controller:
     def invalidate(self, env_id: int) -> None:
         """Rewrite this env's controls at the next tick (after a recompile or regroup)."""
         self.commands[env_id].dirty = True
+        for staged in self._twists.values():
+            staged.dirty[env_id] = True
 
-    def apply(self, ctrl_of: Callable[[int], np.ndarray]) -> None:
-        for env_id, commands in enumerate(self.commands):
-            if not commands.dirty:
-                continue
-            ctrl = ctrl_of(env_id)
-            scene = self.store.scenes[env_id]
-            for robot, twist in list(commands.twists.items()):
-                if robot not in scene.entities:  # deleted since
-                    del commands.twists[robot]
+    def reset(self, env_id: int) -> None:
+        """The env starts over: its controls are rewritten, its yaw loops start from rest."""
+        self.invalidate(env_id)
+        for staged in self._twists.values():
+            staged.integral[env_id] = 0.0
+
+    # ------------------------------------------------------------ writing
+    def _plan(self, robot: str, groups: Sequence[Any]) -> list[_Part]:
+        """Where the robot's staged envs live: per group, per drive (cached per grouping)."""
+        cached = self._plans.get(robot)
+        if cached is not None and cached[0] is groups:
+            return cached[1]
+        staged = self._twists[robot]
+        parts: list[_Part] = []
+        for group in groups:
+            by_drive: dict[tuple, tuple[WheelDrive, list[int], list[int]]] = {}
+            for row, env in enumerate(group.env_ids):
+                if not staged.staged[env]:
                     continue
-                self.drive(env_id, robot).write(ctrl, twist)
-            model = scene._model
-            for actuator, value in list(commands.joints.items()):
-                try:
-                    ctrl[model.actuator(actuator).id] = value
-                except KeyError:
-                    del commands.joints[actuator]
-            commands.dirty = False
+                if robot not in self.store.scenes[env].entities:  # deleted since
+                    staged.staged[env] = staged.dirty[env] = False
+                    continue
+                drive = self.drive(env, robot)
+                entry = by_drive.setdefault(drive.key(), (drive, [], []))
+                entry[1].append(env)
+                entry[2].append(row)
+            for drive, envs, rows in by_drive.values():
+                whole = rows == list(range(len(group.env_ids)))
+                parts.append(_Part(drive, group, np.array(envs), np.array(rows), whole))
+        self._plans[robot] = (groups, parts)
+        return parts
+
+    def apply(self, groups: Sequence[Any], dt: float) -> None:
+        """Write staged commands into the groups' ctrl; `dt` seconds pass until the next
+        call (the yaw loops integrate over it). `groups` is replaced on every regroup."""
+        self._groups = groups
+        for robot, staged in self._twists.items():
+            cached = self._plans.get(robot)
+            if cached is None or cached[0] is not groups:
+                if not staged.staged.any():
+                    continue
+            elif not staged.dirty.any() and not any(p.drive.yaw_loop for p in cached[1]):
+                continue  # the hot path of an open-loop drive: ctrl already holds it
+            for part in self._plan(robot, groups):
+                self._write(part, staged, dt)
+            staged.dirty[:] = False
+        for env_id, commands in enumerate(self.commands):
+            if commands.dirty:
+                self._write_joints(env_id, commands)
+
+    def _write(self, part: _Part, staged: _Twists, dt: float) -> None:
+        drive, group = part.drive, part.group
+        twists = staged.values[part.envs]
+        loop = drive.yaw_loop
+        if loop is not None:
+            measured = group.gather("qvel", np.array([loop.dof]))[part.rows, 0]
+            integral = staged.integral[part.envs]
+            twists = loop.correct(twists, measured, integral, dt)
+            staged.integral[part.envs] = integral
+        elif not staged.dirty[part.envs].all():
+            keep = staged.dirty[part.envs]
+            part = _Part(drive, group, part.envs[keep], part.rows[keep], False)
+            twists = twists[keep]
+        speeds = twists @ drive.matrix.T
+        if part.whole:
+            group.scatter("ctrl", drive.actuator_ids, speeds)
+            if len(drive.base_ids):
+                group.scatter("ctrl", drive.base_ids, twists)
+            return
+        for i, env in enumerate(part.envs):
+            ctrl = group.ctrl_of(int(env))
+            ctrl[drive.actuator_ids] = speeds[i]
+            if len(drive.base_ids):
+                ctrl[drive.base_ids] = twists[i]
+
+    def _write_joints(self, env_id: int, commands: _EnvCommands) -> None:
+        scene = self.store.scenes[env_id]
+        model = scene._model
+        group_ctrl = None
+        for actuator, value in list(commands.joints.items()):
+            try:
+                aid = model.actuator(actuator).id
+            except KeyError:
+                del commands.joints[actuator]
+                continue
+            if group_ctrl is None:
+                group_ctrl = next(g for g in self._groups if env_id in g.env_ids).ctrl_of(env_id)
+            group_ctrl[aid] = value
+        commands.dirty = False

@@ -171,7 +171,7 @@ class Simulator:
                     group.reset(by_group[id(group)])
             for env in env_ids:
                 self._stale[env], self._touched[env] = True, False
-                self.controller.invalidate(env)
+                self.controller.reset(env)
 
     def cast_rays(
         self,
@@ -251,10 +251,12 @@ class Simulator:
             dt = float(self.store.scenes[0]._model.opt.timestep)
             before = [g.times() for g in self._groups]
             remaining = int(n)
+            # ticks: for hooks, and for closed-loop drives (their controls follow the state)
+            ticked = bool(self._hooks) or self.controller.closed_loop(self._groups)
             while remaining:
-                if self.step_count % self.tick_steps == 0 or not self._hooks:
-                    self.controller.apply(self.ctrl)
-                if self._hooks:
+                if self.step_count % self.tick_steps == 0 or not ticked:
+                    self.controller.apply(self._groups, self.tick_steps * dt if ticked else 0.0)
+                if ticked:
                     chunk = min(remaining, self.tick_steps - self.step_count % self.tick_steps)
                 else:
                     chunk = remaining
