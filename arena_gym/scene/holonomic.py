@@ -116,7 +116,7 @@ def grip_in_link(
     down = _down(model, data, body.name, axis)
     grip = grip - (grip @ down) * down  # a direction in the ground plane at the contact
     declared_as = f"fdir1={tuple(float(v) for v in np.round(declared.fdir1, 4))}"
-    if np.linalg.norm(grip) < 1e-6:
+    if np.linalg.norm(grip) < MIN_ROLLING_GRIP:  # within ~6 degrees of vertical
         raise ValueError(f"its grip direction {declared_as} points into the ground")
     if declared.across:
         grip = np.cross(down, grip)

@@ -39,6 +39,7 @@ class _Twists:
     staged: np.ndarray  # (num_envs,) bool: a twist was staged for this env
     dirty: np.ndarray  # (num_envs,) bool: to be written at the next tick
     integral: np.ndarray  # (num_envs,) yaw-rate loop state (drive.YawLoop)
+    all_staged: bool = False  # every env has a twist (the env's case: skips the bookkeeping)
 
     @classmethod
     def make(cls, n: int) -> _Twists:
@@ -74,7 +75,7 @@ class Controller:
         self.commands = [_EnvCommands() for _ in range(store.num_envs)]
         self._drives: dict[tuple[int, str], tuple[int, WheelDrive]] = {}
         self._twists: dict[str, _Twists] = {}
-        self._plans: dict[str, tuple[object, list[_Part]]] = {}
+        self._plans: dict[str, tuple[tuple[int, ...], list[_Part]]] = {}
         self._checked: dict[str, tuple[tuple[int, ...], np.ndarray]] = {}  # holonomic per env
         self._groups: Sequence[Any] = ()
 
@@ -130,12 +131,12 @@ class Controller:
         if not np.isfinite(twists).all():
             bad = int(np.flatnonzero(~np.isfinite(twists).all(axis=1))[0])
             raise ValueError(
-                f"cmd_vel for {robot!r}: expected finite numbers, got {tuple(twists[bad])} "
+                f"cmd_vel for {robot!r}: expected finite numbers, got {tuple(twists[bad].tolist())} "
                 f"in env {bad}"
             )
         if twists.shape[1] == 2:
             twists = np.column_stack([twists[:, 0], np.zeros(n), twists[:, 1]])
-        else:
+        elif twists[:, 1].any():
             sideways = (twists[:, 1] != 0.0) & ~self._holonomic(robot)
             if sideways.any():
                 e = int(np.flatnonzero(sideways)[0])
@@ -158,10 +159,12 @@ class Controller:
         staged = self._twists.get(robot)
         if staged is None:
             staged = self._twists[robot] = _Twists.make(self.store.num_envs)
-        if not staged.staged[envs].all():
-            self._plans.pop(robot, None)  # an env joins: where it lives is not planned yet
+        if not staged.all_staged:
+            if not staged.staged[envs].all():
+                self._plans.pop(robot, None)  # an env joins: where it lives is not planned
+            staged.staged[envs] = True
+            staged.all_staged = bool(staged.staged.all())
         staged.values[envs] = twists
-        staged.staged[envs] = True
         staged.dirty[envs] = True
 
     def set_joint(self, env_id: int, joint: str, value: float, kind: str) -> None:
@@ -193,8 +196,9 @@ class Controller:
     # ------------------------------------------------------------ writing
     def _plan(self, robot: str, groups: Sequence[Any]) -> list[_Part]:
         """Where the robot's staged envs live: per group, per drive (cached per grouping)."""
+        key = tuple(map(id, groups))  # the plan holds the groups, so their ids stay theirs
         cached = self._plans.get(robot)
-        if cached is not None and cached[0] is groups:
+        if cached is not None and cached[0] == key:
             return cached[1]
         staged = self._twists[robot]
         parts: list[_Part] = []
@@ -204,7 +208,7 @@ class Controller:
                 if not staged.staged[env]:
                     continue
                 if robot not in self.store.scenes[env].entities:  # deleted since
-                    staged.staged[env] = staged.dirty[env] = False
+                    staged.staged[env] = staged.dirty[env] = staged.all_staged = False
                     continue
                 drive = self.drive(env, robot)
                 entry = by_drive.setdefault(drive.key(), (drive, [], []))
@@ -213,7 +217,7 @@ class Controller:
             for drive, envs, rows in by_drive.values():
                 whole = rows == list(range(len(group.env_ids)))
                 parts.append(_Part(drive, group, np.array(envs), np.array(rows), whole))
-        self._plans[robot] = (groups, parts)
+        self._plans[robot] = (key, parts)
         return parts
 
     def apply(self, groups: Sequence[Any], dt: float) -> None:
@@ -221,13 +225,12 @@ class Controller:
         call (the yaw loops integrate over it). `groups` is replaced on every regroup."""
         self._groups = groups
         for robot, staged in self._twists.items():
-            cached = self._plans.get(robot)
-            if cached is None or cached[0] is not groups:
-                if not staged.staged.any():
-                    continue
-            elif not staged.dirty.any() and not any(p.drive.yaw_loop for p in cached[1]):
+            if not staged.staged.any():
+                continue
+            parts = self._plan(robot, groups)
+            if not staged.dirty.any() and not any(p.drive.yaw_loop for p in parts):
                 continue  # the hot path of an open-loop drive: ctrl already holds it
-            for part in self._plan(robot, groups):
+            for part in parts:
                 self._write(part, staged, dt)
             staged.dirty[:] = False
         for env_id, commands in enumerate(self.commands):
