@@ -75,7 +75,7 @@ class Controller:
         self.commands = [_EnvCommands() for _ in range(store.num_envs)]
         self._drives: dict[tuple[int, str], tuple[int, WheelDrive]] = {}
         self._twists: dict[str, _Twists] = {}
-        self._plans: dict[str, tuple[tuple[int, ...], list[_Part]]] = {}
+        self._plans: dict[str, tuple[tuple[Any, ...], list[_Part]]] = {}
         self._checked: dict[str, tuple[tuple[int, ...], np.ndarray]] = {}  # holonomic per env
         self._groups: Sequence[Any] = ()
 
@@ -196,10 +196,11 @@ class Controller:
     # ------------------------------------------------------------ writing
     def _plan(self, robot: str, groups: Sequence[Any]) -> list[_Part]:
         """Where the robot's staged envs live: per group, per drive (cached per grouping)."""
-        key = tuple(map(id, groups))  # the plan holds the groups, so their ids stay theirs
         cached = self._plans.get(robot)
-        if cached is not None and cached[0] == key:
+        if (cached is not None and len(cached[0]) == len(groups)
+                and all(a is b for a, b in zip(cached[0], groups))):
             return cached[1]
+        key = tuple(groups)  # by identity: a regroup makes new group objects
         staged = self._twists[robot]
         parts: list[_Part] = []
         for group in groups:
