@@ -20,27 +20,56 @@ FORWARD_SPEED = 0.2  # m/s
 MAX_TURN_RATE = 0.5  # rad/s, per-env turn rates are drawn from [-MAX, MAX]
 
 
+class UsageError(ValueError):
+    """A mistake in the command line: printed as one line, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a mistake is one line (`arena-gym: error: ...`), not usage + error."""
+
+    def error(self, message: str):  # type: ignore[override]
+        raise UsageError(message)
+
+
 def _positive_int(text: str) -> int:
-    value = int(text)
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text}")
     return value
 
 
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text}")
+    return value
+
+
 def _positive_float(text: str) -> float:
-    value = float(text)
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
     if not (math.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError(f"expected a positive number, got {text}")
     return value
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="arena-gym",
         description="Fast, vectorised MuJoCo navigation environments (Arena-Rosnav scene model).",
         epilog="Run 'arena-gym COMMAND --help' for a command's options.",
     )
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    parser.add_argument("--debug", action="store_true",
+                        help="show the Python traceback of an error")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     demo = commands.add_parser(
         "demo",
         help="step the default world in many envs and report the stepping speed",
@@ -58,7 +87,7 @@ def _parser() -> argparse.ArgumentParser:
                       help="number of envs (default: 16)")
     demo.add_argument("--seconds", type=_positive_float, default=10.0, metavar="S",
                       help="simulated seconds to run (default: 10)")
-    demo.add_argument("--seed", type=int, default=0,
+    demo.add_argument("--seed", type=_seed, default=0,
                       help="base seed; env i uses SEED + i (default: 0)")
     demo.set_defaults(run=_demo)
     train = commands.add_parser(
@@ -76,7 +105,9 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--minutes", type=_positive_float, default=15.0,
                        help="wall-time budget, evaluations included (default: 15)")
     train.add_argument("--num-envs", type=_positive_int, default=32, metavar="N")
-    train.add_argument("--seed", type=int, default=0)
+    train.add_argument("--steps", type=_positive_int, default=None, metavar="N",
+                       help="stop after N env steps (default: the --minutes budget only)")
+    train.add_argument("--seed", type=_seed, default=0)
     train.add_argument("--eval-every", type=_positive_float, default=90.0, metavar="S",
                        help="wall seconds between evaluations (default: 90)")
     train.add_argument("--out", default="runs/arena", help="run folder (default: runs/arena)")
@@ -95,7 +126,10 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument("policy", help="a .zip from 'arena-gym train', 'random' or 'reactive'")
     evaluate.add_argument("--episodes", type=_positive_int, default=100)
     evaluate.add_argument("--num-envs", type=_positive_int, default=20, metavar="N")
-    evaluate.add_argument("--seed", type=int, default=10_000)
+    evaluate.add_argument("--seed", type=_seed, default=10_000)
+    evaluate.add_argument("--trust-model", action="store_true",
+                          help="allow pickled Python in the model file (it could run code): "
+                          "only for files you made or trust")
     _config_args(evaluate)
     evaluate.set_defaults(run=_eval)
     version = commands.add_parser(
@@ -115,37 +149,44 @@ def _config_args(parser: argparse.ArgumentParser) -> None:
                         "--set reward.goal=20 (repeatable)")
 
 
-def _overrides(args: argparse.Namespace) -> dict:
+def _overrides(args: argparse.Namespace) -> tuple[str | None, dict]:
+    """(config path, overrides), checked by loading the config: nothing has started yet."""
     import yaml
+
+    from arena_gym.config import load_config
 
     out: dict = {}
     for item in args.set:
         key, sep, value = item.partition("=")
-        if not sep:
-            raise SystemExit(f"--set: expected KEY=VALUE, got {item!r}")
+        if not sep or not key:
+            raise UsageError(f"--set: expected KEY=VALUE, got {item!r}")
         node = out
         *parents, leaf = key.split(".")
         for part in parents:
             node = node.setdefault(part, {})
-        node[leaf] = yaml.safe_load(value)
-    if args.config:
-        from arena_gym.config import load_config
-
-        load_config(args.config)  # fail early on a bad file
-        out["__config__"] = args.config
-    return out
+            if not isinstance(node, dict):
+                raise UsageError(f"--set: {key!r} sets a key inside {part!r}, which is a value")
+        try:
+            node[leaf] = yaml.safe_load(value)
+        except yaml.YAMLError as exc:
+            raise UsageError(f"--set {key}: expected a YAML value, got {value!r} ({exc})") from None
+    load_config(args.config, **out)  # fail early: a bad key or value ends here
+    return args.config, out
 
 
 def _train(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from arena_gym.training import TrainSettings, train
 
-    overrides = _overrides(args)
-    config = overrides.pop("__config__", None)
+    config, overrides = _overrides(args)
+    if Path(args.out).exists() and not Path(args.out).is_dir():
+        raise UsageError(f"--out: expected a folder, got the file {args.out!r}")
     if config:
         overrides["config"] = config
     settings = TrainSettings(algo=args.algo, num_envs=args.num_envs, minutes=args.minutes,
-                             seed=args.seed, eval_every_s=args.eval_every, out=args.out,
-                             progress_bar=not args.no_progress)
+                             timesteps=args.steps, seed=args.seed, eval_every_s=args.eval_every,
+                             out=args.out, progress_bar=not args.no_progress)
     out = train(settings, overrides)
     print(f"run folder: {out}")
     return 0
@@ -156,29 +197,47 @@ def _eval(args: argparse.Namespace) -> int:
     from arena_gym.evaluation import evaluate
     from arena_gym.policies import random_policy, reactive_policy, sb3_policy
 
-    overrides = _overrides(args)
-    config = overrides.pop("__config__", None)
+    config, overrides = _overrides(args)
+    if args.policy not in ("random", "reactive"):
+        from arena_gym.model_files import check_model_file
+
+        check_model_file(args.policy)  # before any env is built
     env = ArenaVectorEnv(args.num_envs, config=config, **overrides)
-    space, core = env.single_action_space, env.core
-    if args.policy == "random":
-        policy = random_policy(space, seed=args.seed)
-    elif args.policy == "reactive":
-        policy = reactive_policy(space, core.scan_angles, core.max_range, core.params.radius)
-    else:
-        policy = sb3_policy(args.policy, env.single_observation_space, space)
-    summary = evaluate(env, policy, args.episodes, seed=args.seed)
+    try:
+        space, core = env.single_action_space, env.core
+        if args.policy == "random":
+            policy = random_policy(space, seed=args.seed)
+        elif args.policy == "reactive":
+            if env.cfg.action != "continuous":
+                raise UsageError(f"reactive: expected action=continuous, got {env.cfg.action}")
+            policy = reactive_policy(space, core.scan_angles, core.max_range, core.params.radius)
+        else:
+            policy = sb3_policy(args.policy, env.single_observation_space, space,
+                                trust=args.trust_model)
+        summary = evaluate(env, policy, args.episodes, seed=args.seed)
+    finally:
+        env.close()
     print(f"{args.policy}: {summary.line()}")
-    env.close()
     return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = _parser()
-    args = parser.parse_args(argv)
-    if args.command is None:
-        parser.print_help()
+    """Run a command; a user mistake prints `arena-gym: error: ...` and returns 2 (with
+    --debug it raises, traceback and all)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    try:
+        args = _parser().parse_args(argv)
+        if args.command is None:
+            _parser().print_help()
+            return 2
+        return args.run(args)
+    except (ValueError, OSError, ImportError) as exc:  # the domain errors are ValueErrors
+        if debug:
+            raise
+        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        print(f"arena-gym: error: {message}", file=sys.stderr)
         return 2
-    return args.run(args)
 
 
 def _version(args: argparse.Namespace) -> int:

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import math
 import types
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 
 class ConfigError(ValueError):
@@ -24,38 +25,101 @@ class ConfigError(ValueError):
 
 
 @dataclass(frozen=True)
+class At:
+    """A numeric key's range, written next to its type: `Annotated[float, At(gt=0)]`."""
+
+    gt: float | None = None
+    ge: float | None = None
+    le: float | None = None
+
+    def check(self, key: str, value: float, integer: bool = False) -> None:
+        ok = ((self.gt is None or value > self.gt) and (self.ge is None or value >= self.ge)
+              and (self.le is None or value <= self.le))
+        if not ok:
+            what = "an integer" if integer else "a number"
+            bounds = [f"> {self.gt:g}" if self.gt is not None else "",
+                      f">= {self.ge:g}" if self.ge is not None else "",
+                      f"<= {self.le:g}" if self.le is not None else ""]
+            raise ConfigError(f"{key}: expected {what} {' and '.join(b for b in bounds if b)}, "
+                              f"got {value!r}")
+
+
+Count = Annotated[int, At(ge=1, le=1_000_000)]  # how many of something: 0 makes no sense
+Metres = Annotated[float, At(gt=0, le=1000)]  # a size: > 0, within 1 km
+Weight = Annotated[float, At(ge=-1e6, le=1e6)]  # a reward weight, any sign
+Rate = Annotated[float, At(ge=0, le=1)]  # a fraction
+
+
+def _check_ranges(obj: Any) -> None:
+    """Every Annotated range of a config dataclass, for direct construction too."""
+    hints = typing.get_type_hints(type(obj), include_extras=True)
+    for f in dataclasses.fields(obj):
+        _check_value(getattr(obj, f.name), hints[f.name], f.name)
+
+
+def _check_value(value: Any, hint: Any, key: str) -> None:
+    if typing.get_origin(hint) is Annotated:
+        base, *marks = typing.get_args(hint)
+        _check_value(value, base, key)
+        for mark in marks:
+            if isinstance(mark, At):
+                mark.check(key, value, integer=base is int)
+    elif typing.get_origin(hint) is tuple and isinstance(value, tuple):
+        args = typing.get_args(hint)
+        per = [args[0]] * len(value) if len(args) == 2 and args[1] is Ellipsis else args
+        for i, (v, h) in enumerate(zip(value, per)):
+            _check_value(v, h, f"{key}[{i}]")
+
+
+@dataclass(frozen=True)
 class RewardConfig:
     """Weights of the named reward terms (Arena-Rosnav's training defaults)."""
 
-    goal: float = 15.0
-    collision: float = -15.0
-    progress: float = 0.3  # per metre of distance gained toward the goal
-    progress_away: float = 0.4  # per metre lost (moving away)
+    goal: Weight = 15.0
+    collision: Weight = -15.0
+    progress: Weight = 0.3  # per metre of distance gained toward the goal
+    progress_away: Weight = 0.4  # per metre lost (moving away)
     # shaping terms, kept small: a step's progress is worth ~0.3 x 0.022 m = 0.0066, and
     # penalties much larger than that teach the robot to hide from obstacles instead
-    safe_distance: float = -0.005  # per step closer than safe_distance_m to an obstacle
-    safe_distance_m: float = 0.25  # beyond the robot's radius
-    reverse: float = -0.002  # per step of driving backwards
-    abrupt_velocity: float = -0.001  # x |change of the action| (normalised) per step
-    time: float = 0.0  # per step
+    safe_distance: Weight = -0.005  # per step closer than safe_distance_m to an obstacle
+    safe_distance_m: Annotated[float, At(ge=0, le=100)] = 0.25  # beyond the robot's radius
+    reverse: Weight = -0.002  # per step of driving backwards
+    abrupt_velocity: Weight = -0.001  # x |change of the action| (normalised) per step
+    time: Weight = 0.0  # per step
+
+    def __post_init__(self) -> None:
+        _check_ranges(self)
 
 
 @dataclass(frozen=True)
 class CurriculumConfig:
     """Stages of obstacle counts; advance at success >= advance, fall back below fall_back."""
 
-    stages: tuple[tuple[int, int], ...] = ((6, 10),)  # (min, max) obstacles per stage
-    advance: float = 0.9
-    fall_back: float = 0.3
-    window: int = 100  # episodes over which success is measured
-    start_stage: int = 0
+    stages: tuple[tuple[Annotated[int, At(ge=0)], Annotated[int, At(ge=0)]], ...] = ((6, 10),)  # (min, max) obstacles per stage
+    advance: Rate = 0.9
+    fall_back: Rate = 0.3
+    window: Count = 100  # episodes over which success is measured
+    start_stage: Annotated[int, At(ge=0)] = 0
+
+    def __post_init__(self) -> None:
+        _check_ranges(self)
+        _check(len(self.stages) >= 1, "curriculum.stages", f"at least one stage, got {self.stages}")
+        for lo, hi in self.stages:
+            _check(lo <= hi, "curriculum.stages", f"min <= max per stage, got {(lo, hi)}")
+        _check(self.start_stage < len(self.stages), "curriculum.start_stage",
+               f"a stage index < {len(self.stages)}, got {self.start_stage}")
+        _check(self.fall_back <= self.advance, "curriculum.fall_back",
+               f"a rate <= advance ({self.advance}), got {self.fall_back}")
 
 
 @dataclass(frozen=True)
 class ScanConfig:
-    num_beams: int = 0  # 0: as the robot declares (model_params.yaml, URDF)
-    max_range: float = 0.0  # 0: as declared
+    num_beams: Annotated[int, At(ge=0, le=100_000)] = 0  # 0: as the robot declares (model_params.yaml, URDF)
+    max_range: Annotated[float, At(ge=0, le=1000)] = 0.0  # 0: as declared
     normalize: bool = True  # ranges / max_range in [0, 1]
+
+    def __post_init__(self) -> None:
+        _check_ranges(self)
 
 
 @dataclass(frozen=True)
@@ -67,22 +131,23 @@ class EnvConfig:
     model_params: str = ""  # path; "" looks next to the URDF
     world: str = "random"  # "random" rooms, or a ROS map.yaml
     scenario: str = ""  # an Arena scenario JSON (start/goal and statics)
-    room_size: float = 6.0  # m, "random" world
-    obstacle_size: tuple[float, float] = (0.2, 0.6)  # m, box extents
-    obstacle_pool: int = 12  # boxes each env holds; episodes move them (no recompiles)
-    num_pedestrians: int = 0
-    physics_dt: float = 0.005
-    control_dt: float = 0.1
-    max_episode_steps: int = 300
-    goal_radius: float = 0.5
-    min_start_goal_distance: float = 2.0
-    start_clearance: float = 0.1  # m of free space around the robot's footprint at start
+    room_size: Annotated[float, At(ge=1, le=1000)] = 6.0  # m, "random" world
+    obstacle_size: tuple[Metres, Metres] = (0.2, 0.6)  # m, box extents
+    obstacle_pool: Annotated[int, At(ge=1, le=1000)] = 12  # boxes each env holds; episodes move them (no recompiles)
+    num_pedestrians: Annotated[int, At(ge=0, le=1000)] = 0
+    physics_dt: Annotated[float, At(gt=0, le=0.1)] = 0.005
+    control_dt: Annotated[float, At(gt=0, le=10)] = 0.1
+    max_episode_steps: Count = 300
+    goal_radius: Annotated[float, At(gt=0, le=100)] = 0.5
+    min_start_goal_distance: Annotated[float, At(ge=0, le=1000)] = 2.0
+    start_clearance: Annotated[float, At(ge=0, le=10)] = 0.1  # m of free space around the robot's footprint at start
     action: str = "continuous"  # or "discrete"
     scan: ScanConfig = field(default_factory=ScanConfig)
     reward: RewardConfig = field(default_factory=RewardConfig)
     curriculum: CurriculumConfig = field(default_factory=CurriculumConfig)
 
     def __post_init__(self) -> None:
+        _check_ranges(self)
         _check(self.control_dt >= self.physics_dt > 0, "physics_dt, control_dt",
                f"0 < physics_dt <= control_dt, got {self.physics_dt}, {self.control_dt}")
         steps = self.control_dt / self.physics_dt
@@ -110,6 +175,10 @@ def _check(ok: bool, key: str, expected: str) -> None:
 
 def _convert(value: Any, hint: Any, key: str) -> Any:
     origin = typing.get_origin(hint)
+    if origin is Annotated:  # a ranged number: convert, then check the range here (key known)
+        converted = _convert(value, typing.get_args(hint)[0], key)
+        _check_value(converted, hint, key)
+        return converted
     if dataclasses.is_dataclass(hint):
         if isinstance(value, hint):
             return value
@@ -130,6 +199,8 @@ def _convert(value: Any, hint: Any, key: str) -> Any:
     if hint is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ConfigError(f"{key}: expected a number, got {value!r}")
+        if not math.isfinite(value):
+            raise ConfigError(f"{key}: expected a finite number, got {value!r}")
         return float(value)
     if hint is int:
         if isinstance(value, bool) or not isinstance(value, int):
@@ -144,7 +215,7 @@ def _convert(value: Any, hint: Any, key: str) -> Any:
 
 def from_dict(cls: type, data: Mapping[str, Any], prefix: str = "") -> Any:
     """Build dataclass `cls` from a mapping; unknown keys are errors with suggestions."""
-    hints = typing.get_type_hints(cls)
+    hints = typing.get_type_hints(cls, include_extras=True)
     names = [f.name for f in dataclasses.fields(cls)]
     kwargs = {}
     for key, value in data.items():
@@ -153,7 +224,11 @@ def from_dict(cls: type, data: Mapping[str, Any], prefix: str = "") -> Any:
             hint = f"; did you mean {prefix + close[0]!r}?" if close else ""
             raise ConfigError(f"unknown config key {prefix + str(key)!r}{hint}")
         kwargs[key] = _convert(value, hints[key], prefix + key)
-    return cls(**kwargs)
+    try:
+        return cls(**kwargs)
+    except ConfigError as exc:  # a section's own cross-checks name keys without the section
+        message = str(exc)
+        raise ConfigError(message if message.startswith(prefix) else prefix + message) from None
 
 
 def merged(base: Any, overrides: Mapping[str, Any], prefix: str = "") -> Any:
@@ -188,8 +263,18 @@ def load_config(path: str | Path | None = None, **overrides: Any) -> EnvConfig:
         import yaml
 
         path = config_path(path)
-        text = path.read_text()
-        data = yaml.safe_load(text) or {}
+        try:
+            text = path.read_text(encoding="utf-8")
+            data = yaml.safe_load(text) or {}
+        except FileNotFoundError:
+            raise ConfigError(f"{path}: expected an existing YAML file, got no such file") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{path}: expected a readable UTF-8 YAML file, got {exc}") from None
+        except yaml.YAMLError as exc:
+            where = getattr(exc, "problem_mark", None)
+            at = f" at line {where.line + 1}, column {where.column + 1}" if where else ""
+            problem = getattr(exc, "problem", None) or exc
+            raise ConfigError(f"{path}: expected valid YAML, got a syntax error{at}: {problem}") from None
         if not isinstance(data, Mapping):
             raise ConfigError(f"{path}: expected a mapping of config keys, got {type(data).__name__}")
         base = merged(base, data)

@@ -12,8 +12,13 @@ from gymnasium import spaces
 Policy = Callable[[dict[str, np.ndarray]], np.ndarray]
 
 
-def random_policy(action_space: spaces.Box, seed: int = 0) -> Policy:
+def random_policy(action_space: spaces.Box | spaces.Discrete, seed: int = 0) -> Policy:
     rng = np.random.default_rng(seed)
+    if isinstance(action_space, spaces.Discrete):
+        def pick(obs: dict[str, np.ndarray]) -> np.ndarray:
+            return rng.integers(0, action_space.n, size=len(obs["goal"]))
+
+        return pick
     low, high = action_space.low, action_space.high
 
     def act(obs: dict[str, np.ndarray]) -> np.ndarray:
@@ -53,17 +58,22 @@ def reactive_policy(action_space: spaces.Box, angles: np.ndarray, max_range: flo
 
 
 def sb3_policy(path: str | Path, obs_space: spaces.Dict, action_space: spaces.Box,
-               deterministic: bool = True) -> Policy:
-    """A saved SB3 model trained through ArenaSB3VecEnv (flat obs, actions in [-1, 1])."""
+               deterministic: bool = True, trust: bool = False) -> Policy:
+    """A saved SB3 model trained through ArenaSB3VecEnv (flat obs, actions in [-1, 1]).
+
+    Nothing in the file is unpickled unless `trust` (arena_gym.model_files)."""
     try:
-        from stable_baselines3 import PPO, SAC
+        import stable_baselines3  # noqa: F401
     except ImportError as exc:
         raise ImportError("loading a policy needs stable-baselines3: pip install 'arena_gym[train]'") from exc
-    from arena_gym.wrappers.policy_obs import flatten
+    from arena_gym.model_files import ModelFileError, load_sb3
+    from arena_gym.wrappers.policy_obs import flat_space, flatten
 
-    path = Path(path)
-    algo = SAC if "sac" in path.name.lower() else PPO
-    model = algo.load(path, device="cpu")
+    if not isinstance(action_space, spaces.Box):
+        raise ModelFileError(f"model file {str(path)!r}: expected an env with continuous "
+                             f"actions (action=continuous), got {action_space}")
+    policy_actions = spaces.Box(-1.0, 1.0, action_space.shape, np.float32)
+    model = load_sb3(path, flat_space(obs_space), policy_actions, trust=trust)
     low, high = action_space.low, action_space.high
 
     def act(obs: dict[str, np.ndarray]) -> np.ndarray:

@@ -27,7 +27,7 @@ class TrainSettings:
     algo: str = "ppo"
     num_envs: int = 32
     minutes: float = 15.0
-    timesteps: int = 50_000_000  # upper bound; the wall-time budget usually ends the run
+    timesteps: int | None = None  # env steps; None: the wall-time budget alone ends the run
     seed: int = 0
     eval_every_s: float = 60.0  # wall seconds between evaluations
     eval_episodes: int = 100
@@ -62,13 +62,15 @@ def train(settings: TrainSettings, overrides: dict[str, Any] | None = None) -> P
     from arena_gym.policies import sb3_policy
     from arena_gym.wrappers.sb3 import ArenaSB3VecEnv
 
+    from arena_gym.training_progress import progress_callback
+
     overrides = overrides or {}
     out = Path(settings.out)
-    out.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(settings.seed)
     raw = ArenaSB3VecEnv(settings.num_envs, seed=settings.seed, **overrides)
     venv = VecNormalize(VecMonitor(raw), norm_obs=False, norm_reward=True, gamma=settings.gamma)
     eval_env = ArenaVectorEnv(settings.eval_envs, **overrides)
+    out.mkdir(parents=True, exist_ok=True)  # only once the config built envs: no empty runs
     policy_kwargs = {"net_arch": list(settings.net)}
     if settings.algo == "ppo":
         model = sb3.PPO("MlpPolicy", venv, n_steps=settings.n_steps, batch_size=settings.batch_size,
@@ -143,7 +145,11 @@ def train(settings: TrainSettings, overrides: dict[str, Any] | None = None) -> P
                 self.model.save(out / "best_model.zip")
 
     progress = Progress()
-    model.learn(settings.timesteps, callback=progress, progress_bar=settings.progress_bar)
+    callbacks = [progress]
+    if settings.progress_bar:
+        callbacks.append(progress_callback(settings.minutes, settings.timesteps))
+    limit = settings.timesteps if settings.timesteps is not None else 2**62
+    model.learn(limit, callback=callbacks)
     progress._evaluate(time.perf_counter() - progress.start)
     model.save(out / "final_model.zip")
     with open(out / "curve.csv", "w", newline="") as f:

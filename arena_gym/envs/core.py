@@ -56,7 +56,7 @@ class NavigationCore:
         self.cfg, self.n = cfg, num_envs
         urdf, packages, params = resolve_robot(cfg)
         self.params = load_robot_params(params)
-        self.layout = make_layout(cfg.world, cfg.scenario, cfg.room_size)
+        self.layout = make_layout(cfg.world, cfg.scenario, cfg.room_size, self.params.radius)
         self.pool = ObstaclePool.make(cfg.obstacle_pool, cfg.obstacle_size)
         self.store = SceneStore(num_envs, timestep=cfg.physics_dt)
         with warnings.catch_warnings():

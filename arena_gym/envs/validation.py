@@ -14,6 +14,8 @@ def check_actions(actions: Any, space: spaces.Space, num_envs: int) -> np.ndarra
     Wrong shapes and NaN/inf raise ValueError naming what was expected and what came.
     """
     array = np.asarray(actions)
+    if array.dtype.kind not in "biuf":  # complex parts would be dropped, objects guessed at
+        raise ValueError(f"actions: expected real numbers, got dtype {array.dtype}")
     if isinstance(space, spaces.MultiDiscrete):
         expected = (num_envs,)
         if array.shape != expected:

@@ -43,8 +43,9 @@ class ArenaVectorEnv(VectorEnv):
         self._reset_once = False
 
     def reset(self, *, seed: int | list[int] | None = None, options: dict | None = None):
-        super().reset(seed=seed)
+        self._check_open("reset")
         seeds = _seeds(seed, self.num_envs)
+        super().reset(seed=seeds[0])  # Gymnasium's own generator takes one int
         mask = np.ones(self.num_envs, bool)
         if options and "reset_mask" in options:
             mask = np.asarray(options["reset_mask"], dtype=bool)
@@ -63,6 +64,7 @@ class ArenaVectorEnv(VectorEnv):
         return obs, {}
 
     def step(self, actions: Any):
+        self._check_open("step")
         if not self._reset_once:
             raise RuntimeError("step() called before reset(): expected env.reset() first")
         actions = check_actions(actions, self.action_space, self.num_envs)
@@ -93,15 +95,26 @@ class ArenaVectorEnv(VectorEnv):
     def close_extras(self, **kwargs: Any) -> None:
         self.core.close()
 
+    def _check_open(self, what: str) -> None:
+        if self.closed:
+            raise RuntimeError(f"{what}() called after close(): expected an open env (make a new one)")
+
 
 def _seeds(seed: int | list[int] | None, n: int) -> list[int | None]:
+    """Per-env seeds: None, an int (env i gets seed + i) or a list of num_envs ints >= 0."""
     if seed is None:
         return [None] * n
-    if isinstance(seed, (list, tuple)):
+    if isinstance(seed, (list, tuple, np.ndarray)):
         if len(seed) != n:
             raise ValueError(f"seed: expected {n} seeds, got {len(seed)}")
-        return list(seed)
-    return [int(seed) + i for i in range(n)]
+        return [_one_seed(s, seed) for s in seed]
+    return [_one_seed(seed, seed) + i for i in range(n)]
+
+
+def _one_seed(value: Any, given: Any) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise ValueError(f"seed: expected an integer >= 0 or a list of them, got {given!r}")
+    return int(value)
 
 
 def _episode_info(core: NavigationCore, ended, terminated, obs) -> dict[str, np.ndarray]:

@@ -27,29 +27,56 @@ def cache_dir() -> Path:
     return Path(root)
 
 
-def resolve_uri(uri: str, base_dir: Path, package_paths: tuple[Path, ...]) -> Path:
-    """The file a mesh URI names, or MeshUnavailable."""
+class PathRefused(Exception):
+    """A path that leaves the root it claims; the message names the URI, never the target."""
+
+
+def inside(path: Path, roots: tuple[Path, ...]) -> bool:
+    """Whether `path`, resolved (symlinks included), lies inside one of `roots` (resolved)."""
+    real = path.resolve()
+    return any(real.is_relative_to(Path(root).resolve()) for root in roots)
+
+
+def resolve_uri(
+    uri: str, base_dir: Path, package_paths: tuple[Path, ...], path_roots: tuple[Path, ...] | None = None
+) -> Path:
+    """The file a mesh URI names, or MeshUnavailable (missing) / PathRefused (outside its root).
+
+    `package://pkg/rel` must stay inside `<package path>/pkg` once resolved; plain and
+    `file://` paths resolve as written, confined to `path_roots` when given.
+    """
     if uri.startswith("package://"):
-        rest = uri[len("package://") :]
-        pkg = rest.split("/", 1)[0]
-        for root in package_paths:
-            candidate = Path(root) / rest
-            if candidate.is_file():
-                return candidate
-        searched = ", ".join(str(p) for p in package_paths) or "no package_paths given"
-        if not any((Path(root) / pkg).is_dir() for root in package_paths):
-            raise MeshUnavailable(f"unknown package {pkg!r} (searched {searched})")
-        rel = rest[len(pkg) + 1 :]
-        raise MeshUnavailable(f"missing file {rel!r} in package {pkg!r} (searched {searched})")
+        return _package_file(uri, package_paths)
     if uri.startswith("file://"):
         path = Path(unquote(urlparse(uri).path))
     elif "://" in uri:
         raise MeshUnavailable(f"unsupported URI scheme in {uri!r}")
     else:
         path = Path(uri) if os.path.isabs(uri) else base_dir / uri
+    if path_roots is not None and not inside(path, path_roots):
+        raise PathRefused(f"{uri!r} is outside the allowed roots")
     if not path.is_file():
         raise MeshUnavailable(f"missing file {str(path)!r}")
     return path
+
+
+def _package_file(uri: str, package_paths: tuple[Path, ...]) -> Path:
+    pkg, _, rel = uri[len("package://") :].partition("/")
+    if pkg in ("", ".", "..") or "\\" in pkg:
+        raise PathRefused(f"{uri!r} names no package")
+    for root in package_paths:
+        pkg_root = (Path(root) / pkg).resolve()
+        if not pkg_root.is_dir():
+            continue
+        candidate = (pkg_root / rel).resolve()  # before any existence check: tell nothing
+        if not candidate.is_relative_to(pkg_root):
+            raise PathRefused(f"{uri!r} leaves package {pkg!r}")
+        if candidate.is_file():
+            return candidate
+    searched = ", ".join(str(p) for p in package_paths) or "no package_paths given"
+    if not any((Path(root) / pkg).is_dir() for root in package_paths):
+        raise MeshUnavailable(f"unknown package {pkg!r} (searched {searched})")
+    raise MeshUnavailable(f"missing file {rel!r} in package {pkg!r} (searched {searched})")
 
 
 def readable_mesh(path: Path) -> Path:

@@ -12,6 +12,7 @@ from pathlib import Path
 from arena_gym.scene.errors import SceneError
 
 MIN_HALF_EXTENT = 0.0005  # 1 mm per side at least: MuJoCo rejects zero-size geoms
+MAX_SIZE = 1000.0  # m: a bigger thing breaks the physics (a 1e30 box diverges forever)
 SLAB_THICKNESS = 0.02
 WALL_THICKNESS = 0.1
 
@@ -38,6 +39,8 @@ def _positive(what: str, values: tuple[float, ...]) -> tuple[float, ...]:
     bad = [v for v in values if v <= 0]
     if bad:
         raise SceneError(f"{what}: expected sizes > 0, got {values}")
+    if any(v > MAX_SIZE for v in values):
+        raise SceneError(f"{what}: expected sizes <= {MAX_SIZE:g} m, got {values}")
     return values
 
 
@@ -108,6 +111,9 @@ class Wall:
         _positive(f"Wall {self.name!r} height/thickness", dims)
         if self.length < 2 * MIN_HALF_EXTENT:
             raise SceneError(f"Wall {self.name!r}: start and end must differ, got {self.start}")
+        if self.length > MAX_SIZE:
+            raise SceneError(f"Wall {self.name!r}: expected a length <= {MAX_SIZE:g} m, got "
+                             f"{self.length:g}")
 
     @property
     def length(self) -> float:

@@ -17,10 +17,12 @@ import numpy as np
 
 from arena_gym.scene import builders
 from arena_gym.scene.errors import SceneError, SpawnError, unknown
+from arena_gym.scene.meshes import inside
+from arena_gym.scene.names import check_clashes, element_names, planned_names
 from arena_gym.scene.records import Prim, PrimEdit, Slab, Wall
 from arena_gym.scene.robot import RobotInfo, add_collision_sensors, build_robot_spec
 from arena_gym.scene.sensor_mounts import find_model_params
-from arena_gym.scene.urdf import rewrite_urdf
+from arena_gym.scene.urdf import package_path_list, rewrite_urdf
 
 # spec collections whose elements a robot brings, deleted by name prefix with it
 _NAMED_COLLECTIONS = ("actuators", "sensors", "tendons", "equalities", "pairs", "meshes",
@@ -44,6 +46,7 @@ class Scene:
         self.env_id = env_id
         self.prefix = f"env_{env_id}/"
         self.spec = builders.base_world(timestep)
+        self.path_roots: tuple[Path, ...] | None = None  # set by SceneStore(path_roots=...)
         self.entities: dict[str, Entity] = {}
         self.compile_count = 0
         self.version = 0  # bumped whenever model or data are replaced or edited
@@ -175,15 +178,21 @@ class Scene:
         self._claim(name)
         pose = _pose3(name, pose)
         label = f"robot {name!r}"
-        packages = tuple(Path(p) for p in package_paths)
-        rewritten = rewrite_urdf(urdf, packages, label=label)
+        packages = package_path_list(package_paths, self.path_roots)  # a list, not a str
+        rewritten = rewrite_urdf(urdf, packages, label=label, path_roots=self.path_roots)
+        if model_params is not None and self.path_roots is not None and not inside(
+                Path(model_params), self.path_roots):
+            raise SpawnError(f"model_params {str(model_params)!r}: expected a path inside the "
+                             "allowed roots")
         params = find_model_params(urdf, model_params)  # its laser block backs a missing lidar
         robot_spec, info = build_robot_spec(name, rewritten, label, rollers=rollers,
                                             model_params=params, package_paths=packages)
         self.flush()
         self._sync()
-        trial = self.spec.copy()
         prefix = self.full_name(name) + "/"
+        check_clashes(self.env_id, lambda _: f"robot {name!r}", element_names(robot_spec, prefix),
+                      element_names(self.spec), self._owner)
+        trial = self.spec.copy()
         frame = trial.worldbody.add_frame(
             name=prefix + "spawn", pos=[pose[0], pose[1], info.ground_clearance], quat=builders.yaw_quat(pose[2])
         )
@@ -212,27 +221,38 @@ class Scene:
         for prim in prims:
             if prim.mesh_path is not None:
                 raise SpawnError(f"prim {prim.name!r}: mesh prims are not supported yet")
-        self._check_new(p.name for p in prims)
-        for prim in prims:
-            self._add_static(prim.name, "prim", prim, builders.add_box)
+        self._add_all("prim", prims, builders.add_box)
 
     def spawn_walls(self, walls: Iterable[Wall]) -> None:
         walls = _checked(walls, Wall, "spawn_walls")
-        self._check_new(w.name for w in walls)
-        for wall in walls:
-            self._add_static(wall.name, "wall", wall, builders.add_wall)
+        self._add_all("wall", walls, builders.add_wall)
 
     def spawn_slabs(self, slabs: Iterable[Slab], ceiling: bool) -> None:
         slabs = _checked(slabs, Slab, "spawn_ceilings" if ceiling else "spawn_floors")
-        self._check_new(s.name for s in slabs)
         kind = "ceiling" if ceiling else "floor"
-        for slab in slabs:
-            self._add_static(
-                slab.name, kind, slab, lambda spec, n, r: builders.add_slab(spec, n, r, ceiling)
-            )
+        self._add_all(kind, slabs,
+                      lambda spec, n, r: builders.add_slab(spec, n, r, ceiling))
+
+    def _add_all(self, kind: str, records: list, build: Callable) -> None:
+        """All-or-nothing: check every name the request adds, then add it all."""
+        self._check_new(r.name for r in records)
+        if not records:
+            return
+        fulls = {self.full_name(r.name): r.name for r in records}
+        added = planned_names([(self.full_name(r.name), r) for r in records], build)
+        check_clashes(self.env_id, lambda full: f"{kind} {_owning(full, fulls)!r}", added,
+                      element_names(self.spec), self._owner)
+        for record in records:
+            self._add_static(record.name, kind, record, build)
+
+    def _owner(self, full: str) -> str:
+        """Who holds a full element name: 'robot 'burger'', 'prim 'box0'' or 'the world'."""
+        fulls = {self.full_name(n): n for n in self.entities}
+        name = _owning(full, fulls)
+        return f"{self.entities[name].kind} {name!r}" if name in self.entities else "the world"
 
     def _check_new(self, names: Iterable[str]) -> None:
-        """All-or-nothing: reject the whole request before adding any of it."""
+        """Reject a request whose names repeat, or repeat an entity's, before adding any."""
         seen: set[str] = set()
         for name in names:
             if name in seen:
@@ -349,6 +369,14 @@ class Scene:
         mujoco.mj_kinematics(model, data)
         b = model.body(body).id
         return data.xpos[b].copy(), data.xquat[b].copy()
+
+
+def _owning(full: str, fulls: dict[str, str]) -> str:
+    """The entity name among `fulls` (full name -> name) whose elements include `full`."""
+    for root, name in fulls.items():
+        if full == root or full.startswith(root + "/"):
+            return name
+    return full
 
 
 def _pose3(name: str, pose: object) -> tuple[float, float, float]:

@@ -25,12 +25,20 @@ from arena_gym.scene.scene import Scene
 class SceneStore:
     """The scenes of `num_envs` envs, ids 0 .. num_envs - 1."""
 
-    def __init__(self, num_envs: int = 1, timestep: float = 0.002) -> None:
+    def __init__(self, num_envs: int = 1, timestep: float = 0.002,
+                 path_roots: Iterable[str | Path] | None = None) -> None:
+        """`path_roots`: confine every file a spawn reads (URDF, package paths, plain mesh
+        paths) to these folders, for servers that spawn what others send."""
         if not isinstance(num_envs, int) or isinstance(num_envs, bool) or num_envs < 1:
             raise SceneError(f"num_envs: expected an integer >= 1, got {num_envs!r}")
         if not timestep > 0:
             raise SceneError(f"timestep: expected a positive number of seconds, got {timestep!r}")
+        if isinstance(path_roots, (str, bytes, Path)):
+            raise SceneError(f"path_roots: expected a list of folders, got {str(path_roots)!r}")
+        roots = None if path_roots is None else tuple(Path(r).resolve() for r in path_roots)
         self.scenes = [Scene(i, timestep) for i in range(num_envs)]
+        for scene in self.scenes:
+            scene.path_roots = roots
 
     @property
     def num_envs(self) -> int:

@@ -23,7 +23,7 @@ from arena_gym.scene.gazebo import (
     parse_sensor,
     parse_surface,
 )
-from arena_gym.scene.meshes import MeshUnavailable, readable_mesh, resolve_uri
+from arena_gym.scene.meshes import MeshUnavailable, PathRefused, inside, readable_mesh, resolve_uri
 
 DROPPED_TAGS = ("gazebo", "transmission", "ros2_control")
 _HOSTILE = re.compile(r"[^A-Za-z0-9_.]")
@@ -111,6 +111,7 @@ def _resolve_meshes(
     base_dir: Path,
     package_paths: tuple[Path, ...],
     source: str,
+    path_roots: tuple[Path, ...] | None,
 ) -> None:
     for link in root.findall("link"):
         for kind in ("visual", "collision"):
@@ -120,7 +121,12 @@ def _resolve_meshes(
                     continue
                 uri = mesh.get("filename", "")
                 try:
-                    mesh.set("filename", str(readable_mesh(resolve_uri(uri, base_dir, package_paths))))
+                    path = resolve_uri(uri, base_dir, package_paths, path_roots)
+                    mesh.set("filename", str(readable_mesh(path)))
+                except PathRefused as exc:  # hostile, not missing: refuse the whole robot
+                    raise SpawnError(
+                        f"{source}: {kind} mesh of link {link.get('name')!r} refused: {exc}"
+                    ) from None
                 except MeshUnavailable as exc:
                     link.remove(geom_owner)
                     out.warnings.append(
@@ -148,12 +154,17 @@ def rewrite_urdf(
     *,
     label: str = "",
     emit_warnings: bool = True,
+    path_roots: tuple[str | Path, ...] | None = None,
 ) -> RewrittenUrdf:
     """Rewrite a URDF (a path, or the XML text itself) for MuJoCo; see the module docstring.
 
-    `label` names the robot in errors and warnings, e.g. "robot 'jackal'".
+    `label` names the robot in errors and warnings, e.g. "robot 'jackal'". `path_roots`
+    (servers spawning what others send) confines the URDF file, the package paths and plain
+    mesh paths to those folders.
     """
-    text, source, base_dir = _load(urdf)
+    roots = None if path_roots is None else tuple(Path(r) for r in path_roots)
+    packages = package_path_list(package_paths, roots)
+    text, source, base_dir = _load(urdf, roots)
     source = f"{label} ({source})" if label and source != "URDF" else (label or source)
     root = _parse(text, source)
     _fold_names(root)
@@ -163,7 +174,7 @@ def rewrite_urdf(
         for elem in root.findall(tag):
             root.remove(elem)
     out.joint_types = {j.get("name", ""): j.get("type", "") for j in root.findall("joint")}
-    _resolve_meshes(root, out, base_dir, tuple(Path(p) for p in package_paths), source)
+    _resolve_meshes(root, out, base_dir, packages, source, roots)
     _inject_compiler(root)
     out.xml = ET.tostring(root, encoding="unicode")
     if emit_warnings:
@@ -172,10 +183,34 @@ def rewrite_urdf(
     return out
 
 
-def _load(urdf: str | Path) -> tuple[str, str, Path]:
+def package_path_list(package_paths: object, roots: tuple[Path, ...] | None) -> tuple[Path, ...]:
+    """`package_paths` as Paths: a list of folders (a bare string is a mistake, not a list of
+    one-letter folders), each inside `roots` when given."""
+    if isinstance(package_paths, (str, bytes, Path)):
+        raise SpawnError(
+            f"package_paths: expected a list of paths, got a single path {str(package_paths)!r} "
+            "(write [path])"
+        )
+    try:
+        paths = tuple(Path(p) for p in package_paths)  # type: ignore[union-attr]
+    except TypeError:
+        raise SpawnError(f"package_paths: expected a list of paths, got {package_paths!r}") from None
+    for path in paths:
+        if roots is not None and not inside(path, roots):
+            raise SpawnError(f"package_paths: {str(path)!r} is outside the allowed roots")
+    return paths
+
+
+def _load(urdf: str | Path, roots: tuple[Path, ...] | None = None) -> tuple[str, str, Path]:
     if isinstance(urdf, Path) or not str(urdf).lstrip().startswith("<"):
         path = Path(urdf)
+        if roots is not None and not inside(path, roots):
+            raise SpawnError(f"URDF file {str(path)!r}: expected a path inside the allowed roots")
         if not path.is_file():
             raise SpawnError(f"URDF file not found: expected a readable file, got {str(path)!r}")
-        return path.read_text(), path.name, path.parent
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise SpawnError(f"URDF file {str(path)!r}: expected UTF-8 XML text, got {exc}") from None
+        return text, path.name, path.parent
     return str(urdf), "URDF", Path.cwd()

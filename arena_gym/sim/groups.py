@@ -15,6 +15,7 @@ import mujoco.batch
 import numpy as np
 
 from arena_gym.scene.scene import Scene
+from arena_gym.sim.divergence import bad_rows, bad_state
 
 STATE = mujoco.mjtState.mjSTATE_INTEGRATION
 
@@ -106,16 +107,25 @@ class BatchGroup:
         bad = _diverged(self.env_ids, times, self.bound("time"), steps, self.dt)
         if not self.errored:
             return bad
-        bad = sorted(set(bad) | {self.env_ids[i] for i in self.errored})
+        bad = sorted(set(bad) | {self.env_ids[i] for i in self.errored})  # rows -> env ids
         self.errored = set()
         return bad
 
     def step(self, nstep: int) -> None:
+        self._reset_bad(bad_rows(self.ctrl))  # MuJoCo would zero them with only a warning
         try:
             self.batch.step(nstep=nstep)
         except mujoco.batch.SimulationError as exc:  # reset those envs; the others went on
             self.batch.reset(exc.ids)
             self.errored.update(int(i) for i in exc.ids)
+        # also when MuJoCo's auto-reset is off: the state itself says whether it diverged
+        self._reset_bad(bad_rows(self.bound("qpos"), self.bound("qvel"), self.bound("qacc")))
+
+    def _reset_bad(self, bad: np.ndarray) -> None:
+        if bad.any():
+            rows = [int(i) for i in np.flatnonzero(bad)]
+            self.batch.reset(rows)
+            self.errored.update(rows)
 
 
 class PoolGroup:
@@ -125,6 +135,7 @@ class PoolGroup:
         self.scenes = scenes
         self.env_ids = [s.env_id for s in scenes]
         self.pool = pool
+        self.errored: set[int] = set()  # envs reset as diverged since the last check
 
     def push(self, scene: Scene) -> None:  # the scene's own MjData is the state
         pass
@@ -175,14 +186,28 @@ class PoolGroup:
 
     def diverged_since(self, times: np.ndarray, steps: int) -> list[int]:
         dt = np.array([s._model.opt.timestep for s in self.scenes])
-        return _diverged(self.env_ids, times, self.times(), steps, dt)
+        bad = _diverged(self.env_ids, times, self.times(), steps, dt)
+        if self.errored:
+            bad = sorted(set(bad) | self.errored)
+            self.errored = set()
+        return bad
 
     def step(self, nstep: int) -> None:
+        for scene in self.scenes:  # a control MuJoCo would zero with only a warning
+            if bad_rows(scene._data.ctrl[None]).any():
+                self._reset(scene)
         if self.pool is None or len(self.scenes) == 1:
             for scene in self.scenes:
                 mujoco.mj_step(scene._model, scene._data, nstep)
         else:
             list(self.pool.map(lambda s: mujoco.mj_step(s._model, s._data, nstep), self.scenes))
+        for scene in self.scenes:  # whatever MuJoCo's auto-reset flag says
+            if bad_state(scene._data):
+                self._reset(scene)
+
+    def _reset(self, scene: Scene) -> None:
+        mujoco.mj_resetData(scene._model, scene._data)
+        self.errored.add(scene.env_id)
 
 
 def make_groups(

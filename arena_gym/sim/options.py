@@ -36,23 +36,40 @@ DISABLE_FLAGS = _enum_names(mujoco.mjtDisableBit, "mjDSBL_")
 ENABLE_FLAGS = _enum_names(mujoco.mjtEnableBit, "mjENBL_")
 
 
+def _number(v: Any) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+        raise ValueError(f"expected a number, got {v!r}")
+    return float(v)
+
+
 def _positive(v: Any) -> float:
-    v = float(v)
+    v = _number(v)
     if not (math.isfinite(v) and v > 0):
         raise ValueError(f"expected a positive number, got {v!r}")
     return v
 
 
 def _nonneg(v: Any) -> float:
-    v = float(v)
+    v = _number(v)
     if not (math.isfinite(v) and v >= 0):
         raise ValueError(f"expected a number >= 0, got {v!r}")
     return v
 
 
+def _finite(v: Any) -> float:
+    v = _number(v)
+    if not math.isfinite(v):
+        raise ValueError(f"expected a finite number, got {v!r}")
+    return v
+
+
+MAX_ITERATIONS = 100_000  # beyond this a step never ends in practice
+
+
 def _count(v: Any) -> int:
-    if isinstance(v, bool) or int(v) != v or int(v) < 0:
-        raise ValueError(f"expected an integer >= 0, got {v!r}")
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not (
+            math.isfinite(v) and int(v) == v and 0 <= v <= MAX_ITERATIONS):
+        raise ValueError(f"expected an integer in [0, {MAX_ITERATIONS}], got {v!r}")
     return int(v)
 
 
@@ -92,7 +109,7 @@ FIELDS: dict[str, tuple[Callable[[Any], Any], str]] = {
     "noslip_tolerance": (_nonneg, "noslip_tolerance"),
     "density": (_nonneg, "density"),
     "viscosity": (_nonneg, "viscosity"),
-    "o_margin": (float, "o_margin"),
+    "o_margin": (_finite, "o_margin"),
     "gravity": (_vec3, "gravity"),
     "wind": (_vec3, "wind"),
     "magnetic": (_vec3, "magnetic"),
@@ -124,7 +141,7 @@ def validate(patch: Mapping[str, Any]) -> list[tuple[str, Any]]:
             raise ValueError(f"{name}: unknown option field{hint}")
         try:
             parsed.append((name, parser(value)))
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, OverflowError) as exc:
             raise ValueError(f"{name}: {exc}") from None
     return parsed
 

@@ -85,8 +85,10 @@ class MapLayout:
 class ScenarioLayout(MapLayout):
     """An Arena scenario on its world's map: fixed start and goal, its static obstacles."""
 
-    def __init__(self, scenario_json: str | Path, wall_height: float = 1.0) -> None:
+    def __init__(self, scenario_json: str | Path, wall_height: float = 1.0,
+                 clearance: float = 0.0) -> None:
         from arena_gym.worlds.scenario import load_scenario
+        from arena_gym.worlds.scenario_check import check_on_map
 
         self.scenario = load_scenario(scenario_json)
         map_yaml = Path(scenario_json).resolve().parent.parent / "map" / "map.yaml"
@@ -95,6 +97,7 @@ class ScenarioLayout(MapLayout):
         super().__init__(map_yaml, wall_height)
         if not self.scenario.robots:
             raise ValueError(f"{scenario_json}: expected at least one robot task, got none")
+        check_on_map(self.scenario, self.map, map_yaml, clearance)  # clearance: robot radius
 
     def build(self, store: SceneStore, env_id: int) -> None:
         from arena_gym.worlds.scenario import spawn_scenario_statics
@@ -108,10 +111,11 @@ class ScenarioLayout(MapLayout):
         return tuple(robot.start), tuple(robot.goal[:2])  # type: ignore[return-value]
 
 
-def make_layout(world: str, scenario: str, room_size: float):
-    """The layout a config names: a scenario, a ROS map.yaml, or "random" rooms."""
+def make_layout(world: str, scenario: str, room_size: float, clearance: float = 0.0):
+    """The layout a config names: a scenario (its points `clearance` from walls), a ROS
+    map.yaml, or "random" rooms."""
     if scenario:
-        return ScenarioLayout(scenario)
+        return ScenarioLayout(scenario, clearance=clearance)
     if world == "random":
         return RoomLayout(room_size)
     if world.endswith((".yaml", ".yml")):

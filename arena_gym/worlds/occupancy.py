@@ -113,9 +113,11 @@ def load_map(map_yaml: str | Path) -> OccupancyMap:
     path = Path(map_yaml)
     where = f"map yaml {path}"
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise MapError(f"{where}: expected an existing file, got no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:  # binary, unreadable, a folder
+        raise MapError(f"{where}: expected a readable UTF-8 YAML file, got {exc}") from None
     try:
         doc = yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -200,8 +202,11 @@ def _number(where: str, key: str, value: object) -> float:
 
 def _read_image(path: Path) -> tuple[np.ndarray, np.ndarray]:
     """(H, W) grey value in [0, 255] (mean of RGB) and a mask of known pixels (alpha > 0)."""
-    with path.open("rb") as f:
-        magic = f.read(2)
+    try:
+        with path.open("rb") as f:
+            magic = f.read(2)
+    except OSError as exc:
+        raise MapError(f"map image {path}: expected a readable file, got {exc}") from None
     if magic in (b"P5", b"P2"):
         grey = _read_pgm(path)
         return grey, np.ones(grey.shape, bool)
@@ -248,7 +253,10 @@ def _read_pgm(path: Path) -> np.ndarray:
         raise MapError(f"{where}: expected sizes > 0 and 0 < maxval < 65536, got {tokens[1:]}")
     count = width * height
     if tokens[0] == b"P2":
-        values = np.array(data[i:].split()[:count], dtype=float)
+        try:
+            values = np.array(data[i:].split()[:count], dtype=float)
+        except ValueError:
+            raise MapError(f"{where}: expected ASCII PGM pixel values, got non-numbers") from None
     else:
         dtype = np.dtype(np.uint8) if maxval < 256 else np.dtype(">u2")
         pixels = data[i + 1 : i + 1 + count * dtype.itemsize]  # one whitespace byte ends the header

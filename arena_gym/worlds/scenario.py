@@ -88,11 +88,13 @@ def load_scenario(path: str | Path) -> Scenario:
     """Read an Arena or arena-tools scenario JSON file; see the module docstring."""
     path = Path(path)
     try:
-        doc = json.loads(path.read_text())
+        doc = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ScenarioError(
             f"scenario {path}: expected an existing file, got no such file"
         ) from None
+    except (OSError, UnicodeDecodeError) as exc:  # binary, wrong encoding, a folder
+        raise ScenarioError(f"scenario {path}: expected a readable UTF-8 JSON file, got {exc}") from None
     except json.JSONDecodeError as exc:
         raise ScenarioError(
             f"scenario {path}: expected JSON, got a syntax error at line {exc.lineno}, "

@@ -1,0 +1,114 @@
+"""Loading a Stable-Baselines3 model file without unpickling anything in it.
+
+An SB3 zip holds its weights as torch tensors (`*.pth`, loaded with `weights_only=True`) and
+its settings as JSON in `data`, where objects JSON cannot hold are base64 pickles
+(`":serialized:"`). Unpickling those runs whatever a crafted file says, so each one is rebuilt
+from what the env and the JSON know instead (the spaces, the policy class by module name,
+constant schedules), given to SB3 as `custom_objects`. A file with a pickled entry this
+cannot rebuild is refused unless the user trusts it (`--trust-model`).
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+from typing import Any
+
+from gymnasium import spaces
+
+
+class ModelFileError(ValueError):
+    """A model file that cannot be loaded safely; the message names the file."""
+
+
+# policy_class "__module__" -> the SB3 algorithm that saved it
+_ALGOS = {"stable_baselines3.common.policies": "PPO", "stable_baselines3.sac.policies": "SAC"}
+# serialized entries inference does not read: replaced by SB3's defaults
+_UNUSED = ("rollout_buffer_class", "replay_buffer_class", "lr_schedule", "clip_range",
+           "clip_range_vf", "learning_rate", "train_freq")
+
+
+def check_model_file(path: str | Path) -> tuple[Path, dict[str, Any]]:
+    """The file and its JSON `data`, or ModelFileError: a readable SB3 zip, nothing run."""
+    path = Path(path)
+    if not path.is_file():
+        raise ModelFileError(f"model file {str(path)!r}: expected an existing .zip file, got no such file")
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = set(archive.namelist())
+            if not {"data", "policy.pth"} <= names:
+                raise ModelFileError(f"model file {str(path)!r}: expected a Stable-Baselines3 "
+                                     f"zip (data, policy.pth), got members {sorted(names)}")
+            data = json.loads(archive.read("data").decode("utf-8"))
+    except (zipfile.BadZipFile, OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ModelFileError(f"model file {str(path)!r}: expected a Stable-Baselines3 zip, "
+                             f"got {type(exc).__name__}: {exc}") from None
+    if not isinstance(data, dict):
+        raise ModelFileError(f"model file {str(path)!r}: expected a JSON object in 'data'")
+    return path, data
+
+
+def _serialized(data: dict[str, Any]) -> list[str]:
+    return [k for k, v in data.items() if isinstance(v, dict) and ":serialized:" in v]
+
+
+def _shape(entry: Any) -> tuple[int, ...] | None:
+    try:
+        return tuple(int(n) for n in entry["_shape"])
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def load_sb3(path: str | Path, obs_space: spaces.Box, action_space: spaces.Box,
+             trust: bool = False) -> Any:
+    """The SB3 model in `path` for these (flat) spaces, on the CPU, nothing unpickled
+    unless `trust`."""
+    import stable_baselines3 as sb3
+
+    path, data = check_model_file(path)
+    module = data.get("policy_class", {}).get("__module__") if isinstance(
+        data.get("policy_class"), dict) else None
+    if module not in _ALGOS:
+        raise ModelFileError(f"model file {str(path)!r}: expected a PPO or SAC policy, got "
+                             f"policy class module {module!r}")
+    algo = getattr(sb3, _ALGOS[module])
+    if trust:
+        return algo.load(path, device="cpu")
+    custom: dict[str, Any] = {"observation_space": obs_space, "action_space": action_space,
+                              "policy_class": algo.policy_aliases["MlpPolicy"]}
+    for key, space in (("observation_space", obs_space), ("action_space", action_space)):
+        saved = _shape(data.get(key))
+        if saved != space.shape:
+            raise ModelFileError(f"model file {str(path)!r}: expected a policy for the env's "
+                                 f"{key} of shape {space.shape}, got {saved}")
+    for key in _serialized(data):
+        if key in custom:
+            continue
+        if key not in _UNUSED:
+            raise ModelFileError(
+                f"model file {str(path)!r}: entry {key!r} is pickled Python, which could run "
+                "code; pass --trust-model (trust=True) only for a file you made or trust")
+        custom[key] = _replacement(key)
+    try:
+        return algo.load(path, device="cpu", custom_objects=custom)
+    except Exception as exc:  # torch refuses non-tensor pickles in weights_only mode
+        if "weights_only" in str(exc) or "Unpickl" in type(exc).__name__:
+            raise ModelFileError(
+                f"model file {str(path)!r}: its weights hold pickled Python, which could run "
+                "code; pass --trust-model (trust=True) only for a file you made or trust"
+            ) from None
+        raise ModelFileError(f"model file {str(path)!r}: cannot load its weights: "
+                             f"{type(exc).__name__}: {exc}") from None
+
+
+def _replacement(key: str) -> Any:
+    if key == "train_freq":
+        from stable_baselines3.common.type_aliases import TrainFreq, TrainFrequencyUnit
+
+        return TrainFreq(1, TrainFrequencyUnit.STEP)
+    if key in ("lr_schedule", "clip_range", "learning_rate"):
+        from stable_baselines3.common.utils import ConstantSchedule
+
+        return ConstantSchedule(0.0)  # inference never reads it
+    return None
