@@ -138,6 +138,9 @@ def _parser() -> argparse.ArgumentParser:
         description="Print the versions of arena_gym, MuJoCo and Python.",
     )
     version.set_defaults(run=_version)
+    for command in (demo, train, evaluate, version):  # after the command name too
+        command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                             help="show the Python traceback of an error")
     return parser
 
 

@@ -24,9 +24,10 @@ class ModelFileError(ValueError):
 
 # policy_class "__module__" -> the SB3 algorithm that saved it
 _ALGOS = {"stable_baselines3.common.policies": "PPO", "stable_baselines3.sac.policies": "SAC"}
-# serialized entries inference does not read: replaced by SB3's defaults
+# serialized entries inference does not read (training state): replaced by SB3's defaults
 _UNUSED = ("rollout_buffer_class", "replay_buffer_class", "lr_schedule", "clip_range",
-           "clip_range_vf", "learning_rate", "train_freq")
+           "clip_range_vf", "learning_rate", "train_freq", "_last_obs", "_last_episode_starts",
+           "_last_original_obs", "ep_info_buffer", "ep_success_buffer", "action_noise")
 
 
 def check_model_file(path: str | Path) -> tuple[Path, dict[str, Any]]:

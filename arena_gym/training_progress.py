@@ -19,7 +19,7 @@ def progress_callback(minutes: float, steps: int | None) -> Any:
                 self.bar = tqdm(total=steps, unit="step", desc="env steps")
             else:
                 self.bar = tqdm(total=round(minutes * 60), unit="s", desc="wall time",
-                                bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f} s [{postfix}]")
+                                bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f} s{postfix}")
             self.bar.set_postfix_str("0 env steps")
 
         def _on_step(self) -> bool:

@@ -37,5 +37,7 @@ def check_on_map(scenario: Scenario, occupancy: OccupancyMap, map_path: str | Pa
                                 f"{rows} x {cols}, got cell (row {row}, col {col})")
         margin = clearance if inflate else 0.0
         if not is_free(occupancy, x, y, margin):
+            why = (f"is within {margin:g} m (the robot's radius) of an occupied or unknown cell"
+                   if margin else "is occupied or unknown")
             raise ScenarioError(f"{prefix} is not free on map {map_path}: cell (row {row}, col "
-                                f"{col}) is within {margin:g} m of an occupied or unknown cell")
+                                f"{col}) {why}")

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
 
 from arena_gym.envs.vector_env import ArenaVectorEnv
+from arena_gym.worlds.scenario import ScenarioError
 from tests.conftest import ASSETS
 
 MAPS = sorted(p.parent.parent.name for p in ASSETS.glob("worlds/*/map/map.yaml"))
@@ -32,9 +34,30 @@ def test_every_map_hosts_episodes(assets, world):
     env.close()
 
 
+# stock scenarios whose points cannot be reached on their map: refused, naming the point
+OFF_MAP = {
+    "arena_rooms1/scenarios/1.json": "pedestrian 'Ped_7' waypoint 1 (-10.3498, -28.5506) is not "
+    "free on map {map}: cell (row 935, col 546) is occupied or unknown",
+    "arena_rooms1/scenarios/default.json": "pedestrian 'Ped_7' waypoint 1 (-10.3498, -28.5506) is "
+    "not free on map {map}: cell (row 935, col 546) is occupied or unknown",
+    "map_empty/scenarios/blocked_corridors.json": "robots[0].goal (22.05, -1.72) is outside map "
+    "{map}: expected a cell within 481 x 626, got cell (row 515, col 441)",
+    "map_empty/scenarios/highly_social.json": "robots[0].goal (-1, -1) is outside map {map}: "
+    "expected a cell within 481 x 626, got cell (row 500, col -20)",
+    "map_empty/scenarios/marl.json": "robots[0].goal (31.0737, 23.6145) is not free on map {map}: "
+    "cell (row 8, col 621) is within 0.11 m (the robot's radius) of an occupied or unknown cell",
+}
+
+
 @pytest.mark.parametrize("scenario", SCENARIOS or ["(missing)"])
 def test_every_scenario_sets_start_goal_and_statics(assets, scenario):
     path = assets / "worlds" / scenario
+    if scenario in OFF_MAP:
+        map_yaml = path.parent.parent / "map" / "map.yaml"
+        message = f"scenario {path}: " + OFF_MAP[scenario].format(map=map_yaml)
+        with pytest.raises(ScenarioError, match=re.escape(message)):
+            ArenaVectorEnv(1, scenario=str(path))
+        return
     env = ArenaVectorEnv(1, scenario=str(path))
     obs, _ = env.reset(seed=0)
     task = env.core.layout.scenario.robots[0]
