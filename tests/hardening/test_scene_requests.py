@@ -1,0 +1,70 @@
+"""Every scene request is all-or-nothing: name clashes with any body, geom or site of the env
+are a SpawnError naming both sides, and nothing of the request stays; sizes beyond 1 km are
+refused before anything is added."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from arena_gym.scene import Prim, SceneError, SceneStore, SpawnError, Wall
+from tests.conftest import assert_same, snapshot, spawn
+
+
+@pytest.fixture
+def store(assets):
+    store = SceneStore(2)
+    for env in range(2):
+        spawn(store, env, assets, "burger")
+        store.spawn_prims(env, [Prim("box0", pose=(2, 0, 0.2, 0), scale=(0.4, 0.4, 0.4))])
+        store.model(env)
+    return store
+
+
+def test_a_prim_named_like_a_robot_body_is_refused_and_nothing_stays(store):
+    before = [snapshot(s) for s in store.scenes]
+    with pytest.raises(SpawnError, match=re.escape(
+            "env 0: prim 'burger/base_link' would add body 'env_0/burger/base_link', which "
+            "clashes with the body 'env_0/burger/base_link' of robot 'burger'")):
+        store.spawn_prims(0, [Prim("ok", pose=(3, 3, 0.2, 0)), Prim("burger/base_link")])
+    for scene, snap in zip(store.scenes, before):
+        assert_same(snapshot(scene), snap)
+    store.reset_world(0)  # no unnamed body survives: the world is empty again
+    assert [b.name for b in store.scenes[0].spec.bodies] == ["world"]
+
+
+def test_a_prim_clashing_with_a_geom_name_is_refused(store):
+    before = snapshot(store.scenes[0])
+    with pytest.raises(SpawnError, match=re.escape(
+            "env 0: wall 'box0/geom' would add body 'env_0/box0/geom', which clashes with the "
+            "geom 'env_0/box0/geom' of prim 'box0'")):
+        store.spawn_walls(0, [Wall("box0/geom", start=(0, 3), end=(1, 3))])
+    assert_same(snapshot(store.scenes[0]), before)
+
+
+def test_a_robot_whose_bodies_clash_with_a_prim_is_refused(assets):
+    store = SceneStore(1)
+    store.spawn_prims(0, [Prim("burger/base_link", pose=(3, 3, 0.2, 0))])
+    store.model(0)
+    before = snapshot(store.scenes[0])
+    with pytest.raises(SpawnError, match=re.escape(
+            "env 0: robot 'burger' would add body 'env_0/burger/base_link', which clashes with "
+            "the body 'env_0/burger/base_link' of prim 'burger/base_link'")):
+        spawn(store, 0, assets, "burger")
+    assert_same(snapshot(store.scenes[0]), before)
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: Prim("huge", scale=(1e30, 1, 1)),
+     "Prim 'huge' scale: expected sizes <= 1000 m, got (1e+30, 1.0, 1.0)"),
+    (lambda: Prim("wide", scale=(1, 1000.5, 1)),
+     "Prim 'wide' scale: expected sizes <= 1000 m, got (1.0, 1000.5, 1.0)"),
+    (lambda: Wall("long", start=(0, 0), end=(2000, 0)),
+     "Wall 'long': expected a length <= 1000 m, got 2000"),
+])
+def test_sizes_beyond_a_kilometre_are_refused(store, make, message):
+    before = snapshot(store.scenes[0])
+    with pytest.raises(SceneError, match=re.escape(message)):
+        store.spawn_prims(0, [Prim("fine", pose=(4, 4, 0.2, 0)), make()])
+    assert_same(snapshot(store.scenes[0]), before)
