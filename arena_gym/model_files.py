@@ -11,6 +11,7 @@ cannot rebuild is refused unless the user trusts it (`--trust-model`).
 from __future__ import annotations
 
 import json
+import pickle
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -93,7 +94,8 @@ def load_sb3(path: str | Path, obs_space: spaces.Box, action_space: spaces.Box,
         custom[key] = _replacement(key)
     try:
         return algo.load(path, device="cpu", custom_objects=custom)
-    except Exception as exc:  # torch refuses non-tensor pickles in weights_only mode
+    except (pickle.UnpicklingError, RuntimeError, ValueError, KeyError, TypeError,
+            AttributeError, zipfile.BadZipFile) as exc:  # torch refuses non-tensor pickles
         if "weights_only" in str(exc) or "Unpickl" in type(exc).__name__:
             raise ModelFileError(
                 f"model file {str(path)!r}: its weights hold pickled Python, which could run "

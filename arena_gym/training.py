@@ -60,9 +60,8 @@ def train(settings: TrainSettings, overrides: dict[str, Any] | None = None) -> P
 
     from arena_gym.envs.vector_env import ArenaVectorEnv
     from arena_gym.policies import sb3_policy
-    from arena_gym.wrappers.sb3 import ArenaSB3VecEnv
-
     from arena_gym.training_progress import progress_callback
+    from arena_gym.wrappers.sb3 import ArenaSB3VecEnv
 
     overrides = overrides or {}
     out = Path(settings.out)

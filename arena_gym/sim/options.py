@@ -38,7 +38,7 @@ ENABLE_FLAGS = _enum_names(mujoco.mjtEnableBit, "mjENBL_")
 
 def _number(v: Any) -> float:
     if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
-        raise ValueError(f"expected a number, got {v!r}")
+        raise TypeError(f"expected a number, got {v!r}")  # validate() names the field
     return float(v)
 
 

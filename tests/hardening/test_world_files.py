@@ -40,17 +40,17 @@ def _scenario(world, start, goal, waypoints=((0.5, 0.5),)):
 
 @pytest.mark.parametrize("start, goal, waypoints, message", [
     ((1.0, 0.95, 0.0), (0.5, 1.6), ((0.5, 0.5),),
-     "robots[0].start (1, 0.95) is not free on map {map}: cell (row 10, col 10) is within "
-     "0.11 m (the robot's radius) of an occupied or unknown cell"),
+     ("robots[0].start (1, 0.95) is not free on map {map}: cell (row 10, col 10) is within "
+     "0.11 m (the robot's radius) of an occupied or unknown cell")),
     ((5.0, 0.5, 0.0), (0.5, 1.6), ((0.5, 0.5),),
-     "robots[0].start (5, 0.5) is outside map {map}: expected a cell within 20 x 20, got cell "
-     "(row 14, col 50)"),
+     ("robots[0].start (5, 0.5) is outside map {map}: expected a cell within 20 x 20, got cell "
+     "(row 14, col 50)")),
     ((0.5, 0.4, 0.0), (1.2, 0.92), ((0.5, 0.5),),
-     "robots[0].goal (1.2, 0.92) is not free on map {map}: cell (row 10, col 11) is within "
-     "0.11 m (the robot's radius) of an occupied or unknown cell"),
+     ("robots[0].goal (1.2, 0.92) is not free on map {map}: cell (row 10, col 11) is within "
+     "0.11 m (the robot's radius) of an occupied or unknown cell")),
     ((0.5, 0.4, 0.0), (0.5, 1.6), ((0.5, 0.5), (1.05, 0.95)),
-     "pedestrian 'ped' waypoint 1 (1.05, 0.95) is not free on map {map}: cell (row 10, col 10) "
-     "is occupied or unknown"),
+     ("pedestrian 'ped' waypoint 1 (1.05, 0.95) is not free on map {map}: cell (row 10, col 10) "
+     "is occupied or unknown")),
 ])
 def test_scenario_points_must_be_free_on_the_map(world, start, goal, waypoints, message):
     path = _scenario(world, start, goal, waypoints)
