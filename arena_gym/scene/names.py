@@ -18,11 +18,12 @@ _SINGULAR = {"bodies": "body", "geoms": "geom", "sites": "site"}
 
 
 def element_names(spec: mujoco.MjSpec, prefix: str = "") -> dict[str, str]:
-    """{prefix + name: kind} of every named body, geom and site of `spec`."""
+    """{prefix + name: kind} of every named body, geom and site of `spec` (not its world
+    body, which attaching does not bring)."""
     out: dict[str, str] = {}
     for kind in _KINDS:
         for element in getattr(spec, kind):
-            if element.name:
+            if element.name and not (kind == "bodies" and element.name == "world"):
                 out.setdefault(prefix + element.name, _SINGULAR[kind])
     return out
 
@@ -33,9 +34,7 @@ def planned_names(records: Iterable[tuple[str, object]], build: Callable) -> dic
     scratch = mujoco.MjSpec()
     for full, record in records:
         build(scratch, full, record)
-    names = element_names(scratch)
-    names.pop("world", None)
-    return names
+    return element_names(scratch)
 
 
 def check_clashes(env_id: int, what: Callable[[str], str], added: dict[str, str], existing: dict[str, str],
