@@ -112,7 +112,10 @@ class BatchGroup:
         return bad
 
     def step(self, nstep: int) -> None:
-        self._reset_bad(bad_rows(self.ctrl))  # MuJoCo would zero them with only a warning
+        # before: a bad control MuJoCo would zero with only a warning, or a bad state written
+        # since the last step, which MuJoCo's auto-reset would hide from the clock check when
+        # the env's time is 0 (it resets and steps on)
+        self._reset_bad(bad_rows(self.ctrl, self.bound("qpos"), self.bound("qvel")))
         try:
             self.batch.step(nstep=nstep)
         except mujoco.batch.SimulationError as exc:  # reset those envs; the others went on
@@ -193,8 +196,9 @@ class PoolGroup:
         return bad
 
     def step(self, nstep: int) -> None:
-        for scene in self.scenes:  # a control MuJoCo would zero with only a warning
-            if bad_rows(scene._data.ctrl[None]).any():
+        for scene in self.scenes:  # as BatchGroup.step: bad controls and bad written state
+            d = scene._data
+            if bad_rows(d.ctrl[None], d.qpos[None], d.qvel[None]).any():
                 self._reset(scene)
         if self.pool is None or len(self.scenes) == 1:
             for scene in self.scenes:

@@ -73,3 +73,13 @@ def test_runtime_options_name_the_field(sim):
         with pytest.raises(ValueError, match=re.escape(message)):
             sim.apply_runtime_options(patch)
         assert [s.spec.to_xml() for s in sim.store.scenes] == before
+
+
+def test_nan_written_at_time_zero_is_reported_with_mujoco_autoreset(sim):
+    """MuJoCo's auto-reset would restart the env and step on, leaving its clock where it
+    would have been; the state written before the step still counts."""
+    bad = sim.store.num_envs - 1
+    sim.reset_envs([bad])
+    sim.state(bad, "qvel")[:] = np.nan
+    sim.step(10)
+    assert sim.diverged == [bad]
