@@ -253,15 +253,11 @@ def _version(args: argparse.Namespace) -> int:
     return 0
 
 
-def _yaw(quat: Sequence[float]) -> float:
-    w, x, y, z = quat
-    return math.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
-
-
 def _demo(args: argparse.Namespace) -> int:
     import numpy as np
 
     from arena_gym.scene import SceneStore
+    from arena_gym.scene.rotations import quat_yaw
     from arena_gym.sim import Simulator
     from arena_gym.worlds import build_default_world
     from arena_gym.worlds.default import ROBOT_NAME
@@ -309,7 +305,7 @@ def _demo(args: argparse.Namespace) -> int:
         moved = math.hypot(pos[0] - x0, pos[1] - y0)
         print(f"{env:>4} {turn_rates[env]:>6.2f} | {x0:>8.2f} {y0:>7.2f} "
               f"{math.degrees(yaw0):>7.1f} | {pos[0]:>8.2f} {pos[1]:>7.2f} "
-              f"{math.degrees(_yaw(quat)):>7.1f} | {moved:>6.2f}")
+              f"{math.degrees(float(quat_yaw(quat))):>7.1f} | {moved:>6.2f}")
     print("(x, y in m; yaw in degrees; omega in rad/s; moved: start-to-end distance in m)")
     sim.close()
     return 0

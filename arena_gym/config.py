@@ -134,7 +134,7 @@ class EnvConfig:
     room_size: Annotated[float, At(ge=1, le=1000)] = 6.0  # m, "random" world
     obstacle_size: tuple[Metres, Metres] = (0.2, 0.6)  # m, box extents
     obstacle_pool: Annotated[int, At(ge=1, le=1000)] = 12  # boxes each env holds; episodes move them (no recompiles)
-    num_pedestrians: Annotated[int, At(ge=0, le=1000)] = 0
+    num_pedestrians: Annotated[int, At(ge=0, le=1000)] = 0  # anything but 0 is rejected until pedestrians exist
     physics_dt: Annotated[float, At(gt=0, le=0.1)] = 0.005
     control_dt: Annotated[float, At(gt=0, le=10)] = 0.1
     max_episode_steps: Count = 300
@@ -157,6 +157,8 @@ class EnvConfig:
                f"'continuous' or 'discrete', got {self.action!r}")
         _check(self.max_episode_steps > 0, "max_episode_steps",
                f"an integer > 0, got {self.max_episode_steps}")
+        _check(self.num_pedestrians == 0, "num_pedestrians",
+               f"0 (pedestrians are not implemented yet), got {self.num_pedestrians}")
         lo, hi = self.obstacle_size
         _check(0 < lo <= hi, "obstacle_size", f"0 < min <= max, got {self.obstacle_size}")
         for lo, hi in self.curriculum.stages:

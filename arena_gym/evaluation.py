@@ -29,7 +29,13 @@ class EvalSummary:
 
 def evaluate(env: ArenaVectorEnv, policy: Policy, episodes: int, seed: int = 10_000) -> EvalSummary:
     """`episodes` episodes split evenly over the envs (env i seeded seed + i), so that the
-    set does not depend on which episodes end first: the same seed, the same episodes."""
+    set does not depend on which episodes end first: the same seed, the same episodes.
+    The env's curriculum is paused meanwhile: evaluation episodes do not move its stage."""
+    with env.curriculum.paused():
+        return _run(env, policy, episodes, seed)
+
+
+def _run(env: ArenaVectorEnv, policy: Policy, episodes: int, seed: int) -> EvalSummary:
     n = env.num_envs
     quota = np.full(n, episodes // n) + (np.arange(n) < episodes % n)
     done = np.zeros(n, dtype=int)
@@ -38,17 +44,18 @@ def evaluate(env: ArenaVectorEnv, policy: Policy, episodes: int, seed: int = 10_
     paths, times = [], []
     while (done < quota).any():
         obs, _, _, _, info = env.step(policy(obs))
-        if "episode" not in info:
+        if "episode_result" not in info:
             continue
-        for e in np.flatnonzero(info["_episode"]):
+        episode = info["episode_result"]
+        for e in np.flatnonzero(info["_episode_result"]):
             if done[e] >= quota[e]:
                 continue
             done[e] += 1
-            result = info["episode"]["result"][e]
+            result = episode["result"][e]
             results.append(result)
             if result == "goal":
-                paths.append(info["episode"]["path_length"][e])
-                times.append(info["episode"]["time"][e])
+                paths.append(episode["path_length"][e])
+                times.append(episode["time"][e])
     counts = Counter(results)
     return EvalSummary(
         episodes=episodes,

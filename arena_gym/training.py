@@ -66,7 +66,8 @@ def train(settings: TrainSettings, overrides: dict[str, Any] | None = None) -> P
     overrides = overrides or {}
     out = Path(settings.out)
     torch.manual_seed(settings.seed)
-    raw = ArenaSB3VecEnv(settings.num_envs, seed=settings.seed, **overrides)
+    train_env = ArenaVectorEnv(settings.num_envs, **overrides)
+    raw = ArenaSB3VecEnv(train_env, seed=settings.seed)
     venv = VecNormalize(VecMonitor(raw), norm_obs=False, norm_reward=True, gamma=settings.gamma)
     eval_env = ArenaVectorEnv(settings.eval_envs, **overrides)
     out.mkdir(parents=True, exist_ok=True)  # only once the config built envs: no empty runs
@@ -111,9 +112,9 @@ def train(settings: TrainSettings, overrides: dict[str, Any] | None = None) -> P
 
         def _on_step(self) -> bool:
             for info in self.locals["infos"]:
-                metrics = info.get("episode_metrics")
-                if metrics:
-                    self.results.append(metrics["result"])
+                episode = info.get("episode_result")
+                if episode:
+                    self.results.append(episode["result"])
             return time.perf_counter() - self.start < settings.minutes * 60
 
         def _rates(self) -> tuple[float, float, float]:
@@ -124,6 +125,7 @@ def train(settings: TrainSettings, overrides: dict[str, Any] | None = None) -> P
             path = out / "latest_model.zip"
             self.model.save(path)
             policy = sb3_policy(path, eval_env.single_observation_space, eval_env.single_action_space)
+            eval_env.curriculum.stage = train_env.curriculum_stage  # evaluate where training is
             summary = evaluate(eval_env, policy, settings.eval_episodes)
             train_rates = self._rates()
             row = {
@@ -132,7 +134,7 @@ def train(settings: TrainSettings, overrides: dict[str, Any] | None = None) -> P
                 "train_success": train_rates[0], "train_collision": train_rates[1],
                 "train_timeout": train_rates[2], "eval_success": summary.success,
                 "eval_collision": summary.collision, "eval_timeout": summary.timeout,
-                "curriculum_stage": raw.venv.curriculum_stage,
+                "curriculum_stage": train_env.curriculum_stage,
             }
             self.rows.append(row)
             for key, value in row.items():

@@ -1,7 +1,9 @@
 """The navigation task over N lockstep envs: reset and step selected envs, no autoreset.
 
 ArenaVectorEnv (autoreset, Gymnasium vector API) and ArenaEnv (one env) both drive this.
-Episodes move the robot and the pool obstacles through state; nothing recompiles.
+It is wiring: the task's pieces live in arena_gym.tasks (observation, reward terms,
+termination, episode sampling, metrics, curriculum). Episodes move the robot and the pool
+obstacles through state; nothing recompiles.
 
 The env senses through its SensorSuite (built with the env, `sensor_suite`): "scan" is
 the robot's declared lidar (its URDF `<sensor>`, else model_params.yaml's laser at its
@@ -20,33 +22,53 @@ re-seeded at every seeded reset, so the same seed gives the same readings.
 
 from __future__ import annotations
 
-import math
 import warnings
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 
 from arena_gym.config import EnvConfig
 from arena_gym.envs.robots import resolve_robot
+from arena_gym.scene.rotations import quat_yaw, wrap_angle, yaw_quat
 from arena_gym.scene.store import SceneStore
 from arena_gym.sensors import CollisionSpec, LidarSpec, SensorSuite
 from arena_gym.sim.simulator import Simulator
+from arena_gym.tasks import observation
 from arena_gym.tasks.curriculum import Curriculum
-from arena_gym.tasks.episodes import PARKED_Z, Episode, ObstaclePool, sample_episode
+from arena_gym.tasks.episodes import PARKED_Z, Episode, EpisodeSampler, ObstaclePool
 from arena_gym.tasks.layouts import make_layout
 from arena_gym.tasks.metrics import EpisodeMetrics
 from arena_gym.tasks.rewards import StepOutcome, reward_terms, total
 from arena_gym.tasks.robot_params import load_robot_params
+from arena_gym.tasks.termination import Termination, classify
 
 ROBOT = "robot"
 
 
-def _yaw_quat(yaw: float) -> np.ndarray:
-    return np.array([math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)])
+@dataclass
+class StepResult:
+    """One control step of every env. Arrays are (num_envs,) unless noted."""
 
+    obs: dict[str, np.ndarray]  # (num_envs, ...) per key
+    reward: np.ndarray
+    termination: Termination  # how (and whether) each env's episode ended
+    terms: dict[str, np.ndarray]  # each named reward term; reward is their sum
+    episodes: dict[int, dict[str, Any]]  # env -> result and metrics, for episodes that ended
+    active: np.ndarray  # envs that stepped (the others were restarting)
 
-def _wrap(angle: np.ndarray) -> np.ndarray:
-    return (angle + np.pi) % (2 * np.pi) - np.pi
+    @property
+    def terminated(self) -> np.ndarray:
+        return self.termination.terminated
+
+    @property
+    def truncated(self) -> np.ndarray:
+        return self.termination.truncated
+
+    @property
+    def diverged(self) -> np.ndarray:
+        return self.termination.diverged
 
 
 class NavigationCore:
@@ -58,6 +80,8 @@ class NavigationCore:
         self.params = load_robot_params(params)
         self.layout = make_layout(cfg.world, cfg.scenario, cfg.room_size, self.params.radius)
         self.pool = ObstaclePool.make(cfg.obstacle_pool, cfg.obstacle_size)
+        self.sample = EpisodeSampler(self.layout, self.pool, self.params.radius,
+                                     cfg.start_clearance, cfg.min_start_goal_distance)
         self.store = SceneStore(num_envs, timestep=cfg.physics_dt)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # a robot's dropped meshes warn once per env
@@ -111,12 +135,7 @@ class NavigationCore:
         else:
             self.action_space = spaces.Box(np.array(p.low, np.float32), np.array(p.high, np.float32))
         high_scan = 1.0 if self.cfg.scan.normalize else self.max_range
-        self.observation_space = spaces.Dict({
-            "scan": spaces.Box(0.0, high_scan, (beams,), np.float32),
-            "goal": spaces.Box(np.array([0.0, -np.pi], np.float32),
-                               np.array([np.inf, np.pi], np.float32)),
-            "last_action": spaces.Box(np.array(p.low, np.float32), np.array(p.high, np.float32)),
-        })
+        self.observation_space = observation.observation_space(beams, high_scan, p.low, p.high)
 
     def _setup_model(self) -> None:
         model = self.store.model(0)
@@ -141,9 +160,8 @@ class NavigationCore:
     # ------------------------------------------------------------------ state
     def _read_pose(self) -> None:
         q = self.sim.gather("qpos", self._pose_cols)
-        w, x, y, z = q[:, 3], q[:, 4], q[:, 5], q[:, 6]
         self.pose[:, :3] = q[:, :3]
-        self.pose[:, 3] = np.arctan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
+        self.pose[:, 3] = quat_yaw(q[:, 3:7])
 
     def _sample(self) -> None:
         """Sample the suite once per control step (after the physics, or a reset moved the
@@ -158,10 +176,7 @@ class NavigationCore:
         return self._suite["collision"].collided.copy()
 
     def _goal_obs(self) -> np.ndarray:
-        delta = self.goal - self.pose[:, :2]
-        distance = np.hypot(delta[:, 0], delta[:, 1])
-        angle = _wrap(np.arctan2(delta[:, 1], delta[:, 0]) - self.pose[:, 3])
-        return np.column_stack([distance, angle])
+        return observation.goal_polar(self.goal, self.pose)
 
     def observe(self) -> tuple[dict[str, np.ndarray], np.ndarray]:
         """Observations of every env, and the raw scan ranges (for clearance)."""
@@ -190,13 +205,7 @@ class NavigationCore:
         self.sim.reset_envs(envs)
         episodes = []
         for e in envs:
-            if hasattr(self.layout, "task"):  # a scenario: its start and goal, no pool boxes
-                start, goal = self.layout.task
-                ep = Episode(start, goal, np.zeros((0, 4)))
-            else:
-                ep = sample_episode(self.rngs[e], self.layout, self.pool, self.curriculum.obstacles,
-                                    self.params.radius, self.cfg.start_clearance,
-                                    self.cfg.min_start_goal_distance)
+            ep = self.sample(self.rngs[e], self.curriculum.obstacles)
             self._place(e, ep)
             episodes.append(ep)
         mask = np.zeros(self.n, bool)
@@ -212,12 +221,12 @@ class NavigationCore:
     def _place(self, e: int, ep: Episode) -> None:
         a = self.qpos_adr
         x, y, yaw = ep.start
-        self._qpos[e][a : a + 7] = [x, y, self.spawn_z, *_yaw_quat(yaw)]
+        self._qpos[e][a : a + 7] = [x, y, self.spawn_z, *yaw_quat(yaw)]
         self._mocap_pos[e][self.mocap] = (0.0, 0.0, PARKED_Z)
         for j, bx, by, byaw in ep.boxes:
             m = self.mocap[int(j)]
             self._mocap_pos[e][m] = (bx, by, self.pool.sizes[int(j), 2] / 2)
-            self._mocap_quat[e][m] = _yaw_quat(byaw)
+            self._mocap_quat[e][m] = yaw_quat(byaw)
         self.goal[e] = ep.goal
 
     # ------------------------------------------------------------------ step
@@ -242,40 +251,47 @@ class NavigationCore:
         self.sim.controller.set_twists(ROBOT, full)
         self.sim.step(self.cfg.substeps)
 
-    def evaluate(self, twist: np.ndarray, active: np.ndarray):
-        """Observation, reward terms, termination after advance() (and any resets since)."""
+    def evaluate(self, twist: np.ndarray, active: np.ndarray) -> StepResult:
+        """Observation, reward terms, termination after advance() (and any resets since).
+        Episodes that end here are finished: their result and metrics are in the result,
+        and (unless paused) the curriculum has counted them."""
         self._read_pose()
         obs, ranges = self.observe()
         distance = self.goal_polar[:, 0]
-        reached = distance < self.cfg.goal_radius
-        collided = self._collided() & ~reached
+        diverged = np.zeros(self.n, bool)
+        diverged[self.sim.diverged] = True  # the envs whose physics blew up in advance()
+        end = classify(distance, self.cfg.goal_radius, self._collided(), diverged,
+                       self.steps + active, self.cfg.max_episode_steps, active)
         high = np.array(self.params.high)
         change = np.linalg.norm((twist - self.last_action) / high, axis=1)
-        outcome = StepOutcome(self.distance.copy(), distance, reached, collided,
+        outcome = StepOutcome(self.distance.copy(), distance, end.reached, end.collided,
                               ranges.min(axis=1) - self.params.radius, twist[:, 0], change)
         terms = reward_terms(self.cfg.reward, outcome)
-        if not active.all():
-            terms = {k: np.where(active, v, 0.0) for k, v in terms.items()}
-        moved = np.hypot(*(self.pose[:, :2] - self._prev_pose[:, :2]).T) * active
-        turned = _wrap(self.pose[:, 3] - self._prev_pose[:, 3]) * active
-        self.metrics.update(moved, turned, twist[:, 0] * active, collided & active,
+        counted = active & ~end.diverged  # a diverged step's motion is not the policy's
+        if not counted.all():
+            terms = {k: np.where(counted, v, 0.0) for k, v in terms.items()}
+        moved = np.hypot(*(self.pose[:, :2] - self._prev_pose[:, :2]).T) * counted
+        turned = wrap_angle(self.pose[:, 3] - self._prev_pose[:, 3]) * counted
+        self.metrics.update(moved, turned, twist[:, 0] * active, end.collided,
                             self.cfg.control_dt, active)
         self.distance = distance
         self.steps += active
         self.last_action[active] = twist[active]
         obs["last_action"] = self.last_action.astype(np.float32)
-        terminated = (reached | collided) & active
-        truncated = (self.steps >= self.cfg.max_episode_steps) & ~terminated & active
-        return obs, total(terms), terminated, truncated, terms
+        episodes = {int(e): self._finish(int(e), end.result(int(e)))
+                    for e in np.flatnonzero(end.ended)}
+        return StepResult(obs, total(terms), end, terms, episodes, active.copy())
 
-    def step_envs(self, twist: np.ndarray, active: np.ndarray):
+    def step_envs(self, twist: np.ndarray, active: np.ndarray) -> StepResult:
         self.advance(twist, active)
         return self.evaluate(twist, active)
 
-    def result(self, e: int, reached: bool, collided: bool) -> dict:
-        name = "goal" if reached else "collision" if collided else "timeout"
-        self.curriculum.record(reached)
-        return self.metrics.episode(e, name, self.cfg.control_dt)
+    def _finish(self, e: int, result: str) -> dict[str, Any]:
+        """The episode's result and metrics; the curriculum counts the policy's outcomes
+        (a physics divergence is none)."""
+        if result != "diverged":
+            self.curriculum.record(result == "goal")
+        return self.metrics.episode(e, result, self.cfg.control_dt)
 
     def close(self) -> None:
         self._suite.close()

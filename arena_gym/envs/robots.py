@@ -5,6 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from arena_gym.config import ConfigError, EnvConfig
+from arena_gym.scene.errors import SpawnError
+from arena_gym.scene.model_params import MODEL_PARAMS_FILE
+from arena_gym.scene.sensor_mounts import find_model_params
 
 BUILTIN = {"arena_diffbot"}
 
@@ -22,7 +25,12 @@ def resolve_robot(cfg: EnvConfig) -> tuple[Path, tuple[str, ...], Path]:
                 f"robot: expected a built-in robot ({', '.join(sorted(BUILTIN))}) or a URDF "
                 f"file, got {cfg.robot!r}"
             )
-    params = Path(cfg.model_params) if cfg.model_params else urdf.parent / "model_params.yaml"
-    if not params.is_file():
-        raise ConfigError(f"model_params: expected a model_params.yaml file, got {str(params)!r}")
+    explicit = cfg.model_params or None
+    try:
+        params = find_model_params(urdf, explicit)  # the scene's lookup: one rule for both
+    except SpawnError:
+        params = None
+    if params is None:
+        where = explicit or str(urdf.parent / MODEL_PARAMS_FILE)
+        raise ConfigError(f"model_params: expected a model_params.yaml file, got {where!r}")
     return urdf, tuple(cfg.package_paths), params

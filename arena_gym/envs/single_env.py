@@ -3,6 +3,19 @@
     env = gymnasium.make("ArenaMujoco-v0", physics_dt=0.002)
     obs, info = env.reset(seed=3)   # the same episode as env 3 of a vector env seeded 0
     obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
+
+`info["reward_terms"]` holds each named reward term. When the env ends an episode itself
+(goal, collision, its own `max_episode_steps`, a physics divergence) `info["episode_result"]`
+holds its result ("goal", "collision", "timeout", "diverged") and metrics, and
+`info["is_success"]` whether it reached the goal; a diverged episode also sets
+`info["diverged"]`.
+
+`gymnasium.make(..., max_episode_steps=N)` keeps N for Gymnasium's own TimeLimit wrapper and
+never tells the env (the spec's default is the config's 300). If N is below the env's own
+limit, TimeLimit truncates at step N and that step's info has no `episode_result` (the env did
+not end the episode, and the curriculum does not count it). To have the env end and report
+episodes at N, set its own limit: `gymnasium.make_vec(..., max_episode_steps=N)` (vector entry
+point) or `max_episode_steps: N` in the config file.
 """
 
 from __future__ import annotations
@@ -14,15 +27,18 @@ import numpy as np
 
 from arena_gym.config import EnvConfig, load_config
 from arena_gym.envs.core import NavigationCore
+from arena_gym.envs.rendering import RENDER_MODES, check_render_mode
 from arena_gym.envs.validation import check_actions
 
 
 class ArenaEnv(gym.Env):
     """The navigation task in one env. Keyword arguments override the config."""
 
-    metadata = {"render_modes": []}
+    metadata = {"render_modes": RENDER_MODES}
 
-    def __init__(self, config: str | None = None, **overrides: Any) -> None:
+    def __init__(self, config: str | None = None, render_mode: str | None = None,
+                 **overrides: Any) -> None:
+        self.render_mode = check_render_mode(render_mode)
         self._build(load_config(config, **overrides))
 
     def _build(self, cfg: EnvConfig) -> None:
@@ -34,9 +50,10 @@ class ArenaEnv(gym.Env):
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickles as its config: the clone is a fresh env, reset it with a seed."""
-        return {"cfg": self.cfg}
+        return {"cfg": self.cfg, "render_mode": self.render_mode}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
+        self.render_mode = state.get("render_mode")
         self._build(state["cfg"])
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
@@ -60,14 +77,15 @@ class ArenaEnv(gym.Env):
         else:
             actions = check_actions(batched, _batched_box(space), 1)
         twist = self.core.twist(actions)
-        obs, reward, terminated, truncated, terms = self.core.step_envs(twist, np.ones(1, bool))
-        info: dict[str, Any] = {"reward_terms": {k: float(v[0]) for k, v in terms.items()}}
-        if terminated[0] or truncated[0]:
-            reached = bool(self.core.goal_polar[0, 0] < self.cfg.goal_radius)
-            info["episode"] = self.core.result(0, reached and bool(terminated[0]),
-                                               bool(terminated[0]) and not reached)
-        return ({k: v[0] for k, v in obs.items()}, float(reward[0]), bool(terminated[0]),
-                bool(truncated[0]), info)
+        out = self.core.step_envs(twist, np.ones(1, bool))
+        info: dict[str, Any] = {"reward_terms": {k: float(v[0]) for k, v in out.terms.items()}}
+        if 0 in out.episodes:
+            info["episode_result"] = out.episodes[0]
+            info["is_success"] = out.episodes[0]["result"] == "goal"
+        if out.diverged[0]:
+            info["diverged"] = True
+        return ({k: v[0] for k, v in out.obs.items()}, float(out.reward[0]),
+                bool(out.terminated[0]), bool(out.truncated[0]), info)
 
     @property
     def sensor_suite(self):

@@ -6,9 +6,19 @@
     obs, reward, terminated, truncated, info = envs.step(envs.action_space.sample())
 
 Autoreset is NEXT_STEP (Gymnasium's default): the step after an episode ends resets that env,
-ignores its action and returns the first observation with reward 0. `info["reward_terms"]`
-holds each named reward term; at an episode's end `info["episode"]` holds its result
-("goal", "collision", "timeout") and metrics, masked by `info["_episode"]`.
+ignores its action and returns the first observation with reward 0.
+`reset(options={"reset_mask": m})` starts new episodes in the envs of the bool mask m only.
+
+Info, in Gymnasium's masked style (the merge of what ArenaEnv reports per env):
+`info["reward_terms"]` holds each named reward term (`_reward_terms`: the envs that stepped);
+at an episode's end `info["episode_result"]` holds its result ("goal", "collision",
+"timeout", "diverged") and metrics and `info["is_success"]` whether it reached the goal, both
+masked by `info["_episode_result"]`; an env whose physics diverged ends its episode truncated
+with `info["diverged"]` True (mask `_diverged`), the other envs go on. `info["episode"]` is
+left to Gymnasium's RecordEpisodeStatistics.
+
+`max_episode_steps` given to `gymnasium.make_vec` reaches this env's config: it truncates
+episodes at that step and reports their result.
 """
 
 from __future__ import annotations
@@ -20,18 +30,22 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from arena_gym.config import EnvConfig, load_config
-from arena_gym.envs.core import NavigationCore
+from arena_gym.envs.core import NavigationCore, StepResult
+from arena_gym.envs.rendering import RENDER_MODES, check_render_mode
 from arena_gym.envs.validation import check_actions
+from arena_gym.tasks.curriculum import Curriculum
 
 
 class ArenaVectorEnv(VectorEnv):
     """Batched ArenaMujoco-v0. Keyword arguments override the config (see EnvConfig)."""
 
-    metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
+    metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": RENDER_MODES}
 
-    def __init__(self, num_envs: int = 1, config: str | None = None, **overrides: Any) -> None:
+    def __init__(self, num_envs: int = 1, config: str | None = None,
+                 render_mode: str | None = None, **overrides: Any) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
             raise ValueError(f"num_envs: expected an integer >= 1, got {num_envs!r}")
+        self.render_mode = check_render_mode(render_mode)
         self.cfg: EnvConfig = load_config(config, **overrides)
         self.num_envs = num_envs
         self.core = NavigationCore(num_envs, self.cfg)
@@ -74,14 +88,14 @@ class ArenaVectorEnv(VectorEnv):
         restarting = np.flatnonzero(self._ended)
         if len(restarting):  # after the physics, so they return the reset observation
             self.core.reset_envs(list(restarting))
-        obs, reward, terminated, truncated, terms = self.core.evaluate(twist, active)
-        info: dict[str, Any] = {"reward_terms": terms, "_reward_terms": active.copy()}
-        ended = terminated | truncated
-        if ended.any():
-            info["episode"] = _episode_info(self.core, ended, terminated, obs)
-            info["_episode"] = ended.copy()
-        self._ended = ended
-        return obs, reward, terminated, truncated, info
+        out = self.core.evaluate(twist, active)
+        self._ended = out.terminated | out.truncated
+        return out.obs, out.reward, out.terminated, out.truncated, _info(out, self.num_envs)
+
+    @property
+    def curriculum(self) -> Curriculum:
+        """The obstacle curriculum; only training episodes advance it (see Curriculum.paused)."""
+        return self.core.curriculum
 
     @property
     def curriculum_stage(self) -> int:
@@ -117,21 +131,24 @@ def _one_seed(value: Any, given: Any) -> int:
     return int(value)
 
 
-def _episode_info(core: NavigationCore, ended, terminated, obs) -> dict[str, np.ndarray]:
-    """Result and metrics of the episodes that ended, masked arrays in Gymnasium's style."""
-    n = len(ended)
-    out: dict[str, np.ndarray] = {
-        "result": np.full(n, "", dtype=object),
-        "path_length": np.zeros(n),
-        "time": np.zeros(n),
-        "collisions": np.zeros(n, dtype=np.int64),
-        "curvature": np.zeros(n),
-        "jerk": np.zeros(n),
-    }
-    reached = core.goal_polar[:, 0] < core.cfg.goal_radius
-    for e in np.flatnonzero(ended):
-        metrics = core.result(int(e), bool(reached[e] and terminated[e]),
-                              bool(terminated[e] and not reached[e]))
-        for key in out:
-            out[key][e] = metrics[key]
-    return out
+def _info(out: StepResult, n: int) -> dict[str, Any]:
+    """Reward terms, and the results of the episodes that ended, as masked arrays."""
+    info: dict[str, Any] = {"reward_terms": out.terms, "_reward_terms": out.active}
+    if out.episodes:
+        ended = np.zeros(n, dtype=bool)
+        ended[list(out.episodes)] = True
+        first = next(iter(out.episodes.values()))
+        results: dict[str, np.ndarray] = {
+            key: np.full(n, "", dtype=object) if isinstance(value, str)
+            else np.zeros(n, dtype=type(value))
+            for key, value in first.items()
+        }
+        for e, episode in out.episodes.items():
+            for key, value in episode.items():
+                results[key][e] = value
+        info["episode_result"], info["_episode_result"] = results, ended
+        info["is_success"] = results["result"] == "goal"
+        info["_is_success"] = ended.copy()
+    if out.diverged.any():
+        info["diverged"], info["_diverged"] = out.diverged.copy(), out.diverged.copy()
+    return info

@@ -23,6 +23,7 @@ import mujoco
 import numpy as np
 
 from arena_gym.scene.records import SLAB_THICKNESS, Prim, Slab, Wall
+from arena_gym.scene.rotations import yaw_quat
 
 GROUP_STATIC = 0
 GROUP_VISUAL = 1
@@ -35,10 +36,6 @@ CAMERA_GROUPS = (GROUP_STATIC, GROUP_VISUAL, GROUP_CEILING)
 
 ROLLER_CONTYPE = 2
 WORLD_CONAFFINITY = 1 | ROLLER_CONTYPE
-
-
-def yaw_quat(yaw: float) -> np.ndarray:
-    return np.array([math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)])
 
 
 def add_box(spec: mujoco.MjSpec, name: str, prim: Prim) -> mujoco.MjsBody:

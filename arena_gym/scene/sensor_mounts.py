@@ -33,9 +33,9 @@ import numpy as np
 from arena_gym.scene import builders
 from arena_gym.scene.errors import SpawnError
 from arena_gym.scene.gazebo import SensorDecl
+from arena_gym.scene.model_params import MODEL_PARAMS_FILE, ModelParamsError, read_model_params
 from arena_gym.scene.urdf import fold_name
 
-MODEL_PARAMS_FILE = "model_params.yaml"
 SITE_GROUP = 5  # sensor sites: not drawn by viewers or cameras by default
 SITE_SIZE = 0.005
 
@@ -209,16 +209,10 @@ def read_laser_params(path: Path) -> tuple[SensorDecl | None, str]:
     """The laser block of an Arena `model_params.yaml` as a ray declaration, and the
     `robot_sensor_frame`. Arena lists `num_beams` beams from `angle.min` in steps of
     `angle.increment`; as a declaration both ends are included, so max is the last beam."""
-    import yaml  # only when a robot has no URDF lidar
-
     try:
-        data = yaml.safe_load(Path(path).read_text()) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise SpawnError(f"model_params {str(path)!r}: expected readable YAML, got {exc}") from None
-    if isinstance(data, dict) and "/**" in data:
-        data = (data["/**"] or {}).get("ros__parameters", {}) or {}
-    if not isinstance(data, dict):
-        raise SpawnError(f"model_params {str(path)!r}: expected a mapping, got {type(data).__name__}")
+        data = read_model_params(path)
+    except ModelParamsError as exc:
+        raise SpawnError(str(exc)) from None
     frame = str(data.get("robot_sensor_frame", "") or "")
     laser = data.get("laser")
     if not isinstance(laser, dict):

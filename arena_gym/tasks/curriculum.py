@@ -4,17 +4,33 @@ last `window` episodes reaches `advance`, and fall back below `fall_back`."""
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from arena_gym.config import CurriculumConfig
 
 
 class Curriculum:
-    """Tracks episode results and the current stage. One per vector env."""
+    """Tracks episode results and the current stage. One per vector env.
+
+    Only training episodes count: while `learning` is False (evaluation, see `paused`),
+    `record` changes nothing.
+    """
 
     def __init__(self, cfg: CurriculumConfig) -> None:
         self.cfg = cfg
         self.stage = min(cfg.start_stage, len(cfg.stages) - 1)
         self.results: deque[bool] = deque(maxlen=cfg.window)
+        self.learning = True
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """Episodes inside do not count (evaluation runs on a frozen stage)."""
+        before, self.learning = self.learning, False
+        try:
+            yield
+        finally:
+            self.learning = before
 
     @property
     def obstacles(self) -> tuple[int, int]:
@@ -25,6 +41,8 @@ class Curriculum:
         return sum(self.results) / len(self.results) if self.results else 0.0
 
     def record(self, success: bool) -> None:
+        if not self.learning:
+            return
         self.results.append(bool(success))
         if len(self.results) < self.cfg.window:
             return

@@ -106,3 +106,23 @@ def sample_episode(
         f"no collision-free start and goal {min_distance} m apart after {ATTEMPTS} attempts; "
         "expected a world with more free space or fewer obstacles"
     )
+
+
+@dataclass(frozen=True)
+class EpisodeSampler:
+    """Draws each env's next episode: a scenario's fixed start and goal (no pool boxes), else
+    a random one in the layout with the curriculum's obstacle count."""
+
+    layout: Layout
+    pool: ObstaclePool
+    radius: float  # the robot's footprint
+    start_clearance: float
+    min_distance: float  # between start and goal
+
+    def __call__(self, rng: np.random.Generator, obstacles: tuple[int, int]) -> Episode:
+        task = getattr(self.layout, "task", None)
+        if task is not None:
+            start, goal = task
+            return Episode(start, goal, np.zeros((0, 4)))
+        return sample_episode(rng, self.layout, self.pool, obstacles, self.radius,
+                              self.start_clearance, self.min_distance)

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 
-RESULTS = ("goal", "collision", "timeout")
-
 
 class EpisodeMetrics:
     """Accumulates, per env, what each running episode did."""

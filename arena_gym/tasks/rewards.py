@@ -1,10 +1,12 @@
-"""Reward terms of the navigation task, each named, computed for all envs at once.
+"""Reward terms of the navigation task: one small function per term, for all envs at once.
 
-The total is the sum of the terms; `info["reward_terms"]` carries each term per env.
+Each term maps (weights, what happened in the step) to a (num_envs,) array; the reward is
+their sum, and `info["reward_terms"]` carries each term per env (as in MuJoCo Playground).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,19 +27,51 @@ class StepOutcome:
     action_change: np.ndarray  # |a_t - a_{t-1}| of the normalised action
 
 
-def reward_terms(cfg: RewardConfig, out: StepOutcome) -> dict[str, np.ndarray]:
+def goal(cfg: RewardConfig, out: StepOutcome) -> np.ndarray:
+    return np.where(out.reached, cfg.goal, 0.0)
+
+
+def collision(cfg: RewardConfig, out: StepOutcome) -> np.ndarray:
+    return np.where(out.collided, cfg.collision, 0.0)
+
+
+def progress(cfg: RewardConfig, out: StepOutcome) -> np.ndarray:
+    """Distance gained toward the goal (lost distance weighs progress_away); none in the
+    step that ends the episode, whose outcome has its own term."""
     gained = out.distance_before - out.distance_after
-    progress = np.where(gained >= 0, cfg.progress * gained, cfg.progress_away * gained)
-    n = len(gained)
-    return {
-        "goal": np.where(out.reached, cfg.goal, 0.0),
-        "collision": np.where(out.collided, cfg.collision, 0.0),
-        "progress": np.where(out.reached | out.collided, 0.0, progress),
-        "safe_distance": np.where(out.min_clearance < cfg.safe_distance_m, cfg.safe_distance, 0.0),
-        "reverse": np.where(out.forward_speed < 0, cfg.reverse, 0.0),
-        "abrupt_velocity": cfg.abrupt_velocity * out.action_change,
-        "time": np.full(n, cfg.time),
-    }
+    shaped = np.where(gained >= 0, cfg.progress * gained, cfg.progress_away * gained)
+    return np.where(out.reached | out.collided, 0.0, shaped)
+
+
+def safe_distance(cfg: RewardConfig, out: StepOutcome) -> np.ndarray:
+    return np.where(out.min_clearance < cfg.safe_distance_m, cfg.safe_distance, 0.0)
+
+
+def reverse(cfg: RewardConfig, out: StepOutcome) -> np.ndarray:
+    return np.where(out.forward_speed < 0, cfg.reverse, 0.0)
+
+
+def abrupt_velocity(cfg: RewardConfig, out: StepOutcome) -> np.ndarray:
+    return cfg.abrupt_velocity * out.action_change
+
+
+def time(cfg: RewardConfig, out: StepOutcome) -> np.ndarray:
+    return np.full(len(out.distance_after), cfg.time)
+
+
+TERMS: dict[str, Callable[[RewardConfig, StepOutcome], np.ndarray]] = {
+    "goal": goal,
+    "collision": collision,
+    "progress": progress,
+    "safe_distance": safe_distance,
+    "reverse": reverse,
+    "abrupt_velocity": abrupt_velocity,
+    "time": time,
+}
+
+
+def reward_terms(cfg: RewardConfig, out: StepOutcome) -> dict[str, np.ndarray]:
+    return {name: term(cfg, out) for name, term in TERMS.items()}
 
 
 def total(terms: dict[str, np.ndarray]) -> np.ndarray:

@@ -1,6 +1,6 @@
 """Arena-Rosnav robot parameters (`model_params.yaml`): action ranges, radius, laser.
 
-Reads the ROS 2 parameter-file form (`/**: ros__parameters: {...}`) and the plain one.
+Parsed by the one reader of the file, arena_gym.scene.model_params.
 """
 
 from __future__ import annotations
@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from arena_gym.scene.model_params import read_model_params
 
 
 @dataclass(frozen=True)
@@ -40,12 +42,8 @@ def _range(value: Any, key: str, path: Path) -> tuple[float, float]:
 
 
 def load_robot_params(path: str | Path) -> RobotParams:
-    import yaml
-
     path = Path(path)
-    data = yaml.safe_load(path.read_text()) or {}
-    if "/**" in data:
-        data = data["/**"].get("ros__parameters", {})
+    data = read_model_params(path)
     try:
         actions = data["actions"]
         continuous = actions["continuous"]

@@ -18,6 +18,7 @@ import numpy as np
 
 from arena_gym.scene.records import WALL_THICKNESS, Prim, Wall
 from arena_gym.scene.store import SceneStore
+from arena_gym.tasks.footprints import distance_to_boxes
 
 ROOM_SIZE = 6.0  # m, side of the square room, measured between wall centre lines
 WALL_HEIGHT = 0.5
@@ -78,23 +79,15 @@ def _random_box(rng: np.random.Generator, inner: float) -> Box:
     return float(x), float(y), float(yaw), float(sx), float(sy), float(sz)
 
 
-def _distance_to_box(x: float, y: float, box: Box) -> float:
-    """Distance from the point (x, y) to the box's footprint (0 inside it)."""
-    bx, by, yaw, sx, sy, _ = box
-    c, s = math.cos(yaw), math.sin(yaw)
-    dx, dy = x - bx, y - by
-    local_x, local_y = c * dx + s * dy, -s * dx + c * dy
-    return math.hypot(max(abs(local_x) - sx / 2, 0.0), max(abs(local_y) - sy / 2, 0.0))
-
-
 def _free_pose(
     rng: np.random.Generator, inner: float, boxes: list[Box]
 ) -> tuple[float, float, float]:
     keep_out = ROBOT_RADIUS + CLEARANCE
     reach = inner - keep_out
+    footprints = np.array([box[:5] for box in boxes]).reshape(-1, 5)  # x, y, yaw, sx, sy
     for _ in range(MAX_TRIES):
         x, y = (float(v) for v in rng.uniform(-reach, reach, size=2))
-        if all(_distance_to_box(x, y, box) >= keep_out for box in boxes):
+        if distance_to_boxes(np.array([x, y]), footprints)[0] >= keep_out:
             return x, y, float(rng.uniform(-math.pi, math.pi))
     raise RuntimeError(
         f"no free start pose for the robot among {len(boxes)} boxes after {MAX_TRIES} tries; "

@@ -1,0 +1,56 @@
+"""How an episode ends: the one goal / collision / timeout / diverged classification.
+
+The env's `terminated`/`truncated`, the reward terms, the episode's `result`, the curriculum
+and every consumer (evaluation, the SB3 adapter) read it from here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+RESULTS = ("goal", "collision", "timeout", "diverged")
+
+
+@dataclass(frozen=True)
+class Termination:
+    """Per env, (num_envs,) bool arrays, at most one of them True per env."""
+
+    reached: np.ndarray  # within goal_radius of the goal: terminated
+    collided: np.ndarray  # a robot geom touched something it must not: terminated
+    timed_out: np.ndarray  # max_episode_steps reached: truncated
+    diverged: np.ndarray  # the physics blew up (Simulator.diverged): truncated
+
+    @property
+    def terminated(self) -> np.ndarray:
+        return self.reached | self.collided
+
+    @property
+    def truncated(self) -> np.ndarray:
+        return self.timed_out | self.diverged
+
+    @property
+    def ended(self) -> np.ndarray:
+        return self.terminated | self.truncated
+
+    def result(self, env: int) -> str:
+        """"goal", "collision", "timeout" or "diverged" for an env whose episode ended."""
+        for name, flags in zip(RESULTS, (self.reached, self.collided, self.timed_out, self.diverged)):
+            if flags[env]:
+                return name
+        raise ValueError(f"env {env}: expected an env whose episode ended, got a running one")
+
+
+def classify(distance: np.ndarray, goal_radius: float, collided: np.ndarray,
+             diverged: np.ndarray, steps: np.ndarray, max_steps: int,
+             active: np.ndarray) -> Termination:
+    """Divergence first (nothing else of that step is real), then the goal (reached while
+    touching counts as reached), then a collision, then the time limit. Inactive envs
+    (restarting after NEXT_STEP autoreset) end nothing."""
+    diverged = diverged & active
+    live = active & ~diverged
+    reached = (distance < goal_radius) & live
+    hit = collided & live & ~reached
+    timed_out = (steps >= max_steps) & live & ~reached & ~hit
+    return Termination(reached, hit, timed_out, diverged)
