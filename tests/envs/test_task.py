@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
-from arena_gym.config import CurriculumConfig
+from arena_gym.config import ConfigError, CurriculumConfig
+from arena_gym.evaluation import evaluate
+from arena_gym.policies import random_policy
 from arena_gym.envs.single_env import ArenaEnv
 from arena_gym.envs.vector_env import ArenaVectorEnv
 from arena_gym.tasks.curriculum import Curriculum
@@ -37,10 +41,10 @@ def test_collision_ends_the_episode_with_the_collision_reward():
     env.reset(seed=0)
     _, (_, _, terminated, _, info) = _drive_until_end(env, np.tile([0.22, 0.0], (2, 1)))
     e = int(np.flatnonzero(terminated)[0])
-    assert info["episode"]["result"][e] == "collision"
+    assert info["episode_result"]["result"][e] == "collision"
     assert info["reward_terms"]["collision"][e] == -15.0
-    assert info["_episode"][e]
-    assert info["episode"]["path_length"][e] > 0
+    assert info["_episode_result"][e] and not info["is_success"][e]
+    assert info["episode_result"]["path_length"][e] > 0
     env.close()
 
 
@@ -54,7 +58,7 @@ def test_next_step_autoreset_table():
         assert not (terminated | truncated).any()
     obs, reward, terminated, truncated, info = env.step(action)  # step 10: the time limit
     assert truncated.all() and not terminated.any()
-    assert list(info["episode"]["result"]) == ["timeout", "timeout"]
+    assert list(info["episode_result"]["result"]) == ["timeout", "timeout"]
     obs, reward, terminated, truncated, info = env.step(np.tile([0.22, -2.84], (2, 1)))
     np.testing.assert_array_equal(reward, [0.0, 0.0])
     assert not (terminated | truncated).any()
@@ -137,3 +141,115 @@ def test_physics_dt_is_configurable(dt):
     assert env.core.store.model(0).opt.timestep == dt
     assert env.core.cfg.substeps == round(0.1 / dt)
     env.close()
+
+
+NO_BOXES = {"curriculum": {"stages": [[0, 0]]}}
+
+
+def test_reaching_the_goal_pays_the_goal_reward_and_reports_success():
+    env = ArenaEnv(**NO_BOXES)
+    obs, _ = env.reset(seed=1)
+    assert obs["scan"][0] * env.core.max_range > 1.0  # clear ahead (beam 0 looks forward)
+    x, y, _, yaw = env.core.pose[0]
+    env.core.goal[0] = (x + 0.8 * np.cos(yaw), y + 0.8 * np.sin(yaw))  # 0.8 m straight ahead
+    for t in range(30):
+        obs, reward, terminated, truncated, info = env.step(np.array([0.22, 0.0], np.float32))
+        if terminated or truncated:
+            break
+    assert terminated and not truncated
+    assert info["episode_result"]["result"] == "goal" and info["is_success"] is True
+    assert info["reward_terms"]["goal"] == 15.0
+    assert reward == pytest.approx(sum(info["reward_terms"].values()), abs=1e-12)
+    assert obs["goal"][0] < env.cfg.goal_radius
+    assert 0.3 / 0.22 / 0.1 - 1 <= t <= 0.8 / 0.22 / 0.1  # between 0.3 and 0.8 m of driving
+    env.close()
+
+
+def test_holonomic_robot_takes_discrete_and_sideways_actions(assets):
+    root = assets / "robots" / "ridgeback"
+    robot = {"robot": str(root / "ridgeback.urdf"), "package_paths": [str(root / "packages")],
+             **NO_BOXES}
+    env = ArenaEnv(action="discrete", **robot)
+    assert env.action_space.n == 7 and env.observation_space["last_action"].shape == (3,)
+    env.reset(seed=0)
+    obs, *_ = env.step(0)  # move_forward: 1.1 m/s
+    np.testing.assert_allclose(obs["last_action"], [1.1, 0.0, 0.0])
+    env.close()
+    env = ArenaEnv(**robot)
+    env.reset(seed=0)
+    x0, y0, _, yaw = env.core.pose[0].copy()
+    for _ in range(10):  # 1 s at 0.5 m/s to the left
+        env.step(np.array([0.0, 0.5, 0.0], np.float32))
+    dx, dy = env.core.pose[0, 0] - x0, env.core.pose[0, 1] - y0
+    forward, left = np.cos(yaw) * dx + np.sin(yaw) * dy, -np.sin(yaw) * dx + np.cos(yaw) * dy
+    assert 0.4 < left < 0.55 and abs(forward) < 0.05
+    env.close()
+
+
+def test_reset_mask_restarts_only_the_masked_envs():
+    env = ArenaVectorEnv(3, max_episode_steps=50)
+    env.reset(seed=0)
+    for _ in range(5):
+        before, *_ = env.step(np.tile([0.2, 0.3], (3, 1)))
+    obs, _ = env.reset(seed=7, options={"reset_mask": np.array([True, False, False])})
+    for key in ("scan", "goal", "last_action"):  # envs 1 and 2 kept their episodes
+        assert obs[key][1:].tobytes() == before[key][1:].tobytes(), key
+    fresh = ArenaEnv(max_episode_steps=50)
+    first, _ = fresh.reset(seed=7)  # env 0 runs the episode of seed 7
+    for key in first:
+        assert obs[key][0].tobytes() == first[key].tobytes(), key
+    _, _, _, _, info = env.step(np.tile([0.2, 0.3], (3, 1)))
+    assert info["_reward_terms"].all()  # no env was left waiting for an autoreset
+    env.close()
+    fresh.close()
+
+
+def _run_with_divergence(blow_up: bool):
+    env = ArenaVectorEnv(3, max_episode_steps=100)
+    env.reset(seed=4)
+    trace = []
+    action = np.tile([0.1, 0.2], (3, 1))
+    for t in range(8):
+        if blow_up and t == 5:
+            env.core.sim.state(1, "qvel")[:] = np.nan  # env 1's physics blows up mid-episode
+        trace.append(env.step(action))
+    env.close()
+    return trace
+
+
+def test_a_diverged_env_ends_truncated_and_the_others_go_on():
+    clean, broken = _run_with_divergence(False), _run_with_divergence(True)
+    _, reward, terminated, truncated, info = broken[5]
+    np.testing.assert_array_equal(truncated, [False, True, False])
+    assert not terminated.any()
+    np.testing.assert_array_equal(info["diverged"], [False, True, False])
+    assert info["episode_result"]["result"][1] == "diverged" and info["_episode_result"].tolist() == [
+        False, True, False]
+    assert reward[1] == 0.0 and not info["is_success"][1]
+    _, reward, terminated, truncated, info = broken[6]  # env 1 restarts (NEXT_STEP)
+    assert not (terminated | truncated).any() and info["_reward_terms"].tolist() == [True, False, True]
+    assert broken[6][0]["goal"][1, 0] >= 2.0  # a new episode: start and goal >= 2 m apart
+    for (obs_a, rew_a, *_), (obs_b, rew_b, *_) in zip(clean, broken):  # envs 0, 2 unaffected
+        for key in obs_a:
+            assert obs_a[key][[0, 2]].tobytes() == obs_b[key][[0, 2]].tobytes(), key
+        assert rew_a[[0, 2]].tobytes() == rew_b[[0, 2]].tobytes()
+
+
+def test_only_training_episodes_feed_the_curriculum():
+    train = ArenaVectorEnv(2, max_episode_steps=5)
+    train.reset(seed=0)
+    for _ in range(5):
+        train.step(np.zeros((2, 2)))
+    assert list(train.curriculum.results) == [False, False]  # two timeouts counted
+    train.close()
+    held_out = ArenaVectorEnv(2, max_episode_steps=5)
+    summary = evaluate(held_out, random_policy(held_out.single_action_space), episodes=4)
+    assert summary.timeout + summary.collision == 1.0
+    assert list(held_out.curriculum.results) == [] and held_out.curriculum.learning
+    held_out.close()
+
+
+def test_pedestrians_are_rejected_until_they_exist():
+    with pytest.raises(ConfigError, match=re.escape(
+            "num_pedestrians: expected 0 (pedestrians are not implemented yet), got 3")):
+        ArenaVectorEnv(1, num_pedestrians=3)
