@@ -64,3 +64,16 @@ def assert_same(a: dict, b: dict) -> None:
             assert a[key].tobytes() == b[key].tobytes(), key
         else:
             assert a[key] == b[key], key
+
+
+def require(module: str, hint: str):
+    """Import an optional dependency for a test: skip without it, but fail when CI=true."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        message = f"{module} is not installed: {hint}"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(message)
+        pytest.skip(message)

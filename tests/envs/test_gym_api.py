@@ -4,23 +4,102 @@ from __future__ import annotations
 
 import pickle
 import re
+import warnings
 
 import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
+from gymnasium.wrappers import TimeAwareObservation
+from gymnasium.wrappers.vector import NormalizeReward, RecordEpisodeStatistics
 
 import arena_gym  # noqa: F401  (registers the id)
 from arena_gym.config import ConfigError
+from arena_gym.envs.vector_env import ArenaVectorEnv
 
 SMALL = {"max_episode_steps": 60}
 
 
+# the only advice check_env gives: the robot's action range and the unbounded goal distance
+ADVICE = ("For Box action spaces, we recommend using a symmetric and normalized space",
+          "A Box observation space maximum value is infinity")
+
+
 def test_check_env_passes_on_the_single_env():
     env = gym.make("ArenaMujoco-v0", **SMALL)
-    with pytest.warns(UserWarning):  # only Gymnasium's advice on bounds, no failure
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         check_env(env.unwrapped, skip_render_check=True)
+    messages = [str(w.message) for w in caught]
+    unexpected = [m for m in messages if not any(a in m for a in ADVICE)]
+    assert unexpected == []  # an observation outside its space, a bad dtype, ... would be here
+    assert all(any(a in m for m in messages) for a in ADVICE)
     env.close()
+
+
+def test_max_episode_steps_in_make_truncates_with_gymnasium_time_limit():
+    env = gym.make("ArenaMujoco-v0", max_episode_steps=5)
+    env.reset(seed=0)
+    for t in range(1, 6):
+        _, _, terminated, truncated, info = env.step(np.zeros(2, np.float32))
+        assert truncated == (t == 5) and not terminated
+    assert "episode_result" not in info  # documented: the env itself did not end it
+    env.close()
+
+
+def test_max_episode_steps_in_make_vec_reaches_the_env_and_its_results():
+    envs = gym.make_vec("ArenaMujoco-v0", num_envs=2, vectorization_mode="vector_entry_point",
+                        max_episode_steps=5)
+    envs.reset(seed=0)
+    for t in range(1, 6):
+        _, _, terminated, truncated, info = envs.step(np.zeros((2, 2), np.float32))
+        assert truncated.tolist() == [t == 5] * 2 and not terminated.any()
+    assert info["episode_result"]["result"].tolist() == ["timeout", "timeout"]
+    assert info["episode_result"]["steps"].tolist() == [5, 5]
+    envs.close()
+
+
+def test_spec_carries_max_episode_steps_for_time_aware_observation():
+    assert gym.spec("ArenaMujoco-v0").max_episode_steps == 300
+    env = TimeAwareObservation(gym.make("ArenaMujoco-v0"), flatten=False)
+    obs, _ = env.reset(seed=0)
+    obs, *_ = env.step(np.zeros(2, np.float32))
+    assert obs["time"] == 1
+    env.close()
+
+
+def test_record_episode_statistics_and_normalize_reward_over_the_vector_env():
+    raw = ArenaVectorEnv(2, max_episode_steps=5)
+    envs = RecordEpisodeStatistics(NormalizeReward(ArenaVectorEnv(2, max_episode_steps=5)))
+    raw.reset(seed=3)
+    envs.reset(seed=3)
+    normalize = envs.env
+    returns = np.zeros(2)
+    action = np.tile([0.2, 0.5], (2, 1))
+    for _ in range(5):
+        _, expected, *_ = raw.step(action)
+        _, reward, _, truncated, info = envs.step(action)
+        scale = np.sqrt(normalize.return_rms.var + normalize.epsilon)
+        np.testing.assert_allclose(reward, expected / scale, rtol=1e-6)
+        returns += reward
+    assert truncated.all()
+    assert info["episode"]["l"].tolist() == [5, 5]
+    np.testing.assert_allclose(info["episode"]["r"], returns, rtol=1e-6)
+    assert info["episode_result"]["result"].tolist() == ["timeout", "timeout"]
+    envs.close()
+    raw.close()
+
+
+def test_render_mode_none_is_accepted_and_unknown_modes_raise_type_error():
+    env = gym.make("ArenaMujoco-v0", render_mode=None, **SMALL)
+    assert env.unwrapped.render_mode is None
+    env.close()
+    envs = ArenaVectorEnv(1, render_mode=None)
+    assert envs.render_mode is None
+    envs.close()
+    with pytest.raises(TypeError, match=re.escape(
+            "render_mode: expected None or one of [] (rendering is not implemented yet), got 'rgb_array'")):
+        ArenaVectorEnv(1, render_mode="rgb_array")
 
 
 @pytest.mark.parametrize("mode", ["vector_entry_point", "sync", "async"])

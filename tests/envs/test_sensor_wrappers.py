@@ -33,7 +33,17 @@ def test_vector_env_stacks_scans_through_autoresets():
     obs, _ = envs.reset(seed=0)
     assert obs["scan"].shape == (2, 2, 360)
     np.testing.assert_array_equal(obs["scan"][:, 0], obs["scan"][:, 1])
-    for _ in range(4):  # past a timeout and its autoreset
-        obs, *_ = envs.step(np.zeros((2, 2)))
+    action = np.tile([0.2, 1.0], (2, 1))  # turning: every step's scan differs
+    for t in range(1, 5):
+        before = obs["scan"]
+        obs, _, terminated, truncated, _ = envs.step(action)
+        stack = obs["scan"]
+        if t <= 3:  # the episode runs: the oldest frame is the last step's newest
+            np.testing.assert_array_equal(stack[:, 0], before[:, 1])
+            assert not np.array_equal(stack[:, 1], stack[:, 0])
+        else:  # step 4 autoresets both envs: the stack refills with the reset frame
+            np.testing.assert_array_equal(stack[:, 0], stack[:, 1])
+            assert not np.array_equal(stack[:, 1], before[:, 1])
+    assert (terminated | truncated).sum() == 0
     assert envs.observation_space.contains(obs)
     envs.close()

@@ -1,28 +1,46 @@
-"""The SB3 adapter, training and evaluation entry points (needs the [train] extra)."""
+"""The SB3 adapter, training and evaluation entry points (needs the [train] extra; without
+it these tests skip, and fail when CI=true)."""
 
 from __future__ import annotations
 
+import re
+import warnings
+
 import numpy as np
 import pytest
+from gymnasium.wrappers.vector import NormalizeReward, RecordEpisodeStatistics
 
-pytest.importorskip("stable_baselines3", reason="pip install 'arena_gym[train]'")
-
-from stable_baselines3.common.env_checker import check_env as sb3_check_env
-
-from arena_gym.cli import main
 from arena_gym.envs.single_env import ArenaEnv
-from arena_gym.wrappers.sb3 import ArenaSB3VecEnv
+from arena_gym.envs.vector_env import ArenaVectorEnv
+from tests.conftest import require
+
+
+@pytest.fixture(autouse=True)
+def sb3():
+    return require("stable_baselines3", "pip install 'arena_gym[train]'")
+
+
+def adapter(env, **kwargs):
+    from arena_gym.wrappers.sb3 import ArenaSB3VecEnv
+
+    return ArenaSB3VecEnv(env, **kwargs)
 
 
 def test_sb3_check_env_passes_on_the_single_env():
+    from stable_baselines3.common.env_checker import check_env as sb3_check_env
+
     env = ArenaEnv(max_episode_steps=50)
-    with pytest.warns(UserWarning):  # SB3's advice on the robot-range action Box only
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         sb3_check_env(env)
+    messages = [str(w.message) for w in caught]
+    assert len(messages) == 1 and messages[0].startswith(  # the robot-range action Box only
+        "We recommend you to use a symmetric and normalized Box action space")
     env.close()
 
 
 def test_terminal_observation_is_kept_and_the_env_restarts_in_the_same_step():
-    venv = ArenaSB3VecEnv(2, seed=0)
+    venv = adapter(ArenaVectorEnv(2), seed=0)
     obs = venv.reset()
     assert obs.shape == (2, 360 + 2 + 2) and obs.dtype == np.float32
     forward = np.tile([1.0, 0.0], (2, 1))  # normalised: full speed ahead, into something
@@ -34,27 +52,75 @@ def test_terminal_observation_is_kept_and_the_env_restarts_in_the_same_step():
     e = int(np.flatnonzero(done)[0])
     info = infos[e]
     terminal = info["terminal_observation"]
-    assert info["episode_metrics"]["result"] == "collision"
+    assert info["episode_result"]["result"] == "collision"
     assert reward[e] <= -15.0
     assert info["TimeLimit.truncated"] is False and info["is_success"] is False
-    assert terminal.min() < 0.1  # the scan that saw the collision, not the new episode's
-    assert not np.array_equal(terminal, obs[e])
+    max_range, radius = venv.env.core.max_range, venv.env.core.params.radius
+    hit, fresh = terminal[:360].min() * max_range, obs[e][:360].min() * max_range
+    assert hit < radius + 0.1  # the scan that saw the collision: something at the footprint
+    assert fresh > hit + 0.05  # the new episode starts with room around the robot
     assert obs[e][-2:].tolist() == [0.0, 0.0]  # the new episode's first observation
     venv.close()
 
 
 def test_time_limit_is_reported_as_truncation():
-    venv = ArenaSB3VecEnv(1, seed=3, max_episode_steps=5)
+    venv = adapter(ArenaVectorEnv(1, max_episode_steps=5), seed=3)
     venv.reset()
     for t in range(5):
         venv.step_async(np.zeros((1, 2)))
         _, _, done, infos = venv.step_wait()
     assert done[0] and infos[0]["TimeLimit.truncated"] is True
-    assert infos[0]["episode_metrics"]["result"] == "timeout"
+    assert infos[0]["episode_result"]["result"] == "timeout"
+    venv.close()
+
+
+def test_adapter_over_a_wrapped_vector_env_uses_its_front_door():
+    inner = ArenaVectorEnv(2, max_episode_steps=5)
+    venv = adapter(RecordEpisodeStatistics(NormalizeReward(inner)), seed=1)
+    first = venv.reset()
+    steps = inner.core.sim.step_count
+    for t in range(5):
+        venv.step_async(np.zeros((2, 2), np.float32))
+        obs, reward, done, infos = venv.step_wait()
+    assert done.tolist() == [True, True]
+    assert inner.core.sim.step_count == steps + 5 * inner.cfg.substeps  # no hidden steps
+    for e, info in enumerate(infos):
+        assert info["episode"]["l"] == 5  # RecordEpisodeStatistics' record, per env
+        assert info["episode_result"]["result"] == "timeout"
+        assert info["TimeLimit.truncated"] is True and info["is_success"] is False
+        assert info["terminal_observation"][-2:].tolist() == [0.0, 0.0]
+        assert not np.array_equal(info["terminal_observation"], first[e])
+    fresh = ArenaVectorEnv(2, max_episode_steps=5)
+    fresh.reset(seed=1)
+    for _ in range(5):
+        fresh.step(np.zeros((2, 2)))
+    restarted, *_ = fresh.step(np.zeros((2, 2)))  # NEXT_STEP: the next episodes' first obs
+    from arena_gym.wrappers.policy_obs import flatten
+
+    assert obs.tobytes() == flatten(restarted, fresh.single_observation_space).tobytes()
+    venv.close()
+    fresh.close()
+
+
+def test_adapter_rejects_what_is_not_a_vector_env():
+    with pytest.raises(TypeError, match=re.escape("env: expected a gymnasium VectorEnv, got ArenaEnv")):
+        adapter(ArenaEnv())
+
+
+def test_sb3_make_vec_env_reaches_the_env():
+    from stable_baselines3.common.env_util import make_vec_env
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # Gymnasium warns that "rgb_array" is not offered
+        venv = make_vec_env("ArenaMujoco-v0", n_envs=2, env_kwargs={"max_episode_steps": 20})
+    obs = venv.reset()
+    assert obs["scan"].shape == (2, 360)
     venv.close()
 
 
 def test_train_then_eval_from_the_command_line(tmp_path, capsys):
+    from arena_gym.cli import main
+
     out = tmp_path / "run"
     assert main(["train", "--minutes", "0.05", "--num-envs", "4", "--eval-every", "1000",
                  "--out", str(out), "--no-progress", "--set", "max_episode_steps=20"]) == 0
@@ -66,6 +132,8 @@ def test_train_then_eval_from_the_command_line(tmp_path, capsys):
 
 
 def test_baselines_evaluate(capsys):
+    from arena_gym.cli import main
+
     assert main(["eval", "reactive", "--episodes", "6", "--num-envs", "3"]) == 0
     line = capsys.readouterr().out.strip().splitlines()[-1]
     assert line.startswith("reactive: 6 episodes: success")
