@@ -31,7 +31,7 @@ def evaluate(env: ArenaVectorEnv, policy: Policy, episodes: int, seed: int = 10_
     """`episodes` episodes split evenly over the envs (env i seeded seed + i), so that the
     set does not depend on which episodes end first: the same seed, the same episodes.
     The env's curriculum is paused meanwhile: evaluation episodes do not move its stage."""
-    with env.curriculum.paused():
+    with env.unwrapped.curriculum.paused():
         return _run(env, policy, episodes, seed)
 
 

@@ -20,7 +20,7 @@ point) or `max_episode_steps: N` in the config file.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
@@ -34,7 +34,7 @@ from arena_gym.envs.validation import check_actions
 class ArenaEnv(gym.Env):
     """The navigation task in one env. Keyword arguments override the config."""
 
-    metadata = {"render_modes": RENDER_MODES}
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": RENDER_MODES}
 
     def __init__(self, config: str | None = None, render_mode: str | None = None,
                  **overrides: Any) -> None:

@@ -23,7 +23,7 @@ episodes at that step and reports their result.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
@@ -39,7 +39,8 @@ from arena_gym.tasks.curriculum import Curriculum
 class ArenaVectorEnv(VectorEnv):
     """Batched ArenaMujoco-v0. Keyword arguments override the config (see EnvConfig)."""
 
-    metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": RENDER_MODES}
+    metadata: ClassVar[dict[str, Any]] = {"autoreset_mode": AutoresetMode.NEXT_STEP,
+                                          "render_modes": RENDER_MODES}
 
     def __init__(self, num_envs: int = 1, config: str | None = None,
                  render_mode: str | None = None, **overrides: Any) -> None:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import math
 
 import mujoco
-import numpy as np
 
 from arena_gym.scene.records import SLAB_THICKNESS, Prim, Slab, Wall
 from arena_gym.scene.rotations import yaw_quat

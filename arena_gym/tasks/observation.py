@@ -29,11 +29,3 @@ def goal_polar(goal: np.ndarray, pose: np.ndarray) -> np.ndarray:
     angle = wrap_angle(np.arctan2(delta[:, 1], delta[:, 0]) - pose[:, 3])
     return np.column_stack([distance, angle])
 
-
-def assemble(scan: np.ndarray, goal: np.ndarray, last_action: np.ndarray) -> dict[str, np.ndarray]:
-    """The observation dict, float32 as the space declares."""
-    return {
-        "scan": scan.astype(np.float32),
-        "goal": goal.astype(np.float32),
-        "last_action": last_action.astype(np.float32),
-    }

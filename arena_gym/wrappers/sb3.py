@@ -77,8 +77,8 @@ class ArenaSB3VecEnv(VecEnv):
         if self.normalized_actions:
             unit = spaces.Box(-1.0, 1.0, (self.num_envs, *self._box.shape))
             actions = check_actions(actions, unit, self.num_envs)
+            # float64, as the env computes twists: a float32 round trip would move the robot
             actions = self._box.low + (actions + 1.0) * 0.5 * (self._box.high - self._box.low)
-            actions = actions.astype(self._box.dtype)
         obs, reward, terminated, truncated, info = self.env.step(actions)
         done = np.logical_or(terminated, truncated)
         infos = unbatch(info, self.num_envs)

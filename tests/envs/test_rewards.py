@@ -17,15 +17,15 @@ CFG = RewardConfig()  # goal 15, collision -15, progress 0.3 / 0.4, safe -0.005 
 
 def outcome(**changes) -> StepOutcome:
     """Three envs: gained 0.1 m, lost 0.05 m, stood still; nothing else happened."""
-    base = dict(
-        distance_before=np.array([2.0, 2.0, 2.0]),
-        distance_after=np.array([1.9, 2.05, 2.0]),
-        reached=np.zeros(3, bool),
-        collided=np.zeros(3, bool),
-        min_clearance=np.array([1.0, 1.0, 1.0]),
-        forward_speed=np.array([0.2, 0.2, 0.0]),
-        action_change=np.array([0.0, 0.0, 0.0]),
-    )
+    base = {
+        "distance_before": np.array([2.0, 2.0, 2.0]),
+        "distance_after": np.array([1.9, 2.05, 2.0]),
+        "reached": np.zeros(3, bool),
+        "collided": np.zeros(3, bool),
+        "min_clearance": np.array([1.0, 1.0, 1.0]),
+        "forward_speed": np.array([0.2, 0.2, 0.0]),
+        "action_change": np.array([0.0, 0.0, 0.0]),
+    }
     base.update(changes)
     return StepOutcome(**base)
 

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from arena_gym.config import ConfigError, CurriculumConfig
-from arena_gym.evaluation import evaluate
-from arena_gym.policies import random_policy
 from arena_gym.envs.single_env import ArenaEnv
 from arena_gym.envs.vector_env import ArenaVectorEnv
+from arena_gym.evaluation import evaluate
+from arena_gym.policies import random_policy
 from arena_gym.tasks.curriculum import Curriculum
 
 

@@ -81,7 +81,7 @@ def test_adapter_over_a_wrapped_vector_env_uses_its_front_door():
     steps = inner.core.sim.step_count
     for t in range(5):
         venv.step_async(np.zeros((2, 2), np.float32))
-        obs, reward, done, infos = venv.step_wait()
+        obs, _, done, infos = venv.step_wait()
     assert done.tolist() == [True, True]
     assert inner.core.sim.step_count == steps + 5 * inner.cfg.substeps  # no hidden steps
     for e, info in enumerate(infos):
