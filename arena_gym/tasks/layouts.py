@@ -13,15 +13,15 @@ import numpy as np
 
 from arena_gym.scene.records import WALL_THICKNESS
 from arena_gym.scene.store import SceneStore
-from arena_gym.worlds.default import room_walls
+from arena_gym.worlds.default import ROOM_SIZE, WALL_HEIGHT, room_walls
 
 
 @dataclass(frozen=True)
 class RoomLayout:
     """A square room of side `size` (between wall centre lines), centred on the origin."""
 
-    size: float = 6.0
-    wall_height: float = 0.5
+    size: float = ROOM_SIZE
+    wall_height: float = WALL_HEIGHT
 
     @property
     def half_inner(self) -> float:

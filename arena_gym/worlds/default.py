@@ -16,15 +16,17 @@ from pathlib import Path
 
 import numpy as np
 
+from arena_gym.config import EnvConfig
+from arena_gym.scene.model_params import MODEL_PARAMS_FILE
 from arena_gym.scene.records import WALL_THICKNESS, Prim, Wall
 from arena_gym.scene.store import SceneStore
 from arena_gym.tasks.footprints import distance_to_boxes
 
-ROOM_SIZE = 6.0  # m, side of the square room, measured between wall centre lines
+# the navigation task's reference room (EnvConfig's defaults): one source for both
+ROOM_SIZE = EnvConfig.room_size  # m, side of the square room, between wall centre lines
 WALL_HEIGHT = 0.5
-BOX_SIZE_RANGE = (0.2, 0.6)  # m, each extent of a box (width, depth, height)
+BOX_SIZE_RANGE = EnvConfig.obstacle_size  # m, each extent of a box (width, depth, height)
 ROBOT_NAME = "robot"
-ROBOT_RADIUS = 0.11  # m, the built-in robot's footprint (model_params.yaml robot_radius)
 CLEARANCE = 0.4  # m, free space between the robot's footprint and any box or wall
 MAX_TRIES = 1000
 
@@ -35,6 +37,13 @@ def builtin_robot_urdf() -> Path:
     """Path of arena_gym's own differential-drive robot (arena_diffbot) URDF."""
     assets = Path(__file__).resolve().parent.parent / "assets"
     return assets / "robots" / "arena_diffbot" / "arena_diffbot.urdf"
+
+
+def _robot_radius() -> float:
+    """The built-in robot's footprint radius, from its model_params.yaml (the one reader)."""
+    from arena_gym.tasks.robot_params import load_robot_params
+
+    return load_robot_params(builtin_robot_urdf().parent / MODEL_PARAMS_FILE).radius
 
 
 def build_default_world(
@@ -82,7 +91,7 @@ def _random_box(rng: np.random.Generator, inner: float) -> Box:
 def _free_pose(
     rng: np.random.Generator, inner: float, boxes: list[Box]
 ) -> tuple[float, float, float]:
-    keep_out = ROBOT_RADIUS + CLEARANCE
+    keep_out = _robot_radius() + CLEARANCE
     reach = inner - keep_out
     footprints = np.array([box[:5] for box in boxes]).reshape(-1, 5)  # x, y, yaw, sx, sy
     for _ in range(MAX_TRIES):
