@@ -102,6 +102,23 @@ def test_adapter_over_a_wrapped_vector_env_uses_its_front_door():
     fresh.close()
 
 
+def test_adapter_over_gymnasium_sync_vector_env():
+    import gymnasium as gym
+
+    envs = gym.make_vec("ArenaMujoco-v0", num_envs=2, vectorization_mode="sync", max_episode_steps=5)
+    venv = adapter(envs, seed=0)
+    venv.reset()
+    for _ in range(5):
+        venv.step_async(np.tile([0.5, 0.5], (2, 1)).astype(np.float32))
+        obs, _, done, infos = venv.step_wait()
+    assert done.tolist() == [True, True]
+    for e, info in enumerate(infos):
+        assert info["TimeLimit.truncated"] is True and info["is_success"] is False
+        assert info["terminal_observation"][-1] != 0.0  # the last action of the ended episode
+        assert obs[e][-2:].tolist() == [0.0, 0.0]  # the new episode's first observation
+    venv.close()
+
+
 def test_adapter_rejects_what_is_not_a_vector_env():
     with pytest.raises(TypeError, match=re.escape("env: expected a gymnasium VectorEnv, got ArenaEnv")):
         adapter(ArenaEnv())
