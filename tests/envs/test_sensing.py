@@ -105,7 +105,7 @@ def test_a_robot_driven_into_a_wall_collides_with_the_class_wall():
     front = _front(core)
     _start(core, _wall_face(core) - front - 0.3)
     for _ in range(40):
-        _, _, terminated, _, _ = core.step_envs(np.array([[0.22, 0.0]]), np.ones(1, bool))
+        terminated = core.step_envs(np.array([[0.22, 0.0]]), np.ones(1, bool)).terminated
         collision = core.sensor_suite["collision"]
         assert terminated[0] == collision.collided[0]
         if terminated[0]:
@@ -119,7 +119,7 @@ def test_the_default_robot_started_2_5_cm_inside_a_wall_collides_in_the_first_st
     core = NavigationCore(1, EnvConfig())
     core.reset_envs([0])
     _start(core, _wall_face(core) - _front(core) + 0.025)
-    _, _, terminated, _, _ = core.step_envs(np.array([[0.0, 0.0]]), np.ones(1, bool))
+    terminated = core.step_envs(np.array([[0.0, 0.0]]), np.ones(1, bool)).terminated
     assert terminated[0] and core.sensor_suite["collision"].classes[0] == "wall"
     # the wall pushed it out within the step: at the step's end nothing touches any more
     assert core.pose[0, 0] + _front(core) <= _wall_face(core) + 1e-3

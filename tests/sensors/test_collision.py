@@ -122,7 +122,7 @@ def test_the_env_collision_is_the_sensors_collision(substeps):
     rng = np.random.default_rng(0)
     for _ in range(60):
         action = rng.uniform(core.action_space.low, core.action_space.high, (3, 2))
-        _, _, terminated, _, _ = core.step_envs(action, np.ones(3, bool))
+        terminated = core.step_envs(action, np.ones(3, bool)).terminated
         collision = core.sensor_suite["collision"]
         reached = core.goal_polar[:, 0] < cfg.goal_radius
         np.testing.assert_array_equal(core._collided(), collision.collided)
