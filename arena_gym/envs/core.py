@@ -33,7 +33,7 @@ from arena_gym.config import EnvConfig
 from arena_gym.envs.robots import resolve_robot
 from arena_gym.scene.rotations import quat_yaw, wrap_angle, yaw_quat
 from arena_gym.scene.store import SceneStore
-from arena_gym.sensors import CollisionSpec, LidarSpec, SensorSuite
+from arena_gym.sensors import COLLISION_CLASSES, CollisionSpec, LidarSpec, SensorSuite
 from arena_gym.sim.simulator import Simulator
 from arena_gym.tasks import observation
 from arena_gym.tasks.curriculum import Curriculum
@@ -45,6 +45,7 @@ from arena_gym.tasks.robot_params import load_robot_params
 from arena_gym.tasks.termination import Termination, classify
 
 ROBOT = "robot"
+_CLASSES = np.asarray(COLLISION_CLASSES, dtype=object)  # index -> "wall", "obstacle", ...
 
 
 @dataclass
@@ -57,6 +58,7 @@ class StepResult:
     terms: dict[str, np.ndarray]  # each named reward term; reward is their sum
     episodes: dict[int, dict[str, Any]]  # env -> result and metrics, for episodes that ended
     active: np.ndarray  # envs that stepped (the others were restarting)
+    hit: np.ndarray  # object: what a collision that ended the episode hit, else ""
 
     @property
     def terminated(self) -> np.ndarray:
@@ -278,20 +280,21 @@ class NavigationCore:
         self.steps += active
         self.last_action[active] = twist[active]
         obs["last_action"] = self.last_action.astype(np.float32)
-        episodes = {int(e): self._finish(int(e), end.result(int(e)))
+        hit = np.where(end.collided, _CLASSES[self._suite["collision"].kind], "")
+        episodes = {int(e): self._finish(int(e), end.result(int(e)), hit[e])
                     for e in np.flatnonzero(end.ended)}
-        return StepResult(obs, total(terms), end, terms, episodes, active.copy())
+        return StepResult(obs, total(terms), end, terms, episodes, active.copy(), hit)
 
     def step_envs(self, twist: np.ndarray, active: np.ndarray) -> StepResult:
         self.advance(twist, active)
         return self.evaluate(twist, active)
 
-    def _finish(self, e: int, result: str) -> dict[str, Any]:
-        """The episode's result and metrics; the curriculum counts the policy's outcomes
-        (a physics divergence is none)."""
+    def _finish(self, e: int, result: str, hit: str) -> dict[str, Any]:
+        """The episode's result and metrics, and what a collision hit ("" for other
+        results); the curriculum counts the policy's outcomes (a divergence is none)."""
         if result != "diverged":
             self.curriculum.record(result == "goal")
-        return self.metrics.episode(e, result, self.cfg.control_dt)
+        return {**self.metrics.episode(e, result, self.cfg.control_dt), "hit": hit}
 
     def close(self) -> None:
         self._suite.close()

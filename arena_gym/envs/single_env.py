@@ -8,7 +8,8 @@
 (goal, collision, its own `max_episode_steps`, a physics divergence) `info["episode_result"]`
 holds its result ("goal", "collision", "timeout", "diverged") and metrics, and
 `info["is_success"]` whether it reached the goal; a diverged episode also sets
-`info["diverged"]`.
+`info["diverged"]`, a collision `info["collision"]`: what was hit ("wall", "obstacle",
+"robot"; the sensors' classes, arena_gym.sensors.COLLISION_CLASSES).
 
 `gymnasium.make(..., max_episode_steps=N)` keeps N for Gymnasium's own TimeLimit wrapper and
 never tells the env (the spec's default is the config's 300). If N is below the env's own
@@ -84,6 +85,8 @@ class ArenaEnv(gym.Env):
             info["is_success"] = out.episodes[0]["result"] == "goal"
         if out.diverged[0]:
             info["diverged"] = True
+        if out.termination.collided[0]:
+            info["collision"] = out.hit[0]
         return ({k: v[0] for k, v in out.obs.items()}, float(out.reward[0]),
                 bool(out.terminated[0]), bool(out.truncated[0]), info)
 

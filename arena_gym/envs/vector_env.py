@@ -14,7 +14,9 @@ Info, in Gymnasium's masked style (the merge of what ArenaEnv reports per env):
 at an episode's end `info["episode_result"]` holds its result ("goal", "collision",
 "timeout", "diverged") and metrics and `info["is_success"]` whether it reached the goal, both
 masked by `info["_episode_result"]`; an env whose physics diverged ends its episode truncated
-with `info["diverged"]` True (mask `_diverged`), the other envs go on. `info["episode"]` is
+with `info["diverged"]` True (mask `_diverged`), the other envs go on; a collision that ends
+an episode names what was hit in `info["collision"]` ("wall", "obstacle", "robot"; mask
+`_collision`, also the episode result's "hit"). `info["episode"]` is
 left to Gymnasium's RecordEpisodeStatistics.
 
 `max_episode_steps` given to `gymnasium.make_vec` reaches this env's config: it truncates
@@ -152,4 +154,7 @@ def _info(out: StepResult, n: int) -> dict[str, Any]:
         info["_is_success"] = ended.copy()
     if out.diverged.any():
         info["diverged"], info["_diverged"] = out.diverged.copy(), out.diverged.copy()
+    collided = out.termination.collided
+    if collided.any():
+        info["collision"], info["_collision"] = out.hit.copy(), collided.copy()
     return info

@@ -124,3 +124,26 @@ def test_the_default_robot_started_2_5_cm_inside_a_wall_collides_in_the_first_st
     # the wall pushed it out within the step: at the step's end nothing touches any more
     assert core.pose[0, 0] + _front(core) <= _wall_face(core) + 1e-3
     core.close()
+
+
+def test_info_names_what_a_collision_hit_single_and_vector():
+    from arena_gym.envs.single_env import ArenaEnv
+    from arena_gym.envs.vector_env import ArenaVectorEnv
+
+    env = ArenaEnv()
+    env.reset(seed=0)
+    core = env.core
+    _start(core, _wall_face(core) - _front(core) + 0.025)
+    _, _, terminated, _, info = env.step(np.zeros(2, np.float32))
+    assert terminated and info["collision"] == "wall" and info["episode_result"]["hit"] == "wall"
+    assert info["episode_result"]["result"] == "collision"
+    env.close()
+
+    envs = ArenaVectorEnv(2)
+    envs.reset(seed=0)
+    _start(envs.core, _wall_face(envs.core) - _front(envs.core) + 0.025)
+    _, _, terminated, _, info = envs.step(np.zeros((2, 2), np.float32))
+    assert list(terminated) == [True, False]
+    assert list(info["_collision"]) == [True, False] and info["collision"][0] == "wall"
+    assert info["episode_result"]["hit"][0] == "wall"
+    envs.close()
