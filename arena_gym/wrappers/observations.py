@@ -112,15 +112,8 @@ class ScanStack(gym.ObservationWrapper):
 
     def __init__(self, env: gym.Env, key: str = "scan", k: int = 4) -> None:
         super().__init__(env)
-        space = env.observation_space
-        if not isinstance(space, spaces.Dict) or not isinstance(space.spaces.get(key), spaces.Box):
-            raise SensorError(f"key {key!r}: expected a Box in the env's Dict observation, got "
-                              f"{getattr(space, 'spaces', {}).get(key)!r}")
-        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise SensorError(f"k: expected an integer >= 1, got {k!r}")
+        inner, self.observation_space = stacked_dict(env.observation_space, key, k)
         self.key, self.k = key, k
-        inner = space.spaces[key]
-        self.observation_space = spaces.Dict({**space.spaces, key: stacked_space(inner, k)})
         self._stack = np.zeros((k, *inner.shape), dtype=inner.dtype)
 
     def reset(self, **kwargs: Any) -> tuple[dict, dict]:
@@ -132,6 +125,18 @@ class ScanStack(gym.ObservationWrapper):
         self._stack[:-1] = self._stack[1:]
         self._stack[-1] = observation[self.key]
         return {**observation, self.key: self._stack.copy()}
+
+
+def stacked_dict(space: spaces.Space, key: str, k: int) -> tuple[spaces.Box, spaces.Dict]:
+    """`space` (a Dict holding a Box at `key`) with that Box stacked k deep: (the Box, the
+    new Dict). Single and vector ScanStack share it."""
+    if not isinstance(space, spaces.Dict) or not isinstance(space.spaces.get(key), spaces.Box):
+        raise SensorError(f"key {key!r}: expected a Box in the env's Dict observation, got "
+                          f"{getattr(space, 'spaces', {}).get(key)!r}")
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise SensorError(f"k: expected an integer >= 1, got {k!r}")
+    inner = space.spaces[key]
+    return inner, spaces.Dict({**space.spaces, key: stacked_space(inner, k)})
 
 
 def stacked_space(inner: spaces.Box, k: int) -> spaces.Box:

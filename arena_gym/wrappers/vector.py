@@ -17,8 +17,8 @@ from gymnasium import spaces
 from gymnasium.vector import VectorEnv, VectorObservationWrapper, VectorWrapper
 from gymnasium.vector.utils import batch_space
 
-from arena_gym.sensors import CameraReading, ImuReading, LidarReading, SensorError, SensorSpec
-from arena_gym.wrappers.observations import dict_space_for, stacked_space
+from arena_gym.sensors import CameraReading, ImuReading, LidarReading, SensorSpec
+from arena_gym.wrappers.observations import dict_space_for, stacked_dict
 from arena_gym.wrappers.terms import (
     ContactTerm,
     DepthTerm,
@@ -88,15 +88,8 @@ class ScanStack(VectorWrapper):
 
     def __init__(self, env: VectorEnv, key: str = "scan", k: int = 4) -> None:
         super().__init__(env)
-        space = env.single_observation_space
-        if not isinstance(space, spaces.Dict) or not isinstance(space.spaces.get(key), spaces.Box):
-            raise SensorError(f"key {key!r}: expected a Box in the env's Dict observation, got "
-                              f"{getattr(space, 'spaces', {}).get(key)!r}")
-        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise SensorError(f"k: expected an integer >= 1, got {k!r}")
+        inner, self.single_observation_space = stacked_dict(env.single_observation_space, key, k)
         self.key, self.k = key, k
-        inner = space.spaces[key]
-        self.single_observation_space = spaces.Dict({**space.spaces, key: stacked_space(inner, k)})
         self.observation_space = batch_space(self.single_observation_space, env.num_envs)
         self._stack = np.zeros((env.num_envs, k, *inner.shape), dtype=inner.dtype)
         self._ended = np.zeros(env.num_envs, dtype=bool)
