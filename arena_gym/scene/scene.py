@@ -8,6 +8,7 @@ as it was. A recompile carries time and the state of every surviving joint by na
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +25,8 @@ from arena_gym.scene.robot import RobotInfo, add_collision_sensors, build_robot_
 from arena_gym.scene.sensor_mounts import find_model_params
 from arena_gym.scene.urdf import package_path_list, rewrite_urdf
 
+_FULL = mujoco.mjtState.mjSTATE_FULLPHYSICS
+
 # spec collections whose elements a robot brings, deleted by name prefix with it
 _NAMED_COLLECTIONS = ("actuators", "sensors", "tendons", "equalities", "pairs", "meshes",
                       "materials", "textures", "keys", "numerics", "texts")
@@ -31,12 +34,14 @@ _NAMED_COLLECTIONS = ("actuators", "sensors", "tendons", "equalities", "pairs", 
 
 @dataclass
 class Entity:
-    """A spawned thing: `kind` is robot, prim, wall, floor or ceiling."""
+    """A spawned thing: `kind` is robot, prim, wall, floor or ceiling. A wall is a geom of
+    the world body (builders.add_wall): its `body` is "world" and `geom` names it."""
 
     name: str
     kind: str
     body: str  # full MuJoCo name of its root body
     record: object  # RobotInfo, Prim, Wall or Slab
+    geom: str = ""  # full MuJoCo name of a wall's geom
 
 
 class Scene:
@@ -111,7 +116,7 @@ class Scene:
             data = mujoco.MjData(model)
         else:
             model, data = spec.recompile(self._model, self._data)
-        mujoco.mj_forward(model, data)
+        forward_all(model, data)
         return model, data
 
     def _install(self, model: mujoco.MjModel, data: mujoco.MjData) -> None:
@@ -119,6 +124,19 @@ class Scene:
         self._pending.clear()
         self._dirty = False
         self.compile_count += 1
+        self.version += 1
+
+    def _renew(self, model: mujoco.MjModel) -> None:
+        """Install an edited copy of the model with a fresh MjData in the same state. With
+        sleeping on (builders.base_world), MuJoCo computes a static body's pose once per
+        MjData, so a static body moved in place needs new data; a new model object also
+        renews whatever others keep per model (the sensors' scratch data)."""
+        state = np.empty(mujoco.mj_stateSize(model, _FULL))
+        mujoco.mj_getState(self._model, self._data, state, _FULL)
+        data = mujoco.MjData(model)
+        mujoco.mj_setState(model, data, state, _FULL)
+        forward_all(model, data)
+        self._model, self._data = model, data
         self.version += 1
 
     def flush(self) -> None:
@@ -198,6 +216,7 @@ class Scene:
         )
         try:
             trial.attach(robot_spec, prefix=prefix, frame=frame)
+            builders.never_sleep(trial.body(prefix + info.root_body))
             add_collision_sensors(trial, info.prefixed(prefix))
             model, data = self._compile_spec(trial)
         except ValueError as exc:
@@ -211,8 +230,11 @@ class Scene:
     def _add_static(self, name: str, kind: str, record: object, build: Callable) -> None:
         self._claim(name)
         full = self.full_name(name)
-        build(self.spec, full, record)
-        self.entities[name] = Entity(name, kind, full, record)
+        built = build(self.spec, full, record)
+        if isinstance(built, mujoco.MjsGeom):  # a wall: a geom of the world body
+            self.entities[name] = Entity(name, kind, "world", record, geom=built.name)
+        else:
+            self.entities[name] = Entity(name, kind, full, record)
         self._pending.append(name)
         self._dirty = True
 
@@ -288,11 +310,12 @@ class Scene:
                 if mocap >= 0:  # state: the simulator pushes it before the next step
                     data.mocap_pos[mocap] = body.pos  # type: ignore[union-attr]
                     data.mocap_quat[mocap] = body.quat  # type: ignore[union-attr]
+                    mujoco.mj_kinematics(model, data)
                 else:
-                    model.body_pos[b] = body.pos  # type: ignore[union-attr]
-                    model.body_quat[b] = body.quat  # type: ignore[union-attr]
-                    self.version += 1
-                mujoco.mj_kinematics(model, data)
+                    model = copy.copy(model)
+                    model.body_pos[b] = body.pos
+                    model.body_quat[b] = body.quat
+                    self._renew(model)
         entity.record = Prim(
             prim.name,
             pose=edit.pose or prim.pose,
@@ -330,8 +353,9 @@ class Scene:
     def _remove_entities(self, names: list[str]) -> None:
         for name in names:
             entity = self.entities.pop(name)
-            body = self.spec.body(entity.body)
-            if body is not None:
+            if entity.geom:
+                self.spec.delete(self.spec.geom(entity.geom))
+            elif (body := self.spec.body(entity.body)) is not None:
                 self.spec.delete(body)
             if entity.kind == "robot":
                 self._remove_robot_elements(entity.record.prefix)  # type: ignore[attr-defined]
@@ -363,7 +387,11 @@ class Scene:
         raise unknown(f"body in env {self.env_id}", name, known + list(self.entities))
 
     def get_pose(self, name: str) -> tuple[np.ndarray, np.ndarray]:
-        """World position (3,) and quaternion (w, x, y, z) of a body."""
+        """World position (3,) and quaternion (w, x, y, z) of a body, or of a wall's box."""
+        entity = self.entities.get(name)
+        if entity is not None and entity.geom:
+            geom = self.model.geom(entity.geom)
+            return geom.pos.copy(), geom.quat.copy()  # world geoms: their pose is the model's
         body = self.body_name(name)
         model, data = self.model, self.data
         mujoco.mj_kinematics(model, data)
@@ -377,6 +405,18 @@ def _owning(full: str, fulls: dict[str, str]) -> str:
         if full == root or full.startswith(root + "/"):
             return name
     return full
+
+
+def forward_all(model: mujoco.MjModel, data: mujoco.MjData) -> None:
+    """mj_forward that poses static bodies too. With sleeping on (builders.base_world),
+    MuJoCo poses them once per MjData and skips them after; a recompile carries an MjData
+    whose static bodies may be new or moved."""
+    flags = model.opt.enableflags
+    model.opt.enableflags = flags & ~int(mujoco.mjtEnableBit.mjENBL_SLEEP)
+    try:
+        mujoco.mj_forward(model, data)
+    finally:
+        model.opt.enableflags = flags
 
 
 def _pose3(name: str, pose: object) -> tuple[float, float, float]:

@@ -305,7 +305,9 @@ def cast_lidars(jobs: list[tuple[LidarUnit, np.ndarray]], frames: Frames) -> Non
                 geom_group[ids] = builders.GROUP_SELF
             for unit, phase in casts:
                 origins, directions = unit.rays(frames, phase)
-                dist, geomid = sim.cast_rays(origins, directions, LIDAR_MASK, env_ids=phase)
+                # beyond range_max a hit reads +inf anyway: the walls need not be cast further
+                dist, geomid = sim.cast_rays(origins, directions, LIDAR_MASK, env_ids=phase,
+                                             cutoff=unit.pattern.range_max)
                 if len(phase) == unit.num_envs:  # every env (phases are sorted and unique)
                     unit.dist, unit.geomid = dist, geomid
                 else:

@@ -16,6 +16,9 @@ import numpy as np
 
 from arena_gym.scene.scene import Scene
 from arena_gym.sim.divergence import bad_rows, bad_state
+from arena_gym.sim.wall_rays import WallRays
+
+_UNSET = object()  # a group's WallRays before the first cast asks for them
 
 STATE = mujoco.mjtState.mjSTATE_INTEGRATION
 
@@ -44,18 +47,26 @@ def layout_signature(model: mujoco.MjModel) -> tuple[int, ...]:
 class BatchGroup:
     """Envs with one MjData layout, stepped by one persistent Batch."""
 
-    def __init__(self, scenes: list[Scene], nthread: int) -> None:
+    def __init__(self, scenes: list[Scene], nthread: int,
+                 pool: ThreadPoolExecutor | None = None) -> None:
         self.scenes = scenes
+        self.pool = pool  # for the per-fan wall casts of WallRays
         self.env_ids = [s.env_id for s in scenes]
         self.row = {env: i for i, env in enumerate(self.env_ids)}
         models = [s._model for s in scenes]
         self.batch = mujoco.batch.Batch(models[0], len(models), nthread=nthread, persistent=True)
         self.batch.set_models(models)
+        # With sleeping on (builders.base_world) MuJoCo poses static bodies once per MjData;
+        # the batch posed them from models[0] before set_models. A reset poses them anew,
+        # from each simulation's own model, at its next step (the pushes below set state).
+        self.batch.reset(list(range(len(models))))
         self._bound: dict[str, np.ndarray] = {}
         self.ctrl = self.bound("ctrl")
         self.errored: set[int] = set()  # rows MuJoCo raised in since the last check
         # timesteps are fixed for a group's life (an option change regroups)
         self.dt = np.array([s._model.opt.timestep for s in scenes])
+        self.nthread = nthread
+        self._walls: object = _UNSET
         for scene in scenes:
             self.push(scene)
 
@@ -89,13 +100,20 @@ class BatchGroup:
         self.batch.reset([self.row[e] for e in env_ids], stage=mujoco.mjtStage.mjSTAGE_NONE)
 
     def rays(self, origins: np.ndarray, vecs: np.ndarray, geomgroup: np.ndarray | None,
-             bodyexclude: np.ndarray, env_ids: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+             bodyexclude: np.ndarray, env_ids: np.ndarray | None,
+             cutoff: float = np.inf) -> tuple[np.ndarray, np.ndarray]:
         """Cast from each env's origin (n, 3) along vecs (n, R, 3): dist, geomid (n, R), for
-        `env_ids` of the group (None: all of them, in order)."""
+        `env_ids` of the group (None: all of them, in order). Map walls go through WallRays
+        (hits beyond `cutoff` may then read as misses)."""
         nray = vecs.shape[1]
+        rows = None if env_ids is None else [self.row[int(e)] for e in env_ids]
+        if self._walls is _UNSET:
+            self._walls = WallRays.for_scenes(self.scenes, self.nthread, self.pool)
+        if self._walls is not None:
+            return self._walls.rays(self.batch.state, origins, vecs, geomgroup, bodyexclude,
+                                    cutoff, rows)
         exclude = bodyexclude[:, None] if (bodyexclude == -1).all() else np.repeat(
             bodyexclude[:, None], nray, axis=1)
-        rows = None if env_ids is None else [self.row[int(e)] for e in env_ids]
         return self.batch.ray(origins[:, None, :], vecs, geomgroup=geomgroup, flg_static=True,
                               bodyexclude=exclude, ids=rows)
 
@@ -139,6 +157,7 @@ class PoolGroup:
         self.env_ids = [s.env_id for s in scenes]
         self.pool = pool
         self.errored: set[int] = set()  # envs reset as diverged since the last check
+        self._walls: list = [_UNSET] * len(scenes)  # one WallRays (or None) per scene
 
     def push(self, scene: Scene) -> None:  # the scene's own MjData is the state
         pass
@@ -160,14 +179,25 @@ class PoolGroup:
             getattr(scene._data, field)[cols] = row
 
     def rays(self, origins: np.ndarray, vecs: np.ndarray, geomgroup: np.ndarray | None,
-             bodyexclude: np.ndarray, env_ids: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+             bodyexclude: np.ndarray, env_ids: np.ndarray | None,
+             cutoff: float = np.inf) -> tuple[np.ndarray, np.ndarray]:
         n, nray = vecs.shape[:2]
         dist, geomid = np.empty((n, nray)), np.empty((n, nray), dtype=np.int32)
-        scenes = self.scenes if env_ids is None else [self.scenes[self.env_ids.index(int(e))]
-                                                      for e in env_ids]
+        index = (list(range(len(self.scenes))) if env_ids is None
+                 else [self.env_ids.index(int(e)) for e in env_ids])
 
         def cast(i: int) -> None:
-            scene = scenes[i]
+            scene = self.scenes[index[i]]
+            if self._walls[index[i]] is _UNSET:
+                self._walls[index[i]] = WallRays.for_scenes([scene], 1)
+            walls = self._walls[index[i]]
+            if walls is not None:
+                state = np.empty((1, mujoco.mj_stateSize(scene._model, STATE)))
+                mujoco.mj_getState(scene._model, scene._data, state[0], STATE)
+                dist[i], geomid[i] = (a[0] for a in walls.rays(
+                    state, origins[i : i + 1], vecs[i : i + 1], geomgroup, bodyexclude[i : i + 1],
+                    cutoff))
+                return
             mujoco.mj_kinematics(scene._model, scene._data)
             mujoco.mj_multiRay(scene._model, scene._data, origins[i], vecs[i].ravel(), geomgroup,
                                1, int(bodyexclude[i]), geomid[i], dist[i], None, nray, 1e9)
@@ -227,7 +257,7 @@ def make_groups(
             odd += members
             continue
         try:
-            groups.append(BatchGroup(members, nthread))
+            groups.append(BatchGroup(members, nthread, pool))
         except ValueError:  # a layout difference the signature missed
             odd += members
     if odd:

@@ -180,11 +180,14 @@ class Simulator:
         geomgroup: np.ndarray | None = None,
         bodyexclude: np.ndarray | int = -1,
         env_ids: np.ndarray | None = None,
+        cutoff: float = np.inf,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Rays from one origin per env (n, 3) along (n, R, 3) unit directions, at the
         current state, for `env_ids` (default: every env, n = num_envs): distances (-1 for
         a miss) and geom ids, (n, R) each. Batch groups cast with `Batch.ray`, the others
-        with `mj_multiRay` on the env's own MjData (bit-identical); no MjData is copied."""
+        with `mj_multiRay` on the env's own MjData (bit-identical); no MjData is copied.
+        A map's walls are cast apart (sim/wall_rays.py: the same distances to round-off, at
+        a cost that does not grow with the walls); hits beyond `cutoff` may read as misses."""
         with self._lock:
             self._prepare()
             n = self.store.num_envs
@@ -193,14 +196,15 @@ class Simulator:
                 env_ids = None  # every env: each group casts all its rows
             exclude = np.broadcast_to(np.asarray(bodyexclude, dtype=np.int32), (len(envs),))
             if env_ids is None and len(self._groups) == 1:  # the hot path: one call
-                return self._groups[0].rays(origins, directions, geomgroup, exclude, None)
+                return self._groups[0].rays(origins, directions, geomgroup, exclude, None, cutoff)
             dist = np.empty(directions.shape[:2])
             geomid = np.empty(directions.shape[:2], dtype=np.int32)
             for group in self._groups:
                 rows = np.flatnonzero(np.isin(envs, group.env_ids))
                 if rows.size:
                     dist[rows], geomid[rows] = group.rays(origins[rows], directions[rows],
-                                                          geomgroup, exclude[rows], envs[rows])
+                                                          geomgroup, exclude[rows], envs[rows],
+                                                          cutoff)
             return dist, geomid
 
     @property

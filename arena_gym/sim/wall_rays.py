@@ -1,0 +1,110 @@
+"""Rays for a stepping group whose scenes hold map walls: the walls by `WallGrid`, the rest
+by MuJoCo on copies of the scenes without those walls, the nearer hit per ray.
+
+MuJoCo's ray functions spend ~1.5 ns per ray and geom even on geoms they skip, so a map's
+thousand walls dominate a lidar fan however they are masked. Here MuJoCo casts on a model
+that lacks them (compiled once per layout from the scene's spec, same bodies and joints, so
+the group's states load as they are), and the walls are cast by `WallGrid`. The result is
+what a MuJoCo cast of the whole scene reports: distances to round-off, the scene's geom ids.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import mujoco
+import mujoco.batch
+import numpy as np
+
+from arena_gym.scene.builders import GROUP_STATIC, WALLS_FRAME
+from arena_gym.scene.scene import Scene
+from arena_gym.worlds.raycast import WallGrid
+
+
+class WallRays:
+    """Use `for_scenes`; None there means a plain MuJoCo cast is as good."""
+
+    def __init__(self, scenes: list[Scene], grids: list[WallGrid], models: list[mujoco.MjModel],
+                 batch: mujoco.batch.Batch, keep: list[np.ndarray],
+                 pool: ThreadPoolExecutor | None = None) -> None:
+        self.scenes, self.models = scenes, models
+        self.grids = grids
+        self.pool = pool
+        self.batch = batch
+        self.keep = keep  # per env: scene geom id of each geom of the wall-less model
+
+    @classmethod
+    def for_scenes(cls, scenes: list[Scene], nthread: int,
+                   pool: ThreadPoolExecutor | None = None) -> WallRays | None:
+        grids: list[WallGrid] = []
+        for scene in scenes:
+            grid = WallGrid.from_model(scene._model)
+            if grid is None:
+                return None
+            same = grids[-1] if grids and _same(grids[-1], grid) else None
+            grids.append(same or grid)  # envs of one map share one grid
+        models, keep = [], []
+        for scene, grid in zip(scenes, grids):
+            spec = scene.spec.copy()
+            frame = spec.frame(WALLS_FRAME)
+            walls = [g for g in spec.worldbody.geoms if g.frame is not None
+                     and g.frame.name == WALLS_FRAME]
+            if len(walls) != len(grid):  # some walls are not on the grid (turned, or taller)
+                return None
+            spec.delete(frame)  # all walls at once (one by one is quadratic)
+            # never stepped, only posed for rays: without sleeping, every cast poses static
+            # bodies too (sleeping poses them once per MjData, at times a ray never sees)
+            spec.option.enableflags &= ~int(mujoco.mjtEnableBit.mjENBL_SLEEP)
+            models.append(spec.compile())
+            keep.append(np.delete(np.arange(scene._model.ngeom, dtype=np.int32), grid.ids))
+        try:
+            batch = mujoco.batch.Batch(models[0], len(models), nthread=nthread, persistent=True)
+            batch.set_models(models)
+        except ValueError:  # scenes of one group whose wall-less copies differ in layout
+            return None
+        return cls(scenes, grids, models, batch, keep, pool)
+
+    def rays(self, states: np.ndarray, origins: np.ndarray, vecs: np.ndarray,
+             geomgroup: np.ndarray | None, bodyexclude: np.ndarray, cutoff: float,
+             rows: list[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """As `Batch.ray` on the scenes themselves, given every scene's integration state
+        (n_scenes, nstate), for the scenes `rows` (None: all, in order; origins and vecs have
+        one row each); hits beyond `cutoff` may read as misses."""
+        rows = list(range(len(self.scenes))) if rows is None else list(rows)
+        nray = vecs.shape[1]
+        for r in rows:
+            # geom groups switched on the scene's model for a cast (a lidar hides its own
+            # robot so) hold for the wall-less copy too; the batch reads these models
+            self.models[r].geom_group[:] = self.scenes[r]._model.geom_group[self.keep[r]]
+        self.batch.state[rows] = states[rows]
+        dist, geomid = self.batch.ray(origins[:, None, :], vecs, geomgroup=geomgroup,
+                                      flg_static=True, ids=rows,
+                                      bodyexclude=np.repeat(bodyexclude[:, None], nray, axis=1))
+        for i, r in enumerate(rows):
+            hit = geomid[i] >= 0
+            geomid[i][hit] = self.keep[r][geomid[i][hit]]
+        if geomgroup is not None and not geomgroup[GROUP_STATIC]:
+            return dist, geomid
+        grids = [self.grids[r] for r in rows]
+        for grid in {id(g): g for g in grids}.values():
+            envs = np.flatnonzero([(g is grid) and bodyexclude[i] != 0
+                                   for i, g in enumerate(grids)])
+            if not envs.size:
+                continue
+            wall, wall_id = grid.cast(origins[envs], vecs[envs], cutoff, self._run)
+            near = (wall >= 0) & ((dist[envs] < 0) | (wall <= dist[envs]))
+            dist[envs] = np.where(near, wall, dist[envs])
+            geomid[envs] = np.where(near, wall_id, geomid[envs])
+        return dist, geomid
+
+    def _run(self, calls: list) -> None:
+        if self.pool is None or len(calls) < 2:
+            for call in calls:
+                call()
+        else:
+            list(self.pool.map(lambda call: call(), calls))
+
+
+def _same(a: WallGrid, b: WallGrid) -> bool:
+    return (a.zlo, a.zhi) == (b.zlo, b.zhi) and np.array_equal(a.ids, b.ids) \
+        and np.array_equal(a.boxes, b.boxes)
