@@ -1,6 +1,7 @@
 """Env steps/s on every shared map against the default room, in one run.
 
     python benchmarks/maps.py [--envs 16] [--steps 200] [--maps hospital experiment_rooms]
+                              [--robot jackal]
 
 For the default room ("random" world) and each /work/shared/assets/worlds/*/map/map.yaml,
 at N envs with random actions: build time (gymnasium.make_vec, vector_entry_point), walls
@@ -45,13 +46,14 @@ class Timed:
 
 
 class World:
-    def __init__(self, label: str, world: str, num_envs: int, seed: int) -> None:
+    def __init__(self, label: str, world: str, num_envs: int, seed: int, **config) -> None:
         self.label = label
         t0 = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # coarsened maps and dropped robot meshes warn
             self.env = gym.make_vec("ArenaMujoco-v0", num_envs=num_envs,
-                                    vectorization_mode="vector_entry_point", world=world)
+                                    vectorization_mode="vector_entry_point", world=world,
+                                    **config)
             self.env.reset(seed=seed)
         self.build = time.perf_counter() - t0
         core = self.env.unwrapped.core
@@ -77,13 +79,20 @@ def main() -> None:
     parser.add_argument("--envs", type=int, default=16)
     parser.add_argument("--steps", type=int, default=200, help="vector steps per world")
     parser.add_argument("--maps", nargs="*", default=None, help="map folder names (default: all)")
+    parser.add_argument("--robot", default=None,
+                        help="a robot of the shared assets, e.g. jackal (default: the config's)")
     args = parser.parse_args()
+    config = {}
+    if args.robot is not None:
+        folder = ASSETS / "robots" / args.robot
+        config = {"robot": str(folder / f"{args.robot}.urdf"),
+                  "package_paths": (str(folder / "packages"),)}
     maps = sorted(p for p in ASSETS.glob("worlds/*/map/map.yaml")
                   if args.maps is None or p.parent.parent.name in args.maps)
     if not maps:
         raise SystemExit(f"no maps found under {ASSETS}/worlds/*/map/map.yaml")
-    worlds = [World("default room", "random", args.envs, 0)]
-    worlds += [World(p.parent.parent.name, str(p), args.envs, 0) for p in maps]
+    worlds = [World("default room", "random", args.envs, 0, **config)]
+    worlds += [World(p.parent.parent.name, str(p), args.envs, 0, **config) for p in maps]
     for world in worlds:
         world.run(CHUNK)  # warm up: first casts and compiles, untimed
         world.seconds = world.physics.seconds = world.rays.seconds = 0.0
@@ -92,7 +101,8 @@ def main() -> None:
         for world in worlds:
             world.run(CHUNK)
     room = worlds[0].steps / worlds[0].seconds
-    print(f"N = {args.envs}, {args.steps} vector steps per world, random actions")
+    print(f"N = {args.envs}, {args.steps} vector steps per world, random actions, robot "
+          f"{args.robot or 'of the config'}")
     print(f"{'world':<18}{'build s':>8}{'walls':>7}{'steps/s':>9}{'x room':>8}{'physics':>9}"
           f"{'rays':>7}")
     for w in worlds:
