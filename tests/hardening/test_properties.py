@@ -87,7 +87,10 @@ def test_random_scene_requests_are_all_or_nothing(batch):
                 assert after["names"] == before["names"] + [r.name for r in done]
                 for r in done:
                     assert after["records"][r.name] == r
-                    assert store.model(0).body(f"env_0/{r.name}") is not None
+                    if kind == "wall":  # a wall is a geom of the world body
+                        assert store.model(0).geom(f"env_0/{r.name}/geom").bodyid == 0
+                    else:
+                        assert store.model(0).body(f"env_0/{r.name}") is not None
                 if kind == "spawn":
                     for r in done:
                         pos, _ = store.get_pose(0, r.name)

@@ -34,12 +34,14 @@ def test_a_prim_named_like_a_robot_body_is_refused_and_nothing_stays(store):
     assert [b.name for b in store.scenes[0].spec.bodies] == ["world"]
 
 
-def test_a_prim_clashing_with_a_geom_name_is_refused(store):
+def test_a_wall_clashing_with_a_prim_name_is_refused(store):
+    store.spawn_prims(0, [Prim("door/geom", pose=(3, 3, 0.2, 0))])
+    store.model(0)
     before = snapshot(store.scenes[0])
     with pytest.raises(SpawnError, match=re.escape(
-            "env 0: wall 'box0/geom' would add body 'env_0/box0/geom', which clashes with the "
-            "geom 'env_0/box0/geom' of prim 'box0'")):
-        store.spawn_walls(0, [Wall("box0/geom", start=(0, 3), end=(1, 3))])
+            "env 0: wall 'door' would add geom 'env_0/door/geom', which clashes with the "
+            "body 'env_0/door/geom' of prim 'door/geom'")):
+        store.spawn_walls(0, [Wall("door", start=(0, 3), end=(1, 3))])  # a geom of the world
     assert_same(snapshot(store.scenes[0]), before)
 
 
