@@ -120,6 +120,9 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--trust-model", action="store_true",
                           help="allow pickled Python in the model file (it could run code): "
                           "only for files you made or trust")
+    evaluate.add_argument("--video", default=None, metavar="DIR",
+                          help="write env 0's episodes to DIR as MP4 (config `render` picks "
+                          "the view; every env renders each step: few --num-envs is faster)")
     _config_args(evaluate)
     evaluate.set_defaults(run=_eval)
     version = commands.add_parser(
@@ -195,14 +198,19 @@ def _eval(args: argparse.Namespace) -> int:
         from arena_gym.model_files import check_model_file
 
         check_model_file(args.policy)  # before any env is built
-    env = ArenaVectorEnv(args.num_envs, config=config, **overrides)
+    env = ArenaVectorEnv(args.num_envs, config=config,
+                         render_mode="rgb_array" if args.video else None, **overrides)
     try:
         space, core = env.single_action_space, env.core
+        if args.video:
+            from arena_gym.render.video import record_video
+
+            env = record_video(env, args.video)
         if args.policy == "random":
             policy = random_policy(space, seed=args.seed)
         elif args.policy == "reactive":
-            if env.cfg.action != "continuous":
-                raise UsageError(f"reactive: expected action=continuous, got {env.cfg.action}")
+            if core.cfg.action != "continuous":  # core: env may be wrapped for --video
+                raise UsageError(f"reactive: expected action=continuous, got {core.cfg.action}")
             policy = reactive_policy(space, core.scan_angles, core.max_range, core.params.radius)
         else:
             policy = sb3_policy(args.policy, env.single_observation_space, space,

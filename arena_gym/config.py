@@ -123,6 +123,22 @@ class ScanConfig:
 
 
 @dataclass(frozen=True)
+class RenderConfig:
+    """What `render()` draws (arena_gym.render): the follow camera or the top-down map."""
+
+    view: str = "follow"  # "follow": behind and above the robot; "top_down": the whole world
+    width: Annotated[int, At(ge=1, le=4096)] = 320  # px
+    height: Annotated[int, At(ge=1, le=4096)] = 240  # px
+    follow_distance: Annotated[float, At(gt=0, le=100)] = 2.5  # m from the robot to the camera
+    follow_elevation: Annotated[float, At(ge=-90, le=90)] = -30.0  # deg, pitch (negative looks down)
+
+    def __post_init__(self) -> None:
+        _check_ranges(self)
+        _check(self.view in ("follow", "top_down"), "render.view",
+               f"'follow' or 'top_down', got {self.view!r}")
+
+
+@dataclass(frozen=True)
 class EnvConfig:
     """Everything an ArenaMujoco-v0 env needs. See configs/default.yaml."""
 
@@ -145,6 +161,7 @@ class EnvConfig:
     scan: ScanConfig = field(default_factory=ScanConfig)
     reward: RewardConfig = field(default_factory=RewardConfig)
     curriculum: CurriculumConfig = field(default_factory=CurriculumConfig)
+    render: RenderConfig = field(default_factory=RenderConfig)
 
     def __post_init__(self) -> None:
         _check_ranges(self)

@@ -180,12 +180,19 @@ class NavigationCore:
     def _goal_obs(self) -> np.ndarray:
         return observation.goal_polar(self.goal, self.pose)
 
-    def observe(self) -> tuple[dict[str, np.ndarray], np.ndarray]:
-        """Observations of every env, and the raw scan ranges (for clearance)."""
+    def scan_ranges(self) -> np.ndarray:
+        """(num_envs, beams) float64 metres the policy sees: the suite's "scan" reading with
+        REP 117's +inf (no return within range) at max_range and -inf (closer than the
+        lidar's min range) at 0."""
         self._sample()
         ranges = self._suite["scan"].ranges.astype(np.float64)
-        ranges[ranges == np.inf] = self.max_range  # REP 117: no return within range
-        ranges[ranges == -np.inf] = 0.0  # closer than the lidar's min range
+        ranges[ranges == np.inf] = self.max_range
+        ranges[ranges == -np.inf] = 0.0
+        return ranges
+
+    def observe(self) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        """Observations of every env, and the raw scan ranges (for clearance)."""
+        ranges = self.scan_ranges()
         scan = ranges / self.max_range if self.cfg.scan.normalize else ranges
         self.goal_polar = self._goal_obs()  # float64, for rewards and termination
         obs = {

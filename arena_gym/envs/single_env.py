@@ -30,12 +30,13 @@ from arena_gym.config import EnvConfig, load_config
 from arena_gym.envs.core import NavigationCore
 from arena_gym.envs.rendering import RENDER_MODES, check_render_mode
 from arena_gym.envs.validation import check_actions
+from arena_gym.render.env_view import EnvView
 
 
 class ArenaEnv(gym.Env):
     """The navigation task in one env. Keyword arguments override the config."""
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": RENDER_MODES}
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": list(RENDER_MODES), "render_fps": 10}
 
     def __init__(self, config: str | None = None, render_mode: str | None = None,
                  **overrides: Any) -> None:
@@ -45,6 +46,8 @@ class ArenaEnv(gym.Env):
     def _build(self, cfg: EnvConfig) -> None:
         self.cfg = cfg
         self.core = NavigationCore(1, cfg)
+        self.view = EnvView(self.core, self.render_mode)
+        self.metadata = {**self.metadata, "render_fps": self.view.fps}
         self.observation_space = self.core.observation_space
         self.action_space = self.core.action_space
         self._reset_once = False
@@ -64,6 +67,7 @@ class ArenaEnv(gym.Env):
         self.core.reset_envs([0])
         self._reset_once = True
         obs, _ = self.core.observe()
+        self.view.after_step()
         return {k: v[0] for k, v in obs.items()}, {}
 
     def step(self, action: Any):
@@ -87,8 +91,15 @@ class ArenaEnv(gym.Env):
             info["diverged"] = True
         if out.termination.collided[0]:
             info["collision"] = out.hit[0]
+        self.view.after_step()
         return ({k: v[0] for k, v in out.obs.items()}, float(out.reward[0]),
                 bool(out.terminated[0]), bool(out.truncated[0]), info)
+
+    def render(self) -> np.ndarray | None:
+        """The current frame, (height, width, 3) uint8 (render_mode "rgb_array"; config
+        `render` picks the view and size), or None ("human" syncs the viewer instead)."""
+        frames = self.view.render([0])
+        return frames[0] if frames else None
 
     @property
     def sensor_suite(self):
@@ -96,6 +107,7 @@ class ArenaEnv(gym.Env):
         return self.core.sensor_suite
 
     def close(self) -> None:
+        self.view.close()
         self.core.close()
 
 

@@ -35,6 +35,7 @@ from arena_gym.config import EnvConfig, load_config
 from arena_gym.envs.core import NavigationCore, StepResult
 from arena_gym.envs.rendering import RENDER_MODES, check_render_mode
 from arena_gym.envs.validation import check_actions
+from arena_gym.render.env_view import EnvView
 from arena_gym.tasks.curriculum import Curriculum
 
 
@@ -42,7 +43,8 @@ class ArenaVectorEnv(VectorEnv):
     """Batched ArenaMujoco-v0. Keyword arguments override the config (see EnvConfig)."""
 
     metadata: ClassVar[dict[str, Any]] = {"autoreset_mode": AutoresetMode.NEXT_STEP,
-                                          "render_modes": RENDER_MODES}
+                                          "render_modes": list(RENDER_MODES),
+                                          "render_fps": 10}
 
     def __init__(self, num_envs: int = 1, config: str | None = None,
                  render_mode: str | None = None, **overrides: Any) -> None:
@@ -52,6 +54,8 @@ class ArenaVectorEnv(VectorEnv):
         self.cfg: EnvConfig = load_config(config, **overrides)
         self.num_envs = num_envs
         self.core = NavigationCore(num_envs, self.cfg)
+        self.view = EnvView(self.core, self.render_mode)
+        self.metadata = {**self.metadata, "render_fps": self.view.fps}
         self.single_observation_space = self.core.observation_space
         self.single_action_space = self.core.action_space
         self.observation_space = batch_space(self.single_observation_space, num_envs)
@@ -78,6 +82,7 @@ class ArenaVectorEnv(VectorEnv):
         self._ended[mask] = False
         self._reset_once = True
         obs, _ = self.core.observe()
+        self.view.after_step()
         return obs, {}
 
     def step(self, actions: Any):
@@ -93,7 +98,13 @@ class ArenaVectorEnv(VectorEnv):
             self.core.reset_envs(list(restarting))
         out = self.core.evaluate(twist, active)
         self._ended = out.terminated | out.truncated
+        self.view.after_step()
         return out.obs, out.reward, out.terminated, out.truncated, _info(out, self.num_envs)
+
+    def render(self) -> tuple[np.ndarray, ...] | None:
+        """One frame per env, (height, width, 3) uint8 each (render_mode "rgb_array"), or
+        None ("human" shows env 0 in MuJoCo's viewer)."""
+        return self.view.render(list(range(self.num_envs)))
 
     @property
     def curriculum(self) -> Curriculum:
@@ -110,6 +121,7 @@ class ArenaVectorEnv(VectorEnv):
         return self.core.sensor_suite
 
     def close_extras(self, **kwargs: Any) -> None:
+        self.view.close()
         self.core.close()
 
     def _check_open(self, what: str) -> None:

@@ -96,22 +96,29 @@ def _gl_context_class() -> type:
     return GLContext
 
 
-class _Renderer:
-    """An offscreen GL context, MjrContext and scene for one model and resolution."""
+class Offscreen:
+    """An offscreen GL context (MUJOCO_GL, default egl), MjrContext and scene for one model
+    and resolution, shadows, reflections and the skybox off: the one way pixels come out of
+    MuJoCo here (the camera sensors below, env rendering in arena_gym.render).
 
-    def __init__(self, model: mujoco.MjModel, width: int, height: int) -> None:
+    `multisample=False` (sensors) renders one sample per pixel centre, so depth is exact: a
+    multisampled depth buffer is resolved off the pixel centres K declares (+0.375 px with
+    MuJoCo's default 4 samples: a floor 0.7 m away read 1.6 cm short); RGB then has no
+    anti-aliasing, as a Gazebo camera without <anti_aliasing>. `True` keeps the model's
+    `offsamples` (smooth edges for frames people watch). After drawing into `scene`,
+    `read_rgb()` renders it and gives the pixels (bottom row first, a buffer reused)."""
+
+    def __init__(self, model: mujoco.MjModel, width: int, height: int,
+                 multisample: bool = False) -> None:
         self.model, self.width, self.height = model, width, height
         global_ = model.vis.global_
         global_.offwidth = max(global_.offwidth, width)
         global_.offheight = max(global_.offheight, height)
         self.context = _gl_context_class()(width, height)
         self.context.make_current()
-        # no multisampling: a multisampled depth buffer is resolved off the pixel centres K
-        # declares (+0.375 px with MuJoCo's default 4 samples: a floor 0.7 m away read
-        # 1.6 cm short); one sample per pixel centre makes depth exact (RGB loses its
-        # anti-aliasing, as a Gazebo camera without <anti_aliasing> has none)
         samples = model.vis.quality.offsamples
-        model.vis.quality.offsamples = 0
+        if not multisample:
+            model.vis.quality.offsamples = 0
         try:
             self.mjr = mujoco.MjrContext(model, mujoco.mjtFontScale.mjFONTSCALE_100.value)
         except Exception:
@@ -120,19 +127,40 @@ class _Renderer:
         finally:
             model.vis.quality.offsamples = samples
         mujoco.mjr_setBuffer(mujoco.mjtFramebuffer.mjFB_OFFSCREEN.value, self.mjr)
-        self.mjr.readDepthMap = mujoco.mjtDepthMap.mjDEPTH_ZEROFAR
         self.scene = mujoco.MjvScene(model, maxgeom=max(1000, 2 * model.ngeom))
         for flag in (mujoco.mjtRndFlag.mjRND_SHADOW, mujoco.mjtRndFlag.mjRND_REFLECTION,
                      mujoco.mjtRndFlag.mjRND_SKYBOX):
             self.scene.flags[flag] = 0
+        self.rect = mujoco.MjrRect(0, 0, width, height)
+        self._rgb = np.empty((height, width, 3), dtype=np.uint8)
+
+    def read_rgb(self) -> np.ndarray:
+        """Render `scene` and read its pixels (bottom row first; the buffer is reused)."""
+        self.context.make_current()
+        mujoco.mjr_render(self.rect, self.scene, self.mjr)
+        mujoco.mjr_readPixels(self._rgb, None, self.rect, self.mjr)
+        return self._rgb
+
+    def close(self) -> None:
+        try:
+            self.context.make_current()
+            self.mjr.free()
+        finally:
+            self.context.free()
+
+
+class _Renderer(Offscreen):
+    """A camera sensor's renderer: exact depth, the cameras' geom groups."""
+
+    def __init__(self, model: mujoco.MjModel, width: int, height: int) -> None:
+        super().__init__(model, width, height)
+        self.mjr.readDepthMap = mujoco.mjtDepthMap.mjDEPTH_ZEROFAR
         self.option = mujoco.MjvOption()
         self.option.geomgroup[:] = 0
         self.option.geomgroup[list(builders.CAMERA_GROUPS)] = 1
         self.option.sitegroup[:] = 0
         self.camera = mujoco.MjvCamera()
         self.camera.type = mujoco.mjtCamera.mjCAMERA_FIXED
-        self.rect = mujoco.MjrRect(0, 0, width, height)
-        self._rgb = np.empty((height, width, 3), dtype=np.uint8)
         self._depth = np.empty((height, width), dtype=np.float32)
 
     def render(self, data: mujoco.MjData, camera: int, lens: Optics,
@@ -157,13 +185,6 @@ class _Renderer:
             rgb[...] = self._rgb[::-1]
         if depth is not None:
             depth[...] = _linear_depth(self._depth[::-1], near, lens.near, lens.far)
-
-    def close(self) -> None:
-        try:
-            self.context.make_current()
-            self.mjr.free()
-        finally:
-            self.context.free()
 
 
 def _linear_depth(buffer: np.ndarray, near: float, clip_near: float, far: float) -> np.ndarray:

@@ -111,6 +111,26 @@ class SensorSuite:
         self[key]
         return self.channels[key].spec
 
+    def lidar_rays(self, key: str) -> tuple[np.ndarray, np.ndarray]:
+        """Where lidar `key` casts at the current state: world origins (num_envs, 3) and unit
+        directions (num_envs, rings * beams, 3), ring-major as its `ranges` flatten, NaN for
+        envs without it. A sample taken at this state pairs its ranges with them ray for ray
+        (drawing the beams of a scan needs nothing else: no second lidar)."""
+        reading = self[key]
+        unit = self.channels[key].unit
+        if not isinstance(unit, LidarUnit):
+            raise SensorError(f"lidar_rays: expected the key of a lidar reading, got {key!r} "
+                              f"(a {reading.kind} reading)")
+        self.frames.begin(forced=False)
+        self._rebind()
+        nray = unit.pattern.directions.shape[0]
+        origins = np.full((self.num_envs, 3), np.nan)
+        directions = np.full((self.num_envs, nray, 3), np.nan)
+        envs = np.flatnonzero(unit.present)
+        if envs.size:
+            origins[envs], directions[envs] = unit.rays(self.frames, envs)
+        return origins, directions
+
     def add(self, spec: SensorSpec) -> Reading:
         """Read `spec` from now on; the same spec again returns its reading."""
         if not isinstance(spec, SensorSpec) or type(spec) is SensorSpec:

@@ -97,9 +97,12 @@ def test_render_mode_none_is_accepted_and_unknown_modes_raise_type_error():
     envs = ArenaVectorEnv(1, render_mode=None)
     assert envs.render_mode is None
     envs.close()
-    with pytest.raises(TypeError, match=re.escape(
-            "render_mode: expected None or one of [] (rendering is not implemented yet), got 'rgb_array'")):
-        ArenaVectorEnv(1, render_mode="rgb_array")
+    refused = re.escape("render_mode: expected None or one of ['human', 'rgb_array'], got 'rgb'")
+    with pytest.raises(TypeError, match=refused):  # a TypeError: SB3's make_vec_env retries
+        ArenaVectorEnv(1, render_mode="rgb")
+    with pytest.warns(UserWarning, match="render_mode='rgb' that is not in the possible"), \
+            pytest.raises(TypeError, match=refused):
+        gym.make("ArenaMujoco-v0", render_mode="rgb", **SMALL)
 
 
 @pytest.mark.parametrize("mode", ["vector_entry_point", "sync", "async"])
