@@ -63,8 +63,10 @@ def test_spec_carries_max_episode_steps_for_time_aware_observation():
     assert gym.spec("ArenaMujoco-v0").max_episode_steps == 300
     env = TimeAwareObservation(gym.make("ArenaMujoco-v0"), flatten=False)
     obs, _ = env.reset(seed=0)
-    obs, *_ = env.step(np.zeros(2, np.float32))
-    assert obs["time"] == 1
+    assert obs["time"] == 0
+    for k in range(1, 4):
+        obs, *_ = env.step(np.zeros(2, np.float32))
+        assert obs["time"] == k
     env.close()
 
 

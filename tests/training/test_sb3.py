@@ -124,14 +124,18 @@ def test_adapter_rejects_what_is_not_a_vector_env():
         adapter(ArenaEnv())
 
 
-def test_sb3_make_vec_env_reaches_the_env():
+def test_sb3_make_vec_env_reaches_the_env_and_ppo_learns():
+    from stable_baselines3 import PPO
     from stable_baselines3.common.env_util import make_vec_env
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # Gymnasium warns that "rgb_array" is not offered
-        venv = make_vec_env("ArenaMujoco-v0", n_envs=2, env_kwargs={"max_episode_steps": 20})
+    venv = make_vec_env("ArenaMujoco-v0", n_envs=2, seed=0, env_kwargs={"max_episode_steps": 20})
+    assert venv.get_attr("render_mode") == ["rgb_array", "rgb_array"]  # SB3's default
     obs = venv.reset()
     assert obs["scan"].shape == (2, 360)
+    model = PPO("MultiInputPolicy", venv, n_steps=64, batch_size=64, n_epochs=1, seed=0,
+                device="cpu")
+    model.learn(total_timesteps=256)
+    assert model.num_timesteps == 256
     venv.close()
 
 
