@@ -67,7 +67,7 @@ def _check_value(value: Any, hint: Any, key: str) -> None:
     elif typing.get_origin(hint) is tuple and isinstance(value, tuple):
         args = typing.get_args(hint)
         per = [args[0]] * len(value) if len(args) == 2 and args[1] is Ellipsis else args
-        for i, (v, h) in enumerate(zip(value, per)):
+        for i, (v, h) in enumerate(zip(value, per, strict=False)):  # ranges only, not lengths
             _check_value(v, h, f"{key}[{i}]")
 
 
@@ -212,7 +212,7 @@ def _convert(value: Any, hint: Any, key: str) -> Any:
             return tuple(_convert(v, args[0], f"{key}[{i}]") for i, v in enumerate(value))
         if len(value) != len(args):
             raise ConfigError(f"{key}: expected {len(args)} values, got {len(value)}")
-        return tuple(_convert(v, a, f"{key}[{i}]") for i, (v, a) in enumerate(zip(value, args)))
+        return tuple(_convert(v, a, f"{key}[{i}]") for i, (v, a) in enumerate(zip(value, args, strict=True)))
     if origin in (typing.Union, types.UnionType):
         return value
     if hint is float:

@@ -16,9 +16,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-from tests.fixtures.drives import measure
-from tests.fixtures.mecanum import mecanum_ridgeback
+sys.path.insert(0, str(ROOT))  # tests.fixtures is imported in the functions, after this
 
 ASSETS = Path(os.environ.get("ARENA_GYM_ASSETS", ROOT.parent / "shared" / "assets"))
 DIFFBOT = ROOT / "arena_gym" / "assets" / "robots" / "arena_diffbot" / "arena_diffbot.urdf"
@@ -26,6 +24,8 @@ DIFFBOT = ROOT / "arena_gym" / "assets" / "robots" / "arena_diffbot" / "arena_di
 
 def robots() -> list[tuple[str, str | Path, list[Path], bool]]:
     """(label, URDF, package paths, holonomic)."""
+    from tests.fixtures.mecanum import mecanum_ridgeback
+
     def shared(name: str) -> tuple[Path, list[Path]]:
         return ASSETS / "robots" / name / f"{name}.urdf", [ASSETS / "robots" / name / "packages"]
 
@@ -39,6 +39,8 @@ def robots() -> list[tuple[str, str | Path, list[Path], bool]]:
 
 
 def main() -> None:
+    from tests.fixtures.drives import measure
+
     print(f"{'robot':<20} {'motion':<26} {'dx m':>7} {'dy m':>7} {'turned deg':>11} "
           f"{'yaw rate':>9} {'commanded':>10}")
     for label, urdf, packages, holonomic in robots():

@@ -23,14 +23,15 @@ from arena_gym.scene import SceneStore
 from arena_gym.sim import Simulator
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-from tests.fixtures.mecanum import mecanum_ridgeback
+sys.path.insert(0, str(ROOT))  # tests.fixtures is imported in _robot, after this
 
 ASSETS = Path(os.environ.get("ARENA_GYM_ASSETS", ROOT.parent / "shared" / "assets"))
 CHUNK = 50
 
 
 def _robot(name: str) -> tuple[str | Path, list[Path], tuple[float, ...]]:
+    from tests.fixtures.mecanum import mecanum_ridgeback
+
     robot = "ridgeback" if name.startswith("ridgeback") else name
     urdf = ASSETS / "robots" / robot / f"{robot}.urdf"
     packages = [ASSETS / "robots" / robot / "packages"]

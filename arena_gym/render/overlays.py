@@ -43,7 +43,7 @@ class Marks:
         _add(scene, mujoco.mjtGeom.mjGEOM_CYLINDER, (0.03, GOAL_POLE / 2, 0.0),
              (gx, gy, GOAL_POLE / 2), GOAL_RGBA)
         every = -(-len(self.beam_to) // MAX_BEAMS)
-        for a, b in zip(self.beam_from[::every], self.beam_to[::every]):
+        for a, b in zip(self.beam_from[::every], self.beam_to[::every], strict=True):
             _connect(scene, mujoco.mjtGeom.mjGEOM_LINE, BEAM_WIDTH, a, b, BEAM_RGBA)
         if self.top_down:
             x, y, z, yaw = self.pose

@@ -31,7 +31,7 @@ class ImuUnit(Unit):
 
     def _bind_env(self, env: int, scene: Scene, info: RobotInfo, mount: SensorMount | None) -> None:
         model = scene._model
-        for k, ((_, dim), sensor) in enumerate(zip(FIELDS, mount.sensors)):  # type: ignore[union-attr]
+        for k, ((_, dim), sensor) in enumerate(zip(FIELDS, mount.sensors, strict=True)):  # type: ignore[union-attr]
             s = model.sensor(sensor).id
             if model.sensor_dim[s] != dim:
                 raise ValueError(f"sensor {sensor!r}: expected {dim} values, got {model.sensor_dim[s]}")

@@ -198,7 +198,7 @@ class Controller:
         """Where the robot's staged envs live: per group, per drive (cached per grouping)."""
         cached = self._plans.get(robot)
         if (cached is not None and len(cached[0]) == len(groups)
-                and all(a is b for a, b in zip(cached[0], groups))):
+                and all(a is b for a, b in zip(cached[0], groups, strict=True))):
             return cached[1]
         key = tuple(groups)  # by identity: a regroup makes new group objects
         staged = self._twists[robot]

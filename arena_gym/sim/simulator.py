@@ -92,7 +92,7 @@ class Simulator:
         scenes = self.store.scenes
         for scene in scenes:
             scene.flush()
-        if any(s.version != v for s, v in zip(scenes, self._versions)):
+        if any(s.version != v for s, v in zip(scenes, self._versions, strict=True)):
             for scene in scenes:
                 self._on_access(scene.env_id)  # bring every MjData up to date first
             self._groups = make_groups(scenes, self.nthread, self._pool)
@@ -274,7 +274,7 @@ class Simulator:
                         hook(self)
             self._stale = [True] * len(self._stale)
             diverged: list[int] = []
-            for group, times in zip(self._groups, before):
+            for group, times in zip(self._groups, before, strict=True):
                 diverged += group.diverged_since(times, int(n))
             self.diverged = sorted(diverged) if diverged else diverged
 

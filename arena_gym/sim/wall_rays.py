@@ -44,7 +44,7 @@ class WallRays:
             same = grids[-1] if grids and _same(grids[-1], grid) else None
             grids.append(same or grid)  # envs of one map share one grid
         models, keep = [], []
-        for scene, grid in zip(scenes, grids):
+        for scene, grid in zip(scenes, grids, strict=True):
             spec = scene.spec.copy()
             frame = spec.frame(WALLS_FRAME)
             walls = [g for g in spec.worldbody.geoms if g.frame is not None

@@ -43,7 +43,7 @@ class ObstaclePool:
     def prims(self) -> list[Prim]:
         return [
             Prim(name, pose=(0.0, 0.0, PARKED_Z, 0.0), scale=tuple(size), movable=True)
-            for name, size in zip(self.names, self.sizes)
+            for name, size in zip(self.names, self.sizes, strict=True)
         ]
 
 

@@ -374,7 +374,7 @@ def _greedy_rows(grid: np.ndarray) -> np.ndarray:
             continue
         edges = np.diff(np.concatenate(([0], todo.view(np.int8), [0])))
         starts, ends = np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist()
-        for c0, c1 in zip(starts, ends):
+        for c0, c1 in zip(starts, ends, strict=True):
             r1 = r + int(down[r, c0:c1].min())
             covered[r:r1, c0:c1] = True
             rects.append((r, c0, r1, c1))

@@ -72,7 +72,7 @@ class WallGrid:
         wall = np.zeros(shape, bool)
         lo = np.floor((boxes[:, :2] - self.skip_origin) / q).astype(int)
         hi = np.floor((boxes[:, 2:] - self.skip_origin) / q).astype(int) + 1
-        for (a, b), (c, e) in zip(lo.tolist(), hi.tolist()):
+        for (a, b), (c, e) in zip(lo.tolist(), hi.tolist(), strict=True):
             wall[a:c, b:e] = True
         clear = np.full(shape, SKIP_RINGS, np.int64)
         clear[wall] = 0

@@ -131,7 +131,7 @@ def test_vector_env_equals_sync_vector_env_step_by_step():
         a, b = ours.step(action), sync.step(action)
         for key in a[0]:
             assert a[0][key].tobytes() == b[0][key].tobytes(), key
-        for x, y in zip(a[1:4], b[1:4]):
+        for x, y in zip(a[1:4], b[1:4], strict=True):
             assert x.tobytes() == y.tobytes()
         ends += int((a[2] | a[3]).sum())
     assert ends >= 3

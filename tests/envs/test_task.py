@@ -53,7 +53,7 @@ def test_next_step_autoreset_table():
     env = ArenaVectorEnv(2, max_episode_steps=10)
     obs, _ = env.reset(seed=0)
     action = np.tile([0.1, 0.5], (2, 1))
-    for t in range(9):
+    for _ in range(9):
         obs, reward, terminated, truncated, _ = env.step(action)
         assert not (terminated | truncated).any()
     obs, reward, terminated, truncated, info = env.step(action)  # step 10: the time limit
@@ -155,13 +155,14 @@ def test_reaching_the_goal_pays_the_goal_reward_and_reports_success():
     for t in range(30):
         obs, reward, terminated, truncated, info = env.step(np.array([0.22, 0.0], np.float32))
         if terminated or truncated:
+            ended_at = t
             break
     assert terminated and not truncated
     assert info["episode_result"]["result"] == "goal" and info["is_success"] is True
     assert info["reward_terms"]["goal"] == 15.0
     assert reward == pytest.approx(sum(info["reward_terms"].values()), abs=1e-12)
     assert obs["goal"][0] < env.cfg.goal_radius
-    assert 0.3 / 0.22 / 0.1 - 1 <= t <= 0.8 / 0.22 / 0.1  # between 0.3 and 0.8 m of driving
+    assert 0.3 / 0.22 / 0.1 - 1 <= ended_at <= 0.8 / 0.22 / 0.1  # between 0.3 and 0.8 m of driving
     env.close()
 
 
@@ -229,7 +230,7 @@ def test_a_diverged_env_ends_truncated_and_the_others_go_on():
     _, reward, terminated, truncated, info = broken[6]  # env 1 restarts (NEXT_STEP)
     assert not (terminated | truncated).any() and info["_reward_terms"].tolist() == [True, False, True]
     assert broken[6][0]["goal"][1, 0] >= 2.0  # a new episode: start and goal >= 2 m apart
-    for (obs_a, rew_a, *_), (obs_b, rew_b, *_) in zip(clean, broken):  # envs 0, 2 unaffected
+    for (obs_a, rew_a, *_), (obs_b, rew_b, *_) in zip(clean, broken, strict=True):  # envs 0, 2 unaffected
         for key in obs_a:
             assert obs_a[key][[0, 2]].tobytes() == obs_b[key][[0, 2]].tobytes(), key
         assert rew_a[[0, 2]].tobytes() == rew_b[[0, 2]].tobytes()

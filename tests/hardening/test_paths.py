@@ -67,7 +67,7 @@ def test_a_package_uri_leaving_its_package_is_refused_naming_the_uri(tree, uri):
     message = (f"robot 'r': collision mesh of link 'base' refused: {uri!r} leaves package 'pkg'")
     with pytest.raises(SpawnError, match=re.escape(message) + "$"):
         store.spawn_urdf(0, "r", _urdf(uri), package_paths=[tree / "packages"])
-    for scene, snap in zip(store.scenes, before):
+    for scene, snap in zip(store.scenes, before, strict=True):
         assert_same(snapshot(scene), snap)
 
 
@@ -107,7 +107,7 @@ def test_path_roots_confine_plain_paths_urdf_files_and_package_paths(tree):
     with pytest.raises(SpawnError, match=re.escape(
             f"package_paths: {str(tree)!r} is outside the allowed roots")):
         store.spawn_urdf(0, "r", _urdf("package://pkg/meshes/part.stl"), package_paths=[tree])
-    for scene, snap in zip(store.scenes, before):
+    for scene, snap in zip(store.scenes, before, strict=True):
         assert_same(snapshot(scene), snap)
     inside = str(tree / "packages" / "pkg" / "meshes" / "part.stl")
     store.spawn_urdf(0, "r", _urdf(inside), package_paths=roots)  # inside the roots: fine

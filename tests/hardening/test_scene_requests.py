@@ -28,7 +28,7 @@ def test_a_prim_named_like_a_robot_body_is_refused_and_nothing_stays(store):
             "env 0: prim 'burger/base_link' would add body 'env_0/burger/base_link', which "
             "clashes with the body 'env_0/burger/base_link' of robot 'burger'")):
         store.spawn_prims(0, [Prim("ok", pose=(3, 3, 0.2, 0)), Prim("burger/base_link")])
-    for scene, snap in zip(store.scenes, before):
+    for scene, snap in zip(store.scenes, before, strict=True):
         assert_same(snapshot(scene), snap)
     store.reset_world(0)  # no unnamed body survives: the world is empty again
     assert [b.name for b in store.scenes[0].spec.bodies] == ["world"]

@@ -49,7 +49,7 @@ def test_bad_robot_leaves_scene_unchanged(busy_store, urdf, message):
     before = [snapshot(s) for s in store.scenes]
     with pytest.raises(SpawnError, match=re.escape(message)):
         store.spawn_urdf(0, "bad", urdf.replace("name='x'", "name='x'"), package_paths=())
-    for scene, snap in zip(store.scenes, before):
+    for scene, snap in zip(store.scenes, before, strict=True):
         assert_same(snapshot(scene), snap)
 
 

@@ -141,7 +141,7 @@ def test_sibling_envs_are_bitwise_untouched(assets):
     store.delete_prims(1, ["box0", "box2"])
     store.model(1)
     assert store.names(1) == ["burger", "box1", "box3", "jackal", "new"]
-    for env, snap in zip((0, 2), siblings):
+    for env, snap in zip((0, 2), siblings, strict=True):
         assert_same(snapshot(store.scenes[env]), snap)
 
 

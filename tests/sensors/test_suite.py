@@ -135,7 +135,7 @@ def test_sensing_leaves_the_physics_bit_identical():
         sim.step(300)
         return [store.data(env).qpos.copy() for env in range(3)]
 
-    for a, b in zip(run(False), run(True)):
+    for a, b in zip(run(False), run(True), strict=True):
         assert a.tobytes() == b.tobytes()
 
 

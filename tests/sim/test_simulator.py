@@ -121,7 +121,7 @@ def test_runtime_options_are_validated_before_any_is_applied(assets):
         sim.apply_runtime_options({"gravity": [0, 0]})
     with pytest.raises(ValueError, match=re.escape("contact_disable: unknown option field; did you mean contact_disabled")):
         sim.apply_runtime_options({"contact_disable": True})
-    for scene, snap in zip(store.scenes, before):
+    for scene, snap in zip(store.scenes, before, strict=True):
         assert scene.model.opt.timestep == 0.002
         assert scene.spec.to_xml() == snap["xml"]
 

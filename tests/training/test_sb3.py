@@ -66,7 +66,7 @@ def test_terminal_observation_is_kept_and_the_env_restarts_in_the_same_step():
 def test_time_limit_is_reported_as_truncation():
     venv = adapter(ArenaVectorEnv(1, max_episode_steps=5), seed=3)
     venv.reset()
-    for t in range(5):
+    for _ in range(5):
         venv.step_async(np.zeros((1, 2)))
         _, _, done, infos = venv.step_wait()
     assert done[0] and infos[0]["TimeLimit.truncated"] is True
@@ -79,7 +79,7 @@ def test_adapter_over_a_wrapped_vector_env_uses_its_front_door():
     venv = adapter(RecordEpisodeStatistics(NormalizeReward(inner)), seed=1)
     first = venv.reset()
     steps = inner.core.sim.step_count
-    for t in range(5):
+    for _ in range(5):
         venv.step_async(np.zeros((2, 2), np.float32))
         obs, _, done, infos = venv.step_wait()
     assert done.tolist() == [True, True]
