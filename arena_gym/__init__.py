@@ -2,7 +2,8 @@
 
     import gymnasium, arena_gym
     env = gymnasium.make("ArenaMujoco-v0")
-    envs = gymnasium.make_vec("ArenaMujoco-v0", num_envs=16, vectorization_mode="vector_entry_point")
+    envs = gymnasium.make_vec("ArenaMujoco-v0", num_envs=16,
+                              vectorization_mode="vector_entry_point")
 
 Importing the package registers the env id (Gymnasium's convention) and builds nothing;
 subpackages (scene, sim, tasks, envs, wrappers) load on first use.

@@ -95,7 +95,8 @@ class RewardConfig:
 class CurriculumConfig:
     """Stages of obstacle counts; advance at success >= advance, fall back below fall_back."""
 
-    stages: tuple[tuple[Annotated[int, At(ge=0)], Annotated[int, At(ge=0)]], ...] = ((6, 10),)  # (min, max) obstacles per stage
+    # (min, max) obstacles per stage
+    stages: tuple[tuple[Annotated[int, At(ge=0)], Annotated[int, At(ge=0)]], ...] = ((6, 10),)
     advance: Rate = 0.9
     fall_back: Rate = 0.3
     window: Count = 100  # episodes over which success is measured
@@ -114,7 +115,8 @@ class CurriculumConfig:
 
 @dataclass(frozen=True)
 class ScanConfig:
-    num_beams: Annotated[int, At(ge=0, le=100_000)] = 0  # 0: as the robot declares (model_params.yaml, URDF)
+    # 0: as the robot declares (model_params.yaml, URDF)
+    num_beams: Annotated[int, At(ge=0, le=100_000)] = 0
     max_range: Annotated[float, At(ge=0, le=1000)] = 0.0  # 0: as declared
     normalize: bool = True  # ranges / max_range in [0, 1]
 
@@ -130,7 +132,8 @@ class RenderConfig:
     width: Annotated[int, At(ge=1, le=4096)] = 320  # px
     height: Annotated[int, At(ge=1, le=4096)] = 240  # px
     follow_distance: Annotated[float, At(gt=0, le=100)] = 2.5  # m from the robot to the camera
-    follow_elevation: Annotated[float, At(ge=-90, le=90)] = -30.0  # deg, pitch (negative looks down)
+    # deg, pitch (negative looks down)
+    follow_elevation: Annotated[float, At(ge=-90, le=90)] = -30.0
 
     def __post_init__(self) -> None:
         _check_ranges(self)
@@ -149,14 +152,17 @@ class EnvConfig:
     scenario: str = ""  # an Arena scenario JSON (start/goal and statics)
     room_size: Annotated[float, At(ge=1, le=1000)] = 6.0  # m, "random" world
     obstacle_size: tuple[Metres, Metres] = (0.2, 0.6)  # m, box extents
-    obstacle_pool: Annotated[int, At(ge=1, le=1000)] = 12  # boxes each env holds; episodes move them (no recompiles)
-    num_pedestrians: Annotated[int, At(ge=0, le=1000)] = 0  # anything but 0 is rejected until pedestrians exist
+    # boxes each env holds; episodes move them (no recompiles)
+    obstacle_pool: Annotated[int, At(ge=1, le=1000)] = 12
+    # anything but 0 is rejected until pedestrians exist
+    num_pedestrians: Annotated[int, At(ge=0, le=1000)] = 0
     physics_dt: Annotated[float, At(gt=0, le=0.1)] = 0.005
     control_dt: Annotated[float, At(gt=0, le=10)] = 0.1
     max_episode_steps: Count = 300
     goal_radius: Annotated[float, At(gt=0, le=100)] = 0.5
     min_start_goal_distance: Annotated[float, At(ge=0, le=1000)] = 2.0
-    start_clearance: Annotated[float, At(ge=0, le=10)] = 0.1  # m of free space around the robot's footprint at start
+    # m of free space around the robot's footprint at start
+    start_clearance: Annotated[float, At(ge=0, le=10)] = 0.1
     action: str = "continuous"  # or "discrete"
     scan: ScanConfig = field(default_factory=ScanConfig)
     reward: RewardConfig = field(default_factory=RewardConfig)
@@ -212,7 +218,8 @@ def _convert(value: Any, hint: Any, key: str) -> Any:
             return tuple(_convert(v, args[0], f"{key}[{i}]") for i, v in enumerate(value))
         if len(value) != len(args):
             raise ConfigError(f"{key}: expected {len(args)} values, got {len(value)}")
-        return tuple(_convert(v, a, f"{key}[{i}]") for i, (v, a) in enumerate(zip(value, args, strict=True)))
+        return tuple(_convert(v, a, f"{key}[{i}]")
+                     for i, (v, a) in enumerate(zip(value, args, strict=True)))
     if origin in (typing.Union, types.UnionType):
         return value
     if hint is float:
@@ -293,8 +300,10 @@ def load_config(path: str | Path | None = None, **overrides: Any) -> EnvConfig:
             where = getattr(exc, "problem_mark", None)
             at = f" at line {where.line + 1}, column {where.column + 1}" if where else ""
             problem = getattr(exc, "problem", None) or exc
-            raise ConfigError(f"{path}: expected valid YAML, got a syntax error{at}: {problem}") from None
+            raise ConfigError(
+                f"{path}: expected valid YAML, got a syntax error{at}: {problem}") from None
         if not isinstance(data, Mapping):
-            raise ConfigError(f"{path}: expected a mapping of config keys, got {type(data).__name__}")
+            raise ConfigError(
+                f"{path}: expected a mapping of config keys, got {type(data).__name__}")
         base = merged(base, data)
     return merged(base, overrides) if overrides else base

@@ -35,7 +35,8 @@ def check_model_file(path: str | Path) -> tuple[Path, dict[str, Any]]:
     """The file and its JSON `data`, or ModelFileError: a readable SB3 zip, nothing run."""
     path = Path(path)
     if not path.is_file():
-        raise ModelFileError(f"model file {str(path)!r}: expected an existing .zip file, got no such file")
+        raise ModelFileError(
+            f"model file {str(path)!r}: expected an existing .zip file, got no such file")
     try:
         with zipfile.ZipFile(path) as archive:
             names = set(archive.namelist())

@@ -65,7 +65,8 @@ def sb3_policy(path: str | Path, obs_space: spaces.Dict, action_space: spaces.Bo
     try:
         import stable_baselines3  # noqa: F401
     except ImportError as exc:
-        raise ImportError("loading a policy needs stable-baselines3: pip install 'arena_gym[train]'") from exc
+        raise ImportError(
+            "loading a policy needs stable-baselines3: pip install 'arena_gym[train]'") from exc
     from arena_gym.model_files import ModelFileError, load_sb3
     from arena_gym.wrappers.policy_obs import flat_space, flatten
 

@@ -48,7 +48,8 @@ def _import_sb3():
         import stable_baselines3
         import torch
     except ImportError as exc:
-        raise ImportError("training needs stable-baselines3 and torch: pip install 'arena_gym[train]'") from exc
+        raise ImportError(
+            "training needs stable-baselines3 and torch: pip install 'arena_gym[train]'") from exc
     return stable_baselines3, torch
 
 
@@ -78,8 +79,9 @@ def train(settings: TrainSettings, overrides: dict[str, Any] | None = None) -> P
                         gamma=settings.gamma, policy_kwargs=policy_kwargs, seed=settings.seed,
                         tensorboard_log=str(out / "tb"), device="cpu", verbose=0)
     elif settings.algo == "sac":
-        model = sb3.SAC("MlpPolicy", venv, learning_rate=settings.learning_rate, gamma=settings.gamma,
-                        policy_kwargs=policy_kwargs, seed=settings.seed, train_freq=1,
+        model = sb3.SAC("MlpPolicy", venv, learning_rate=settings.learning_rate,
+                        gamma=settings.gamma, policy_kwargs=policy_kwargs, seed=settings.seed,
+                        train_freq=1,
                         gradient_steps=1, learning_starts=5000, tensorboard_log=str(out / "tb"),
                         device="cpu", verbose=0)
     else:
@@ -119,12 +121,14 @@ def train(settings: TrainSettings, overrides: dict[str, Any] | None = None) -> P
 
         def _rates(self) -> tuple[float, float, float]:
             n = max(len(self.results), 1)
-            return tuple(sum(r == k for r in self.results) / n for k in ("goal", "collision", "timeout"))
+            return tuple(sum(r == k for r in self.results) / n
+                         for k in ("goal", "collision", "timeout"))
 
         def _evaluate(self, elapsed: float) -> None:
             path = out / "latest_model.zip"
             self.model.save(path)
-            policy = sb3_policy(path, eval_env.single_observation_space, eval_env.single_action_space)
+            policy = sb3_policy(path, eval_env.single_observation_space,
+                                eval_env.single_action_space)
             eval_env.curriculum.stage = train_env.curriculum_stage  # evaluate where training is
             summary = evaluate(eval_env, policy, settings.eval_episodes)
             train_rates = self._rates()

@@ -135,14 +135,16 @@ class NavigationCore:
             self.action_space = spaces.Discrete(len(p.discrete))
             self.action_dim = 3 if p.holonomic else 2
         else:
-            self.action_space = spaces.Box(np.array(p.low, np.float32), np.array(p.high, np.float32))
+            self.action_space = spaces.Box(np.array(p.low, np.float32),
+                                           np.array(p.high, np.float32))
         high_scan = 1.0 if self.cfg.scan.normalize else self.max_range
         self.observation_space = observation.observation_space(beams, high_scan, p.low, p.high)
 
     def _setup_model(self) -> None:
         model = self.store.model(0)
         lidar = self._suite["scan"]
-        self.scan_angles = lidar.angle_min + lidar.angle_increment * np.arange(lidar.ranges.shape[1])
+        beams = np.arange(lidar.ranges.shape[1])
+        self.scan_angles = lidar.angle_min + lidar.angle_increment * beams
         # envs share one layout, so ids are the same in every env
         self.qpos_adr = model.joint(self.robot.prefix + "root").qposadr[0]
         self.spawn_z = model.qpos0[self.qpos_adr + 2]

@@ -20,8 +20,10 @@ def check_actions(actions: Any, space: spaces.Space, num_envs: int) -> np.ndarra
         expected = (num_envs,)
         if array.shape != expected:
             raise ValueError(f"actions: expected shape {expected}, got {array.shape}")
-        if not np.issubdtype(array.dtype, np.integer) or not space.contains(array.astype(space.dtype)):
-            raise ValueError(f"actions: expected integers in [0, {space.nvec[0]}), got {array.tolist()}")
+        if (not np.issubdtype(array.dtype, np.integer)
+                or not space.contains(array.astype(space.dtype))):
+            raise ValueError(
+                f"actions: expected integers in [0, {space.nvec[0]}), got {array.tolist()}")
         return array.astype(np.int64)
     expected = space.shape
     if array.shape != expected:

@@ -126,7 +126,8 @@ class ArenaVectorEnv(VectorEnv):
 
     def _check_open(self, what: str) -> None:
         if self.closed:
-            raise RuntimeError(f"{what}() called after close(): expected an open env (make a new one)")
+            raise RuntimeError(
+                f"{what}() called after close(): expected an open env (make a new one)")
 
 
 def _seeds(seed: int | list[int] | None, n: int) -> list[int | None]:

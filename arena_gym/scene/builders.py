@@ -107,7 +107,8 @@ def base_world(timestep: float) -> mujoco.MjSpec:
     # Sleeping lets MuJoCo skip the kinematics of static geometry (a map's walls: ~20 ns a
     # geom and step otherwise); robots never sleep (never_sleep), so dynamics are unchanged.
     spec.option.enableflags |= mujoco.mjtEnableBit.mjENBL_SLEEP
-    spec.worldbody.add_light(name="sun", pos=[0, 0, 10], dir=[0, 0, -1], type=mujoco.mjtLightType.mjLIGHT_DIRECTIONAL)
+    spec.worldbody.add_light(name="sun", pos=[0, 0, 10], dir=[0, 0, -1],
+                             type=mujoco.mjtLightType.mjLIGHT_DIRECTIONAL)
     spec.worldbody.add_geom(
         name="ground",
         type=mujoco.mjtGeom.mjGEOM_PLANE,

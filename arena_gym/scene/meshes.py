@@ -38,7 +38,8 @@ def inside(path: Path, roots: tuple[Path, ...]) -> bool:
 
 
 def resolve_uri(
-    uri: str, base_dir: Path, package_paths: tuple[Path, ...], path_roots: tuple[Path, ...] | None = None
+    uri: str, base_dir: Path, package_paths: tuple[Path, ...],
+    path_roots: tuple[Path, ...] | None = None,
 ) -> Path:
     """The file a mesh URI names, or MeshUnavailable (missing) / PathRefused (outside its root).
 

@@ -24,7 +24,8 @@ def read_model_params(path: str | Path) -> dict[str, Any]:
     try:
         data = yaml.safe_load(Path(path).read_text()) or {}
     except (OSError, yaml.YAMLError) as exc:
-        raise ModelParamsError(f"model_params {str(path)!r}: expected readable YAML, got {exc}") from None
+        raise ModelParamsError(
+            f"model_params {str(path)!r}: expected readable YAML, got {exc}") from None
     if isinstance(data, dict) and "/**" in data:
         data = (data["/**"] or {}).get("ros__parameters", {}) or {}
     if not isinstance(data, dict):

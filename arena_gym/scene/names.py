@@ -37,8 +37,8 @@ def planned_names(records: Iterable[tuple[str, object]], build: Callable) -> dic
     return element_names(scratch)
 
 
-def check_clashes(env_id: int, what: Callable[[str], str], added: dict[str, str], existing: dict[str, str],
-                  owner: Callable[[str], str]) -> None:
+def check_clashes(env_id: int, what: Callable[[str], str], added: dict[str, str],
+                  existing: dict[str, str], owner: Callable[[str], str]) -> None:
     """SpawnError naming the first added name the env already holds, and its owner."""
     for name, kind in added.items():
         if name in existing:

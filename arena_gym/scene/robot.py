@@ -113,7 +113,8 @@ def _add_wheel_servos(spec: mujoco.MjSpec, wheels: list[str], source: str) -> No
     kp, kv = inertia * omega**2, 2.0 * inertia * omega
     torque = inertia / radius * WHEEL_MAX_ACCEL
     for joint in wheels:
-        act = spec.add_actuator(name=joint + VEL_SUFFIX, target=joint, trntype=mujoco.mjtTrn.mjTRN_JOINT)
+        act = spec.add_actuator(name=joint + VEL_SUFFIX, target=joint,
+                                trntype=mujoco.mjtTrn.mjTRN_JOINT)
         act.set_to_intvelocity(kp=kp, kv=kv)
         act.forcelimited = True
         act.forcerange = [-torque, torque]
@@ -268,9 +269,11 @@ def build_robot_spec(
     if wheels:
         _add_wheel_servos(spec, wheels, source)
     for joint in servos:
-        pos = spec.add_actuator(name=joint + POS_SUFFIX, target=joint, trntype=mujoco.mjtTrn.mjTRN_JOINT)
+        pos = spec.add_actuator(name=joint + POS_SUFFIX, target=joint,
+                                trntype=mujoco.mjtTrn.mjTRN_JOINT)
         pos.set_to_position(kp=JOINT_KP)
-        vel = spec.add_actuator(name=joint + VEL_SUFFIX, target=joint, trntype=mujoco.mjtTrn.mjTRN_JOINT)
+        vel = spec.add_actuator(name=joint + VEL_SUFFIX, target=joint,
+                                trntype=mujoco.mjtTrn.mjTRN_JOINT)
         vel.set_to_velocity(kv=JOINT_KV)
     mounts = mount_sensors(spec, list(urdf.sensors), model_params, source)
     info = RobotInfo(

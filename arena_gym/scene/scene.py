@@ -212,7 +212,8 @@ class Scene:
                       element_names(self.spec), self._owner)
         trial = self.spec.copy()
         frame = trial.worldbody.add_frame(
-            name=prefix + "spawn", pos=[pose[0], pose[1], info.ground_clearance], quat=builders.yaw_quat(pose[2])
+            name=prefix + "spawn", pos=[pose[0], pose[1], info.ground_clearance],
+            quat=builders.yaw_quat(pose[2]),
         )
         try:
             trial.attach(robot_spec, prefix=prefix, frame=frame)
@@ -220,7 +221,8 @@ class Scene:
             add_collision_sensors(trial, info.prefixed(prefix))
             model, data = self._compile_spec(trial)
         except ValueError as exc:
-            raise SpawnError(f"env {self.env_id}: robot {name!r} rejected: {str(exc).strip()}") from None
+            raise SpawnError(
+                f"env {self.env_id}: robot {name!r} rejected: {str(exc).strip()}") from None
         info = info.prefixed(prefix)
         self.spec = trial
         self._install(model, data)

@@ -194,7 +194,8 @@ def package_path_list(package_paths: object, roots: tuple[Path, ...] | None) -> 
     try:
         paths = tuple(Path(p) for p in package_paths)  # type: ignore[union-attr]
     except TypeError:
-        raise SpawnError(f"package_paths: expected a list of paths, got {package_paths!r}") from None
+        raise SpawnError(
+            f"package_paths: expected a list of paths, got {package_paths!r}") from None
     for path in paths:
         if roots is not None and not inside(path, roots):
             raise SpawnError(f"package_paths: {str(path)!r} is outside the allowed roots")
@@ -211,6 +212,7 @@ def _load(urdf: str | Path, roots: tuple[Path, ...] | None = None) -> tuple[str,
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            raise SpawnError(f"URDF file {str(path)!r}: expected UTF-8 XML text, got {exc}") from None
+            raise SpawnError(
+                f"URDF file {str(path)!r}: expected UTF-8 XML text, got {exc}") from None
         return text, path.name, path.parent
     return str(urdf), "URDF", Path.cwd()

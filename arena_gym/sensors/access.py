@@ -55,7 +55,8 @@ class Frames:
             self._plan = (group_of, row_of)  # env -> index into groups, row in its group
             for group in groups:
                 for i, env in enumerate(group.env_ids):
-                    self._where[env] = (group, group.row[env] if isinstance(group, BatchGroup) else i)
+                    row = group.row[env] if isinstance(group, BatchGroup) else i
+                    self._where[env] = (group, row)
                 if isinstance(group, BatchGroup):
                     # an output bound now fills from the next call on: until then, snapshots
                     group.batch.bind("sensordata")

@@ -34,7 +34,8 @@ class ImuUnit(Unit):
         for k, ((_, dim), sensor) in enumerate(zip(FIELDS, mount.sensors, strict=True)):  # type: ignore[union-attr]
             s = model.sensor(sensor).id
             if model.sensor_dim[s] != dim:
-                raise ValueError(f"sensor {sensor!r}: expected {dim} values, got {model.sensor_dim[s]}")
+                raise ValueError(
+                    f"sensor {sensor!r}: expected {dim} values, got {model.sensor_dim[s]}")
             self.address[env, k] = model.sensor_adr[s]
 
     def _compute(self, frames: Frames, envs: np.ndarray) -> None:

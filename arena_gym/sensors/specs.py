@@ -111,10 +111,12 @@ class LidarSpec(SensorSpec):
             _nonneg(self, "noise_std", self.noise_std)
         _nonneg(self, "dropout", self.dropout)
         if self.dropout > 1:
-            raise SensorError(f"LidarSpec.dropout: expected a probability in [0, 1], got {self.dropout!r}")
+            raise SensorError(
+                f"LidarSpec.dropout: expected a probability in [0, 1], got {self.dropout!r}")
         if self.link is not None:
             if not isinstance(self.link, str) or not self.link:
-                raise SensorError(f"LidarSpec.link: expected a link name or None, got {self.link!r}")
+                raise SensorError(
+                    f"LidarSpec.link: expected a link name or None, got {self.link!r}")
             if self.sensor is not None:
                 raise SensorError(f"LidarSpec: expected a link or a declared sensor, got "
                                   f"link={self.link!r} and sensor={self.sensor!r}")
@@ -254,7 +256,8 @@ class CollisionSpec(SensorSpec):
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.sensor is not None:
-            raise SensorError(f"CollisionSpec.sensor: expected None (the robot), got {self.sensor!r}")
+            raise SensorError(
+                f"CollisionSpec.sensor: expected None (the robot), got {self.sensor!r}")
 
     @property
     def reading_key(self) -> str:

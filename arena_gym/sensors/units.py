@@ -83,8 +83,9 @@ class Unit:
             self._allocate(mount)
         elif signature != self.signature(self.reference):
             raise SensorError(
-                f"{self.describe()}: env {env} has {signature}, expected {self.signature(self.reference)} "
-                "like the env first bound (one array holds every env)"
+                f"{self.describe()}: env {env} has {signature}, expected "
+                f"{self.signature(self.reference)} like the env first bound "
+                "(one array holds every env)"
             )
         self.mounts[env] = mount
         self._bind_env(env, scene, info, mount)

@@ -131,8 +131,8 @@ class Controller:
         if not np.isfinite(twists).all():
             bad = int(np.flatnonzero(~np.isfinite(twists).all(axis=1))[0])
             raise ValueError(
-                f"cmd_vel for {robot!r}: expected finite numbers, got {tuple(twists[bad].tolist())} "
-                f"in env {bad}"
+                f"cmd_vel for {robot!r}: expected finite numbers, "
+                f"got {tuple(twists[bad].tolist())} in env {bad}"
             )
         if twists.shape[1] == 2:
             twists = np.column_stack([twists[:, 0], np.zeros(n), twists[:, 1]])

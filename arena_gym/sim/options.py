@@ -133,7 +133,8 @@ def validate(patch: Mapping[str, Any]) -> list[tuple[str, Any]]:
     for name, value in patch.items():
         if name in FIELDS:
             parser = FIELDS[name][0]
-        elif name.endswith("_disabled") and name[: -len("_disabled")] in DISABLE_FLAGS or name.endswith("_enabled") and name[: -len("_enabled")] in ENABLE_FLAGS:
+        elif (name.endswith("_disabled") and name[: -len("_disabled")] in DISABLE_FLAGS
+              or name.endswith("_enabled") and name[: -len("_enabled")] in ENABLE_FLAGS):
             parser = _flag
         else:
             close = difflib.get_close_matches(str(name), known, n=3)

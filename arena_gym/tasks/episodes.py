@@ -101,7 +101,8 @@ def sample_episode(
         if goal is None:
             continue
         yaw0 = float(rng.uniform(-math.pi, math.pi))
-        return Episode((float(start[0]), float(start[1]), yaw0), (float(goal[0]), float(goal[1])), boxes)
+        return Episode((float(start[0]), float(start[1]), yaw0),
+                       (float(goal[0]), float(goal[1])), boxes)
     raise RuntimeError(
         f"no collision-free start and goal {min_distance} m apart after {ATTEMPTS} attempts; "
         "expected a world with more free space or fewer obstacles"

@@ -16,8 +16,10 @@ def observation_space(beams: int, scan_high: float, action_low: tuple[float, ...
                       action_high: tuple[float, ...]) -> spaces.Dict:
     return spaces.Dict({
         "scan": spaces.Box(0.0, scan_high, (beams,), np.float32),
-        "goal": spaces.Box(np.array([0.0, -np.pi], np.float32), np.array([np.inf, np.pi], np.float32)),
-        "last_action": spaces.Box(np.array(action_low, np.float32), np.array(action_high, np.float32)),
+        "goal": spaces.Box(np.array([0.0, -np.pi], np.float32),
+                           np.array([np.inf, np.pi], np.float32)),
+        "last_action": spaces.Box(np.array(action_low, np.float32),
+                                  np.array(action_high, np.float32)),
     })
 
 

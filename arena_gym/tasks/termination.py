@@ -36,7 +36,8 @@ class Termination:
 
     def result(self, env: int) -> str:
         """"goal", "collision", "timeout" or "diverged" for an env whose episode ended."""
-        for name, flags in zip(RESULTS, (self.reached, self.collided, self.timed_out, self.diverged), strict=True):
+        flags_of = (self.reached, self.collided, self.timed_out, self.diverged)
+        for name, flags in zip(RESULTS, flags_of, strict=True):
             if flags[env]:
                 return name
         raise ValueError(f"env {env}: expected an env whose episode ended, got a running one")

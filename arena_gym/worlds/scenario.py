@@ -94,7 +94,8 @@ def load_scenario(path: str | Path) -> Scenario:
             f"scenario {path}: expected an existing file, got no such file"
         ) from None
     except (OSError, UnicodeDecodeError) as exc:  # binary, wrong encoding, a folder
-        raise ScenarioError(f"scenario {path}: expected a readable UTF-8 JSON file, got {exc}") from None
+        raise ScenarioError(
+            f"scenario {path}: expected a readable UTF-8 JSON file, got {exc}") from None
     except json.JSONDecodeError as exc:
         raise ScenarioError(
             f"scenario {path}: expected JSON, got a syntax error at line {exc.lineno}, "

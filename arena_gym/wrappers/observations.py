@@ -39,7 +39,8 @@ from arena_gym.wrappers.terms import (
 def dict_space_for(space: spaces.Space, key: str, what: str = "an env") -> spaces.Dict:
     """`space` as a Dict that has no `key` yet, or a SensorError naming what came."""
     if not isinstance(space, spaces.Dict):
-        raise SensorError(f"expected {what} with a Dict observation space, got {type(space).__name__}")
+        raise SensorError(
+            f"expected {what} with a Dict observation space, got {type(space).__name__}")
     if key in space.spaces:
         raise SensorError(f"key {key!r}: the observation already has it; expected a new key")
     return space

@@ -21,7 +21,8 @@ def flat_space(obs_space: spaces.Dict) -> spaces.Box:
 def flatten(obs: dict[str, np.ndarray], obs_space: spaces.Dict) -> np.ndarray:
     """(num_envs, n) float32 from a batched Dict observation."""
     scan = obs["scan"] / obs_space["scan"].high[0]
-    goal = np.column_stack([np.minimum(obs["goal"][:, 0] / GOAL_SCALE, 1.0), obs["goal"][:, 1] / np.pi])
+    goal = np.column_stack([np.minimum(obs["goal"][:, 0] / GOAL_SCALE, 1.0),
+                            obs["goal"][:, 1] / np.pi])
     high = np.maximum(np.abs(obs_space["last_action"].low), np.abs(obs_space["last_action"].high))
     action = obs["last_action"] / high
     return np.concatenate([scan, goal, action], axis=1).astype(np.float32)

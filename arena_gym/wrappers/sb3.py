@@ -106,7 +106,8 @@ class ArenaSB3VecEnv(VecEnv):
     def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
         setattr(self.env.unwrapped, attr_name, value)
 
-    def env_method(self, method_name: str, *args: Any, indices: Any = None, **kwargs: Any) -> list[Any]:
+    def env_method(self, method_name: str, *args: Any, indices: Any = None,
+                   **kwargs: Any) -> list[Any]:
         result = getattr(self.env.unwrapped, method_name)(*args, **kwargs)
         return [result] * len(self._indices(indices))
 

@@ -64,11 +64,13 @@ class LidarTerm(Term):
     downsampled to `beams` by taking the minimum of each group of neighbouring beams (an
     obstacle never disappears) and divided by range_max (`normalize`: in [0, 1])."""
 
-    def __init__(self, reading: LidarReading, beams: int | None = None, normalize: bool = True) -> None:
+    def __init__(self, reading: LidarReading, beams: int | None = None,
+                 normalize: bool = True) -> None:
         self.reading, self.normalize = reading, normalize
         p = reading.pattern
         if not np.isfinite(p.range_max):
-            raise SensorError(f"lidar {reading.key!r}: expected a finite max range for a Box, got inf")
+            raise SensorError(
+                f"lidar {reading.key!r}: expected a finite max range for a Box, got inf")
         if beams is not None and (isinstance(beams, bool) or not isinstance(beams, int)
                                   or not 1 <= beams <= p.beams):
             raise SensorError(f"beams: expected an integer in [1, {p.beams}], got {beams!r}")
@@ -95,7 +97,8 @@ class ImageTerm(Term):
 
     def __init__(self, reading: CameraReading) -> None:
         if reading.rgb is None:
-            raise SensorError(f"camera {reading.key!r}: expected an rgb output, got {list(reading.data)}")
+            raise SensorError(
+                f"camera {reading.key!r}: expected an rgb output, got {list(reading.data)}")
         self.reading = reading
         self.space = spaces.Box(0, 255, (reading.height, reading.width, 3), np.uint8)
 
@@ -109,7 +112,8 @@ class DepthTerm(Term):
 
     def __init__(self, reading: CameraReading, normalize: bool = False) -> None:
         if reading.depth is None:
-            raise SensorError(f"camera {reading.key!r}: expected a depth output, got {list(reading.data)}")
+            raise SensorError(
+                f"camera {reading.key!r}: expected a depth output, got {list(reading.data)}")
         self.reading, self.normalize = reading, normalize
         self.far = reading.optics.far
         self.space = spaces.Box(0.0, 1.0 if normalize else self.far,
@@ -126,7 +130,8 @@ class ImuTerm(Term):
     linear_acceleration 3), float32; zeros before the first reading."""
 
     def __init__(self, reading: ImuReading,
-                 fields: tuple[str, ...] = ("orientation", "angular_velocity", "linear_acceleration")) -> None:
+                 fields: tuple[str, ...] = ("orientation", "angular_velocity",
+                                            "linear_acceleration")) -> None:
         bad = [f for f in fields if f not in IMU_DIMS]
         if not fields or bad:
             raise SensorError(f"fields: expected some of {list(IMU_DIMS)}, got {list(fields)}")
@@ -147,10 +152,12 @@ class ContactTerm(Term):
         for r in readings:
             if not isinstance(r, (CollisionReading, ContactReading)):
                 raise SensorError(
-                    f"reading {r.key!r}: expected a collision or contact reading, got {type(r).__name__}"
+                    f"reading {r.key!r}: expected a collision or contact reading, "
+                    f"got {type(r).__name__}"
                 )
         if not readings:
-            raise SensorError("sources: expected at least one collision or contact reading, got none")
+            raise SensorError(
+                "sources: expected at least one collision or contact reading, got none")
         self.readings = readings
         self.space = spaces.Box(0.0, 1.0, (len(readings),), np.float32)
 
