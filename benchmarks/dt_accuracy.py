@@ -48,8 +48,9 @@ def main() -> None:
         gap = np.hypot(*(fine[:, :2] - coarse[:, :2]).T).max()
         heading = abs(math.remainder(fine[-1, 2] - coarse[-1, 2], 2 * math.pi))
         worst = max(worst, gap)
+        path = np.hypot(*np.diff(fine[:, :2], axis=0).T).sum()
         print(f"drive {seed}: max position gap {gap * 100:.2f} cm, final heading gap "
-              f"{math.degrees(heading):.2f} deg, path {np.hypot(*np.diff(fine[:, :2], axis=0).T).sum():.2f} m")
+              f"{math.degrees(heading):.2f} deg, path {path:.2f} m")
     print(f"worst gap over {args.drives} drives: {worst * 100:.2f} cm "
           f"({'within' if worst <= 0.02 else 'beyond'} 2 cm)")
 

@@ -200,7 +200,8 @@ def bench_collision(n: int, steps: int, repeats: int) -> tuple[float, float, flo
             suite.close()
     for sim in sims:
         sim.close()
-    ratio = statistics.median(w / o for w, o in zip(results["with"], results["without"], strict=True))
+    ratio = statistics.median(
+        w / o for w, o in zip(results["with"], results["without"], strict=True))
     share = collided / (repeats * steps * n)
     return statistics.median(results["with"]), statistics.median(results["without"]), ratio, share
 

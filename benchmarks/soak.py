@@ -118,7 +118,8 @@ def main() -> None:
     ours, ref = env_steps / t_soak, n_ref * args.envs / t_ref
     print(f"soak: {env_steps:,} env steps ({args.envs} envs), {soak.bursts} spawn/delete bursts, "
           f"{soak.forced} forced divergences")
-    print(f"  divergences found vs forced: {soak.found}/{soak.forced}; unforced reports: {soak.extra}")
+    print(f"  divergences found vs forced: {soak.found}/{soak.forced}; "
+          f"unforced reports: {soak.extra}")
     for i, label in enumerate(("raw", "after malloc_trim")):
         print(f"  RSS ({label}) after warm-up {rss_warm[i]:.1f} MiB, at end {rss_end[i]:.1f} MiB: "
               f"{100 * (rss_end[i] - rss_warm[i]) / rss_warm[i]:+.2f} % (target within 5 %)")

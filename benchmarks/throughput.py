@@ -37,7 +37,8 @@ CHUNK = 25  # steps per turn: ours and the floor take turns, so machine noise hi
 def time_ours_and_floor(env: ArenaVectorEnv, floor: Floor, steps: int,
                         rng: np.random.Generator) -> tuple[float, float]:
     env.reset(seed=0)
-    actions = rng.uniform(env.action_space.low, env.action_space.high, (steps, *env.action_space.shape))
+    actions = rng.uniform(env.action_space.low, env.action_space.high,
+                          (steps, *env.action_space.shape))
     ours = bare = 0.0
     for start in range(0, steps, CHUNK):
         t0 = time.perf_counter()
@@ -56,7 +57,8 @@ class Floor:
         core = env.core
         self.n, self.substeps = env.num_envs, core.cfg.substeps
         models = [core.store.model(e) for e in range(self.n)]
-        self.batch = mujoco.batch.Batch(models[0], self.n, nthread=os.cpu_count() or 1, persistent=True)
+        self.batch = mujoco.batch.Batch(models[0], self.n, nthread=os.cpu_count() or 1,
+                                        persistent=True)
         self.batch.set_models(models)
         for e in range(self.n):
             mujoco.mj_getState(models[e], core.store.data(e), self.batch.state[e],
@@ -86,7 +88,8 @@ class Floor:
 def time_gym(mode: str, n: int, steps: int, rng: np.random.Generator) -> float:
     envs = gym.make_vec("ArenaMujoco-v0", num_envs=n, vectorization_mode=mode)
     envs.reset(seed=0)
-    actions = rng.uniform(envs.action_space.low, envs.action_space.high, (steps, *envs.action_space.shape))
+    actions = rng.uniform(envs.action_space.low, envs.action_space.high,
+                          (steps, *envs.action_space.shape))
     t0 = time.perf_counter()
     for a in actions:
         envs.step(a.astype(np.float32))
@@ -102,7 +105,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     rng = np.random.default_rng(0)
-    print(f"{'N':>3} {'ours':>8} {'floor':>8} {'sync':>8} {'async':>8} {'ours/floor':>10} {'ours/async':>10}")
+    print(f"{'N':>3} {'ours':>8} {'floor':>8} {'sync':>8} {'async':>8} "
+          f"{'ours/floor':>10} {'ours/async':>10}")
     for n in args.envs:
         env = ArenaVectorEnv(n)
         env.reset(seed=0)

@@ -11,7 +11,8 @@ import mujoco
 import numpy as np
 import pytest
 
-ASSETS = Path(os.environ.get("ARENA_GYM_ASSETS", Path(__file__).resolve().parents[1] / ".." / "shared" / "assets")).resolve()
+ASSETS = Path(os.environ.get(
+    "ARENA_GYM_ASSETS", Path(__file__).resolve().parents[1] / ".." / "shared" / "assets")).resolve()
 ROBOTS = ("burger", "jackal", "ridgeback", "dingo")
 DIFF_DRIVE = ("burger", "jackal", "dingo")
 

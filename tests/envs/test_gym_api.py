@@ -120,7 +120,8 @@ def test_make_vec_in_every_mode(mode):
 
 def test_vector_env_equals_sync_vector_env_step_by_step():
     kwargs = {"max_episode_steps": 25}
-    ours = gym.make_vec("ArenaMujoco-v0", num_envs=3, vectorization_mode="vector_entry_point", **kwargs)
+    ours = gym.make_vec("ArenaMujoco-v0", num_envs=3, vectorization_mode="vector_entry_point",
+                        **kwargs)
     sync = gym.make_vec("ArenaMujoco-v0", num_envs=3, vectorization_mode="sync", **kwargs)
     for env in (ours, sync):
         env.reset(seed=5)
@@ -150,12 +151,14 @@ def test_pickled_env_resets_to_the_same_episode():
 
 
 def test_actions_are_checked_before_anything_steps():
-    envs = gym.make_vec("ArenaMujoco-v0", num_envs=2, vectorization_mode="vector_entry_point", **SMALL)
+    envs = gym.make_vec("ArenaMujoco-v0", num_envs=2, vectorization_mode="vector_entry_point",
+                        **SMALL)
     envs.reset(seed=0)
     before = envs.unwrapped.core.sim.step_count
     with pytest.raises(ValueError, match=re.escape("actions: expected shape (2, 2), got (2,)")):
         envs.step(np.zeros(2))
-    with pytest.raises(ValueError, match=re.escape("actions: expected finite numbers, got nan at [1, 0]")):
+    with pytest.raises(ValueError, match=re.escape(
+            "actions: expected finite numbers, got nan at [1, 0]")):
         envs.step(np.array([[0.1, 0.0], [np.nan, 0.0]]))
     assert envs.unwrapped.core.sim.step_count == before
     obs, *_ = envs.step(np.array([[5.0, -9.0], [0.1, 0.2]]))  # out of range: clipped
@@ -164,11 +167,14 @@ def test_actions_are_checked_before_anything_steps():
 
 
 def test_unknown_config_key_suggests_the_close_one():
-    with pytest.raises(ConfigError, match=re.escape("unknown config key 'physcs_dt'; did you mean 'physics_dt'?")):
+    with pytest.raises(ConfigError, match=re.escape(
+            "unknown config key 'physcs_dt'; did you mean 'physics_dt'?")):
         gym.make("ArenaMujoco-v0", physcs_dt=0.002)
-    with pytest.raises(ConfigError, match=re.escape("unknown config key 'reward.gaol'; did you mean 'reward.goal'?")):
+    with pytest.raises(ConfigError, match=re.escape(
+            "unknown config key 'reward.gaol'; did you mean 'reward.goal'?")):
         gym.make("ArenaMujoco-v0", reward={"gaol": 1.0})
-    with pytest.raises(ConfigError, match=re.escape("control_dt: expected a whole multiple of physics_dt (0.005), got 0.012")):
+    with pytest.raises(ConfigError, match=re.escape(
+            "control_dt: expected a whole multiple of physics_dt (0.005), got 0.012")):
         gym.make("ArenaMujoco-v0", control_dt=0.012)
 
 
@@ -196,5 +202,6 @@ def test_shipped_configs_load(tmp_path):
     assert load_config("default") == EnvConfig()
     bad = tmp_path / "bad.yaml"
     bad.write_text("reward:\n  colision: -10\n")
-    with pytest.raises(ConfigError, match=re.escape("unknown config key 'reward.colision'; did you mean 'reward.collision'?")):
+    with pytest.raises(ConfigError, match=re.escape(
+            "unknown config key 'reward.colision'; did you mean 'reward.collision'?")):
         load_config(bad)

@@ -59,7 +59,8 @@ def test_reverse_term_for_backward_commands_only():
 
 def test_abrupt_velocity_term_scales_with_the_action_change():
     out = outcome(action_change=np.array([0.0, 1.0, 2.5]))
-    np.testing.assert_allclose(rewards.abrupt_velocity(CFG, out), [0.0, -0.001, -0.0025], rtol=1e-12)
+    np.testing.assert_allclose(rewards.abrupt_velocity(CFG, out), [0.0, -0.001, -0.0025],
+                               rtol=1e-12)
 
 
 def test_time_term_is_the_configured_constant():
@@ -90,5 +91,6 @@ def test_classification_order_divergence_goal_collision_timeout():
     assert names == ["diverged", "goal", "collision", "timeout", "running", "running"]
     np.testing.assert_array_equal(end.terminated, [False, True, True, False, False, False])
     np.testing.assert_array_equal(end.truncated, [True, False, False, True, False, False])
-    with pytest.raises(ValueError, match=re.escape("env 4: expected an env whose episode ended, got a running one")):
+    with pytest.raises(ValueError, match=re.escape(
+            "env 4: expected an env whose episode ended, got a running one")):
         end.result(4)

@@ -63,7 +63,8 @@ def test_scan_of_a_robot_whose_lidar_only_model_params_declares(tmp_path):
     urdf = tmp_path / "nolaser.urdf"
     urdf.write_text(text)
     shutil.copy(source.parent / "model_params.yaml", tmp_path / "model_params.yaml")
-    core = NavigationCore(2, EnvConfig(robot=str(urdf), scan=ScanConfig(num_beams=180, max_range=3.0)))
+    scan = ScanConfig(num_beams=180, max_range=3.0)
+    core = NavigationCore(2, EnvConfig(robot=str(urdf), scan=scan))
     mount = next(m for m in core.robot.sensor_mounts if m.kind == "lidar")
     assert mount.source == "model_params" and mount.body.endswith("/base_scan")
     reading = core.sensor_suite["scan"]

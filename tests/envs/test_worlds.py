@@ -13,7 +13,8 @@ from arena_gym.worlds.scenario import ScenarioError
 from tests.conftest import ASSETS
 
 MAPS = sorted(p.parent.parent.name for p in ASSETS.glob("worlds/*/map/map.yaml"))
-SCENARIOS = sorted(str(p.relative_to(ASSETS / "worlds")) for p in ASSETS.glob("worlds/*/scenarios/*.json"))
+SCENARIOS = sorted(str(p.relative_to(ASSETS / "worlds"))
+                   for p in ASSETS.glob("worlds/*/scenarios/*.json"))
 
 
 @pytest.mark.parametrize("world", MAPS or ["(missing)"])

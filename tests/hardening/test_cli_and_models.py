@@ -114,17 +114,25 @@ def test_pickled_weights_are_refused(run, tmp_path, capsys):
 
 @pytest.mark.parametrize("argv, message", [
     (["train", "--set", "nosuchkey=1"], "unknown config key 'nosuchkey'"),
-    (["train", "--config", "/missing.yaml"], "/missing.yaml: expected an existing YAML file, got no such file"),
-    (["train", "--set", "obstacle_pool=0"], "obstacle_pool: expected an integer >= 1 and <= 1000, got 0"),
+    (["train", "--config", "/missing.yaml"],
+     "/missing.yaml: expected an existing YAML file, got no such file"),
+    (["train", "--set", "obstacle_pool=0"],
+     "obstacle_pool: expected an integer >= 1 and <= 1000, got 0"),
     (["train", "--set", "room_size"], "--set: expected KEY=VALUE, got 'room_size'"),
-    (["eval", "missing.zip"], "model file 'missing.zip': expected an existing .zip file, got no such file"),
-    (["eval", "notes.txt"], "model file 'notes.txt': expected a Stable-Baselines3 zip, got BadZipFile: File is not a zip file"),
+    (["eval", "missing.zip"],
+     "model file 'missing.zip': expected an existing .zip file, got no such file"),
+    (["eval", "notes.txt"],
+     "model file 'notes.txt': expected a Stable-Baselines3 zip, "
+     "got BadZipFile: File is not a zip file"),
     (["demo", "--seed", "-5"], "argument --seed: expected an integer >= 0, got -5"),
     (["demo", "--num-envs", "two"], "argument --num-envs: expected an integer >= 1, got two"),
-    (["eval", "reactive", "--set", "action=discrete"], "reactive: expected action=continuous, got discrete"),
-    (["fly"], "argument COMMAND: invalid choice: 'fly' (choose from 'demo', 'train', 'eval', 'version')"),
+    (["eval", "reactive", "--set", "action=discrete"],
+     "reactive: expected action=continuous, got discrete"),
+    (["fly"],
+     "argument COMMAND: invalid choice: 'fly' (choose from 'demo', 'train', 'eval', 'version')"),
 ])
-def test_user_mistakes_are_one_line_and_leave_no_files(tmp_path, monkeypatch, capsys, argv, message):
+def test_user_mistakes_are_one_line_and_leave_no_files(tmp_path, monkeypatch, capsys, argv,
+                                                       message):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "notes.txt").write_text("not a model")
     assert main(argv) == 2

@@ -18,15 +18,21 @@ from arena_gym.config import ConfigError, EnvConfig, ScanConfig, load_config
     ({"goal_radius": -1}, "goal_radius: expected a number > 0 and <= 100, got -1.0"),
     ({"start_clearance": -5}, "start_clearance: expected a number >= 0 and <= 10, got -5.0"),
     ({"max_episode_steps": 0}, "max_episode_steps: expected an integer >= 1 and <= 1e+06, got 0"),
-    ({"obstacle_size": [0.2, 5000]}, "obstacle_size[1]: expected a number > 0 and <= 1000, got 5000.0"),
+    ({"obstacle_size": [0.2, 5000]},
+     "obstacle_size[1]: expected a number > 0 and <= 1000, got 5000.0"),
     ({"physics_dt": float("nan")}, "physics_dt: expected a finite number, got nan"),
     ({"reward": {"goal": float("inf")}}, "reward.goal: expected a finite number, got inf"),
-    ({"curriculum": {"window": 0}}, "curriculum.window: expected an integer >= 1 and <= 1e+06, got 0"),
-    ({"curriculum": {"advance": 1.5}}, "curriculum.advance: expected a number >= 0 and <= 1, got 1.5"),
-    ({"curriculum": {"advance": 0.2}}, "curriculum.fall_back: expected a rate <= advance (0.2), got 0.3"),
-    ({"curriculum": {"stages": [[3, 1]]}}, "curriculum.stages: expected min <= max per stage, got (3, 1)"),
+    ({"curriculum": {"window": 0}},
+     "curriculum.window: expected an integer >= 1 and <= 1e+06, got 0"),
+    ({"curriculum": {"advance": 1.5}},
+     "curriculum.advance: expected a number >= 0 and <= 1, got 1.5"),
+    ({"curriculum": {"advance": 0.2}},
+     "curriculum.fall_back: expected a rate <= advance (0.2), got 0.3"),
+    ({"curriculum": {"stages": [[3, 1]]}},
+     "curriculum.stages: expected min <= max per stage, got (3, 1)"),
     ({"curriculum": {"stages": []}}, "curriculum.stages: expected at least one stage, got ()"),
-    ({"curriculum": {"start_stage": 1}}, "curriculum.start_stage: expected a stage index < 1, got 1"),
+    ({"curriculum": {"start_stage": 1}},
+     "curriculum.start_stage: expected a stage index < 1, got 1"),
 ])
 def test_out_of_range_values_name_the_key(overrides, message):
     with pytest.raises(ConfigError, match=re.escape(message) + "$"):
@@ -34,14 +40,17 @@ def test_out_of_range_values_name_the_key(overrides, message):
 
 
 def test_direct_construction_checks_ranges_too():
-    with pytest.raises(ConfigError, match=re.escape("room_size: expected a number >= 1 and <= 1000, got -3")):
+    with pytest.raises(ConfigError, match=re.escape(
+            "room_size: expected a number >= 1 and <= 1000, got -3")):
         EnvConfig(room_size=-3)
-    with pytest.raises(ConfigError, match=re.escape("num_beams: expected an integer >= 0 and <= 100000, got -4")):
+    with pytest.raises(ConfigError, match=re.escape(
+            "num_beams: expected an integer >= 0 and <= 100000, got -4")):
         ScanConfig(num_beams=-4)
 
 
 @pytest.mark.parametrize("content, expected", [
-    (b"\xff\xfe\x00binary\x00", "expected a readable UTF-8 YAML file, got 'utf-8' codec can't decode"),
+    (b"\xff\xfe\x00binary\x00",
+     "expected a readable UTF-8 YAML file, got 'utf-8' codec can't decode"),
     (b"room_size: [1, 2", "expected valid YAML, got a syntax error"),
 ])
 def test_unreadable_config_files_are_config_errors_with_the_path(tmp_path, content, expected):

@@ -61,7 +61,8 @@ def test_a_huge_control_is_reported_like_a_divergence(sim):
 
 
 def test_runtime_options_name_the_field(sim):
-    for patch, message in [({"o_margin": float("nan")}, "o_margin: expected a finite number, got nan"),
+    for patch, message in [({"o_margin": float("nan")},
+                            "o_margin: expected a finite number, got nan"),
                            ({"iterations": float("inf")},
                             "iterations: expected an integer in [0, 100000], got inf"),
                            ({"iterations": 10**9},

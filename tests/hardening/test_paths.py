@@ -76,7 +76,8 @@ def test_a_package_named_dotdot_is_refused(tree):
     with pytest.raises(SpawnError, match=re.escape(
             "robot 'r': collision mesh of link 'base' refused: 'package://../secret.stl' names "
             "no package")):
-        store.spawn_urdf(0, "r", _urdf("package://../secret.stl"), package_paths=[tree / "packages"])
+        store.spawn_urdf(0, "r", _urdf("package://../secret.stl"),
+                         package_paths=[tree / "packages"])
     assert store.names(0) == ["box"]
 
 

@@ -69,32 +69,40 @@ def test_a_free_scenario_runs(world):
 
 
 @pytest.mark.parametrize("content, expected", [
-    (b"\x89PNG\r\n\x1a\n\x00\x00\xff\xff", "expected a readable UTF-8 {kind} file, got 'utf-8' codec can't decode byte 0x89"),
-    (b"\xff\xfe{\x00}\x00", "expected a readable UTF-8 {kind} file, got 'utf-8' codec can't decode byte 0xff"),
+    (b"\x89PNG\r\n\x1a\n\x00\x00\xff\xff",
+     "expected a readable UTF-8 {kind} file, got 'utf-8' codec can't decode byte 0x89"),
+    (b"\xff\xfe{\x00}\x00",
+     "expected a readable UTF-8 {kind} file, got 'utf-8' codec can't decode byte 0xff"),
 ])
 def test_binary_scenario_and_map_files_are_domain_errors(tmp_path, content, expected):
     scenario, map_yaml = tmp_path / "s.json", tmp_path / "map.yaml"
     scenario.write_bytes(content)
     map_yaml.write_bytes(content)
-    with pytest.raises(ScenarioError, match=re.escape(f"scenario {scenario}: " + expected.format(kind="JSON"))):
+    with pytest.raises(ScenarioError, match=re.escape(
+            f"scenario {scenario}: " + expected.format(kind="JSON"))):
         load_scenario(scenario)
-    with pytest.raises(MapError, match=re.escape(f"map yaml {map_yaml}: " + expected.format(kind="YAML"))):
+    with pytest.raises(MapError, match=re.escape(
+            f"map yaml {map_yaml}: " + expected.format(kind="YAML"))):
         load_map(map_yaml)
 
 
 def test_truncated_map_images_are_map_errors(world):
     image = world / "map" / "map.pgm"
     image.write_bytes(image.read_bytes()[:100])
-    with pytest.raises(MapError, match=re.escape(f"map image {image}: expected 400 pixels (20x20), got 87")):
+    with pytest.raises(MapError, match=re.escape(
+            f"map image {image}: expected 400 pixels (20x20), got 87")):
         load_map(world / "map" / "map.yaml")
     image.write_bytes(b"P2\n2 2\n255\n1 2 x 4\n")
-    with pytest.raises(MapError, match=re.escape(f"map image {image}: expected ASCII PGM pixel values, got non-numbers")):
+    with pytest.raises(MapError, match=re.escape(
+            f"map image {image}: expected ASCII PGM pixel values, got non-numbers")):
         load_map(world / "map" / "map.yaml")
 
 
 def test_a_folder_named_like_a_scenario_is_a_scenario_error(tmp_path):
     folder = tmp_path / "s.json"
     folder.mkdir()
-    with pytest.raises(ScenarioError, match=re.escape(f"scenario {folder}: expected a readable UTF-8 JSON file, got [Errno 21] Is a directory")):
+    with pytest.raises(ScenarioError, match=re.escape(
+            f"scenario {folder}: expected a readable UTF-8 JSON file, "
+            "got [Errno 21] Is a directory")):
         load_scenario(folder)
     shutil.rmtree(folder)

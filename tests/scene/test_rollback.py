@@ -10,7 +10,8 @@ from arena_gym.scene import Prim, SceneError, SceneStore, SpawnError, Wall
 from arena_gym.sim import Simulator
 from tests.conftest import assert_same, robot_paths, snapshot, spawn
 
-GOOD_LINK = '<link name="base"><inertial><mass value="1"/><inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link>'
+GOOD_LINK = ('<link name="base"><inertial><mass value="1"/>'
+             '<inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link>')
 
 
 @pytest.fixture
@@ -19,7 +20,8 @@ def busy_store(assets):
     store = SceneStore(2)
     for env in range(2):
         spawn(store, env, assets, "burger")
-        store.spawn_prims(env, [Prim(f"box{i}", pose=(2 + i, 0, 0.2, 0), scale=(0.4, 0.4, 0.4)) for i in range(3)])
+        store.spawn_prims(env, [Prim(f"box{i}", pose=(2 + i, 0, 0.2, 0), scale=(0.4, 0.4, 0.4))
+                                for i in range(3)])
     sim = Simulator(store)
     sim.set_cmd_vel(0, "burger", 0.1, 0.3)
     sim.step(100)
@@ -57,7 +59,8 @@ def test_error_messages_name_the_robot(busy_store):
     store, _ = busy_store
     with pytest.raises(SpawnError, match=r"^robot 'bad': malformed XML"):
         store.spawn_urdf(0, "bad", "<robot name='x'><link name='a'></robot>")
-    with pytest.raises(SpawnError, match=r"^URDF file not found: expected a readable file, got '/nope.urdf'"):
+    with pytest.raises(SpawnError, match=r"^URDF file not found: expected a readable file, "
+                                         r"got '/nope.urdf'"):
         store.spawn_urdf(0, "bad", "/nope.urdf")
 
 
@@ -65,9 +68,11 @@ def test_duplicate_robot_name(busy_store, assets):
     store, _ = busy_store
     before = snapshot(store.scenes[0])
     urdf, packages = robot_paths(assets, "burger")
-    with pytest.raises(SpawnError, match=re.escape("env 0: duplicate name 'burger': a robot of that name exists")):
+    with pytest.raises(SpawnError, match=re.escape(
+            "env 0: duplicate name 'burger': a robot of that name exists")):
         store.spawn_urdf(0, "burger", urdf, package_paths=packages)
-    with pytest.raises(SpawnError, match=re.escape("env 0: duplicate name 'box1': a prim of that name exists")):
+    with pytest.raises(SpawnError, match=re.escape(
+            "env 0: duplicate name 'box1': a prim of that name exists")):
         store.spawn_prims(0, [Prim("new", pose=(5, 5, 0.1, 0)), Prim("box1")])
     assert_same(snapshot(store.scenes[0]), before)
 
@@ -84,14 +89,16 @@ def test_unknown_env_id(busy_store):
 def test_negative_or_zero_scale(busy_store, scale):
     store, _ = busy_store
     before = snapshot(store.scenes[0])
-    with pytest.raises(SceneError, match=re.escape(f"Prim 'flat' scale: expected sizes > 0, got {tuple(float(s) for s in scale)}")):
+    with pytest.raises(SceneError, match=re.escape(
+            f"Prim 'flat' scale: expected sizes > 0, got {tuple(float(s) for s in scale)}")):
         store.spawn_prims(0, [Prim("ok", pose=(4, 4, 0.2, 0)), Prim("flat", scale=scale)])
     assert_same(snapshot(store.scenes[0]), before)
 
 
 def test_wall_with_no_length(busy_store):
     store, _ = busy_store
-    with pytest.raises(SceneError, match=re.escape("Wall 'w': start and end must differ, got (1.0, 1.0)")):
+    with pytest.raises(SceneError, match=re.escape(
+            "Wall 'w': start and end must differ, got (1.0, 1.0)")):
         store.spawn_walls(0, [Wall("w", start=(1, 1), end=(1, 1), height=1.0)])
 
 
@@ -103,7 +110,8 @@ def test_failed_burst_is_rolled_back_and_named(busy_store):
     store.spawn_prims(0, [Prim("fine", pose=(4, 4, 0.2, 0))])
     # sabotage the pending box so that MuJoCo rejects it at the next compile
     scene.spec.body("env_0/fine").first_geom().size = [-1, 1, 1]
-    with pytest.raises(SpawnError, match=re.escape("env 0: 'fine' did not compile and was removed")):
+    with pytest.raises(SpawnError, match=re.escape(
+            "env 0: 'fine' did not compile and was removed")):
         store.model(0)
     after = snapshot(scene)
     assert "fine" not in after["names"]
@@ -113,5 +121,6 @@ def test_failed_burst_is_rolled_back_and_named(busy_store):
 
 def test_unknown_names_suggest_close_matches(busy_store):
     store, _ = busy_store
-    with pytest.raises(KeyError, match=re.escape("unknown entity in env 0 'box7'; did you mean 'box2', 'box1', 'box0'?")):
+    with pytest.raises(KeyError, match=re.escape(
+            "unknown entity in env 0 'box7'; did you mean 'box2', 'box1', 'box0'?")):
         store.delete_prims(0, ["box7"])

@@ -47,7 +47,8 @@ def test_walls_and_slabs_have_the_requested_geometry():
 
 def test_delete_burst_is_one_compile():
     store = SceneStore(1)
-    store.spawn_prims(0, [Prim(f"obstacles/box_{i}", pose=(i * 0.3, 5, 0.1, 0), scale=(0.2,) * 3) for i in range(143)])
+    store.spawn_prims(0, [Prim(f"obstacles/box_{i}", pose=(i * 0.3, 5, 0.1, 0), scale=(0.2,) * 3)
+                          for i in range(143)])
     store.spawn_prims(0, [Prim("keep", pose=(0, -5, 0.1, 0))])
     store.model(0)
     before = store.compile_count(0)
@@ -160,7 +161,8 @@ def test_get_pose_accepts_entity_relative_and_full_names(assets):
 def test_movable_prims_move_through_state_without_recompiling(assets):
     store = SceneStore(2)
     for env in range(2):
-        store.spawn_prims(env, [Prim("pool/box", pose=(1, 1, 0.2, 0), scale=(0.4,) * 3, movable=True)])
+        store.spawn_prims(env, [Prim("pool/box", pose=(1, 1, 0.2, 0), scale=(0.4,) * 3,
+                                     movable=True)])
     sim = Simulator(store)
     sim.step(10)
     counts = [store.compile_count(e) for e in range(2)]

@@ -19,7 +19,8 @@ def _burger_text(assets, old, new):
     "uri, reason",
     [
         ("package://turtlebot3_description/meshes/bases/no_such_base.stl", "missing file"),
-        ("package://no_such_package/meshes/bases/burger_base.stl", "unknown package 'no_such_package'"),
+        ("package://no_such_package/meshes/bases/burger_base.stl",
+         "unknown package 'no_such_package'"),
     ],
 )
 def test_unreadable_mesh_is_dropped_with_a_warning(assets, uri, reason):
@@ -29,7 +30,8 @@ def test_unreadable_mesh_is_dropped_with_a_warning(assets, uri, reason):
     store = SceneStore(1)
     with pytest.warns(UserWarning, match=reason) as record:
         store.spawn_urdf(0, "burger", text, package_paths=packages)
-    assert any("robot 'burger': visual of link 'base_link' dropped" in str(w.message) for w in record)
+    assert any("robot 'burger': visual of link 'base_link' dropped" in str(w.message)
+               for w in record)
     model = store.model(0)
     assert model.body("env_0/burger/base_link").geomnum == 1  # the collision box stays
     assert model.nmesh == 3  # tires and lds only

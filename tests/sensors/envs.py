@@ -29,7 +29,8 @@ class _Core:
     def __init__(self, num_envs: int) -> None:
         self.store = room_store(num_envs, *URDF_BLOCKS, poses=(START,))
         self.sim = Simulator(self.store)
-        self.suite = SensorSuite(self.sim, specs=[LidarSpec("probe"), CollisionSpec("probe")], seed=0)
+        self.suite = SensorSuite(self.sim, specs=[LidarSpec("probe"), CollisionSpec("probe")],
+                                 seed=0)
         self.steps = np.zeros(num_envs, dtype=np.int64)
 
     def reset(self, envs: list[int]) -> None:

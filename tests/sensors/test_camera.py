@@ -21,8 +21,8 @@ WALL_X = 3.0  # inner face of the wall ahead
 def _world(*, far=50.0, near=0.1, box=True, num_envs=1) -> SceneStore:
     store = SceneStore(num_envs)
     for env in range(num_envs):
-        store.spawn_urdf(env, "probe", probe_urdf(camera_block(width=W, height=H, far=far, near=near),
-                                                  lidar_block(samples=36)))
+        camera = camera_block(width=W, height=H, far=far, near=near)
+        store.spawn_urdf(env, "probe", probe_urdf(camera, lidar_block(samples=36)))
         store.spawn_walls(env, [Wall("ahead", (WALL_X + 0.05, -4), (WALL_X + 0.05, 4), 2.0)])
         if box:  # a red cube, its face 1.4 m ahead, 0.2-0.6 m to the left, at the camera's height
             store.spawn_prims(env, [Prim("red", pose=(1.6, 0.4, CAM_Z, 0.0), scale=(0.4, 0.4, 0.4),

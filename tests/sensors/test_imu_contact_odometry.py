@@ -26,7 +26,8 @@ def _probe_by_a_wall(num_envs=1):
     store = SceneStore(num_envs)
     for env in range(num_envs):
         # the probe's box 5 mm from the wall
-        store.spawn_urdf(env, "probe", probe_urdf(imu_block()), pose=(WALL_FACE - HALF - 0.005, 0.0, 0.0))
+        store.spawn_urdf(env, "probe", probe_urdf(imu_block()),
+                         pose=(WALL_FACE - HALF - 0.005, 0.0, 0.0))
         store.spawn_walls(env, [Wall("wall", (WALL_FACE + 0.05, -2), (WALL_FACE + 0.05, 2), 1.0)])
     return store
 
@@ -40,7 +41,8 @@ def test_imu_at_rest_reads_gravity_up_and_no_rotation():
     imu = suite["probe/imu"]
     np.testing.assert_allclose(imu.linear_acceleration[0], [0.0, 0.0, 9.81], atol=1e-3)
     np.testing.assert_allclose(imu.angular_velocity[0], [0.0, 0.0, 0.0], atol=1e-4)
-    np.testing.assert_allclose(imu.orientation[0], [math.cos(0.35), 0, 0, math.sin(0.35)], atol=1e-4)
+    np.testing.assert_allclose(imu.orientation[0], [math.cos(0.35), 0, 0, math.sin(0.35)],
+                               atol=1e-4)
 
 
 def test_contacts_are_empty_in_free_space_and_point_into_the_link_against_a_wall():

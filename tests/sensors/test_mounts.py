@@ -20,7 +20,9 @@ from tests.sensors.worlds import SCAN_HEIGHT, camera_block, imu_block, lidar_blo
 
 
 def _rpy_matrix(r: float, p: float, y: float) -> np.ndarray:
-    cr, sr, cp, sp, cy, sy = math.cos(r), math.sin(r), math.cos(p), math.sin(p), math.cos(y), math.sin(y)
+    cr, sr = math.cos(r), math.sin(r)
+    cp, sp = math.cos(p), math.sin(p)
+    cy, sy = math.cos(y), math.sin(y)
     return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
                      [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
                      [-sp, cp * sr, cp * cr]])
@@ -28,12 +30,14 @@ def _rpy_matrix(r: float, p: float, y: float) -> np.ndarray:
 
 def _link_in_root(urdf_path, link: str) -> np.ndarray:
     """Position of `link` in the URDF's root link frame, composed from the joint origins."""
-    joints = {j.find("child").get("link"): j for j in ET.parse(urdf_path).getroot().findall("joint")}
+    joints = {j.find("child").get("link"): j
+              for j in ET.parse(urdf_path).getroot().findall("joint")}
     pos = np.zeros(3)
     while link in joints:
         origin = joints[link].find("origin")
-        xyz = [float(v) for v in (origin.get("xyz", "0 0 0") if origin is not None else "0 0 0").split()]
-        rpy = [float(v) for v in (origin.get("rpy", "0 0 0") if origin is not None else "0 0 0").split()]
+        attrs = origin.attrib if origin is not None else {}
+        xyz = [float(v) for v in attrs.get("xyz", "0 0 0").split()]
+        rpy = [float(v) for v in attrs.get("rpy", "0 0 0").split()]
         pos = np.array(xyz) + _rpy_matrix(*rpy) @ pos
         link = joints[link].find("parent").get("link")
     return pos
@@ -73,7 +77,8 @@ def test_burger_sensor_elements_are_named_after_the_root_body(assets):
         ("imu", "imu", stem + "imu_site"),
         ("lidar", "lds_lfcd_sensor", stem + "lds_lfcd_sensor_site"),
     ]
-    assert info.sensor_mounts[0].sensors == (stem + "imu_quat", stem + "imu_gyro", stem + "imu_accel")
+    assert info.sensor_mounts[0].sensors == (stem + "imu_quat", stem + "imu_gyro",
+                                             stem + "imu_accel")
     model = store.model(0)
     dims = [model.sensor(s).dim[0] for s in info.sensor_mounts[0].sensors]
     assert dims == [4, 3, 3]
@@ -161,8 +166,10 @@ def test_default_ring_when_nothing_declares_a_lidar():
     store = SceneStore(1)
     info = store.spawn_urdf(0, "probe", _NO_LIDAR)
     mount = info.sensor_mounts[-1]
-    assert (mount.kind, mount.source, mount.body) == ("lidar", "default", "env_0/probe/base_footprint")
-    assert (mount.decl.samples, mount.decl.max_range) == (DEFAULT_RING.samples, DEFAULT_RING.max_range)
+    assert (mount.kind, mount.source, mount.body) == ("lidar", "default",
+                                                      "env_0/probe/base_footprint")
+    assert (mount.decl.samples, mount.decl.max_range) == (DEFAULT_RING.samples,
+                                                          DEFAULT_RING.max_range)
     model, data = store.model(0), store.data(0)
     # at the centre of the collision box: the probe is 0.4 m tall, its mast reaches 0.5 m
     assert data.site_xpos[model.site(mount.site).id][2] == pytest.approx(0.25, abs=1e-9)
@@ -177,7 +184,8 @@ def test_bad_model_params_are_rejected_with_the_file_named(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("laser: {num_beams: 0, range: 3}\n")
     with pytest.raises(SpawnError, match=re.escape(
-            f"model_params {str(bad)!r}: laser: expected num_beams >= 1 and range > 0, got 0 and 3.0")):
+            f"model_params {str(bad)!r}: laser: expected num_beams >= 1 and range > 0, "
+            "got 0 and 3.0")):
         store.spawn_urdf(0, "probe", _NO_LIDAR, model_params=bad)
     assert store.names(0) == []
 
