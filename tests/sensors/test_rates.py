@@ -123,16 +123,18 @@ def test_nsample_averages_the_last_samples():
     store = SceneStore(1)
     store.spawn_urdf(0, "bot", builtin_robot_urdf())
     sim = Simulator(store)
-    suite = SensorSuite(sim, specs=[ImuSpec("bot", key="raw"), ImuSpec("bot", key="avg", nsample=4)])
+    suite = SensorSuite(sim, specs=[ImuSpec("bot", key="raw"),
+                                    ImuSpec("bot", key="avg", nsample=4)])
     raw = []
     suite.subscribe("raw", lambda r, envs: raw.append(r.angular_velocity[0].copy()))
     for k in range(12):
         sim.set_cmd_vel(0, "bot", 0.0, 0.3 * k)
         sim.step(10)
-    np.testing.assert_allclose(suite["avg"].angular_velocity[0], np.mean(raw[-4:], axis=0), atol=1e-12)
+    np.testing.assert_allclose(suite["avg"].angular_velocity[0], np.mean(raw[-4:], axis=0),
+                               atol=1e-12)
     np.testing.assert_array_equal(suite["avg"].orientation[0], suite["raw"].orientation[0])
-    with pytest.raises(SensorError, match="LidarSpec.nsample: expected 1 \\(averaging applies to imu "
-                                          "readings\\), got 3"):
+    with pytest.raises(SensorError, match="LidarSpec.nsample: expected 1 \\(averaging applies "
+                                          "to imu readings\\), got 3"):
         LidarSpec("bot", nsample=3)
 
 

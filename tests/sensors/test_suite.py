@@ -57,7 +57,8 @@ def test_errors_name_what_was_expected():
     with pytest.raises(SensorError, match=re.escape(
             "reading 'probe/imu': held by ImuSpec(robot='probe'")):
         suite.add(ImuSpec("probe", rate=5.0))
-    with pytest.raises(SensorError, match=re.escape("unknown reading 'probe/imo'; did you mean 'probe/imu'?")):
+    with pytest.raises(SensorError, match=re.escape(
+            "unknown reading 'probe/imo'; did you mean 'probe/imu'?")):
         suite["probe/imo"]
     with pytest.raises(SensorError, match=re.escape(
             "contacts of link 'wheel' of robot 'probe': env 0 has no link 'env_0/probe/wheel'; "
@@ -70,7 +71,8 @@ def test_errors_name_what_was_expected():
             "CameraSpec.outputs: expected some of ['rgb', 'depth', 'points'], got ('rgbd',)")):
         CameraSpec("probe", outputs=("rgbd",))
     with pytest.raises(SensorError, match=re.escape(
-            "ContactSpec: expected a link or a declared contact sensor, got link=None and sensor=None")):
+            "ContactSpec: expected a link or a declared contact sensor, "
+            "got link=None and sensor=None")):
         ContactSpec("probe")
 
 
@@ -85,8 +87,9 @@ def test_readings_follow_spawns_deletions_and_recompiles():
     store.spawn_prims(1, [Prim("box", pose=(1.0, 0.0, 0.25, 0.0), scale=(0.2, 0.2, 0.5))])
     sim.step(10)
     assert lidar.ranges is arrays  # preallocated, written in place
-    assert lidar.ranges[1, 180] == pytest.approx(0.9 - store.robot(1, "probe").sensor_mounts[0].decl.pose[0]
-                                                 - store.get_pose(1, "probe")[0][0], abs=1e-3)
+    mount_x = store.robot(1, "probe").sensor_mounts[0].decl.pose[0]
+    assert lidar.ranges[1, 180] == pytest.approx(0.9 - mount_x - store.get_pose(1, "probe")[0][0],
+                                                 abs=1e-3)
     assert lidar.ranges[0, 180] == pytest.approx(ahead, abs=1e-4)  # env 0: no box
     store.delete_prims(1, ["probe"])
     sim.step(10)
@@ -115,7 +118,8 @@ def test_reset_samples_at_once_and_forgets_queued_samples():
     assert late.position[1, 0] == pytest.approx(1.5) and late.stamp[1] == pytest.approx(0.2)
     assert list(late.fresh) == [False, True]
     sim.step(10)  # env 1's queued pre-reset samples are gone: it keeps showing the reset
-    assert late.position[1, 0] == pytest.approx(1.5, abs=1e-3) and late.stamp[1] == pytest.approx(0.2)
+    assert late.position[1, 0] == pytest.approx(1.5, abs=1e-3)
+    assert late.stamp[1] == pytest.approx(0.2)
     assert late.stamp[0] == pytest.approx(0.12)
     with pytest.raises(SensorError, match=re.escape("reset: expected env ids in [0, 2), got [2]")):
         suite.reset([2])

@@ -42,7 +42,8 @@ def test_lidar_observation_downsamples_by_the_minimum_of_each_group():
     obs, _ = env.reset()
     full = np.minimum(env.unwrapped.sensor_suite["probe/lidar"].ranges[0], MAX_RANGE)
     np.testing.assert_allclose(obs["scan"], full.reshape(90, 4).min(axis=1))
-    with pytest.raises(SensorError, match=re.escape("beams: expected an integer in [1, 360], got 400")):
+    with pytest.raises(SensorError, match=re.escape(
+            "beams: expected an integer in [1, 360], got 400")):
         LidarObservation(ProbeEnv(), "probe/lidar", beams=400)
 
 
@@ -128,7 +129,8 @@ def test_vector_reset_mask_refills_only_those_envs():
 
 def test_wrapper_errors():
     with pytest.raises(TypeError, match=re.escape(
-            "CartPoleEnv: expected an env whose `sensor_suite` attribute is a SensorSuite, got NoneType")):
+            "CartPoleEnv: expected an env whose `sensor_suite` attribute is a SensorSuite, "
+            "got NoneType")):
         LidarObservation(gym.make("CartPole-v1"), "probe/lidar")
     with pytest.raises(SensorError, match=re.escape(
             "key 'steps': the observation already has it; expected a new key")):

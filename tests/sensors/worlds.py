@@ -90,7 +90,8 @@ def room_store(num_envs: int, *blocks: str, poses=((0.0, 0.0, 0.0),)) -> SceneSt
     store = SceneStore(num_envs)
     for env in range(num_envs):
         for k, pose in enumerate(poses):
-            store.spawn_urdf(env, "probe" if k == 0 else f"probe_{k}", probe_urdf(*blocks), pose=pose)
+            name = "probe" if k == 0 else f"probe_{k}"
+            store.spawn_urdf(env, name, probe_urdf(*blocks), pose=pose)
         store.spawn_walls(env, room_walls())
     return store
 

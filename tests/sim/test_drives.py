@@ -18,7 +18,8 @@ from tests.conftest import assert_same, robot_paths, snapshot, spawn
 from tests.fixtures.drives import measure
 from tests.fixtures.mecanum import mecanum_ridgeback
 
-DIFFBOT = Path(__file__).resolve().parents[2] / "arena_gym/assets/robots/arena_diffbot/arena_diffbot.urdf"
+DIFFBOT = (Path(__file__).resolve().parents[2]
+           / "arena_gym/assets/robots/arena_diffbot/arena_diffbot.urdf")
 HOLONOMIC = {"ridgeback"}
 # degrees a 90 degree turn may miss by. The Dingo, an open-loop differential drive whose
 # casters drag, turns 83-87 degrees (see README, "Robots and drives").
@@ -120,7 +121,8 @@ def test_env_batch_and_single_commands_write_the_same_controls(assets):
     single = np.array([sim.ctrl(e).copy() for e in range(3)])
     drive = sim.controller.drive(0, "burger")
     assert np.array_equal(batched, single)
-    assert np.allclose(batched[:, drive.actuator_ids], [drive.controls(v, 0.0, w) for v, w in twists])
+    assert np.allclose(batched[:, drive.actuator_ids],
+                       [drive.controls(v, 0.0, w) for v, w in twists])
 
 
 def test_bad_batched_commands_change_nothing(assets):
@@ -149,7 +151,8 @@ _WHEEL = """
   <link name="{side}_wheel">
     <collision><origin rpy="{rpy} 0 0" xyz="0 0 0"/>
       <geometry><cylinder length="0.03" radius="0.05"/></geometry></collision>
-    <inertial><mass value="0.3"/><inertia ixx="2e-4" ixy="0" ixz="0" iyy="4e-4" iyz="0" izz="2e-4"/></inertial>
+    <inertial><mass value="0.3"/>
+      <inertia ixx="2e-4" ixy="0" ixz="0" iyy="4e-4" iyz="0" izz="2e-4"/></inertial>
   </link>
   <joint name="{side}_wheel_joint" type="continuous">
     <parent link="base_link"/><child link="{side}_wheel"/>
@@ -166,11 +169,14 @@ def _two_wheeler(tmp_path: Path, rpy: str, fdir: str) -> Path:
     path.write_text(f"""<robot name="two_wheeler">
   <link name="base_link">
     <collision><origin xyz="0 0 0.1"/><geometry><box size="0.3 0.2 0.08"/></geometry></collision>
-    <inertial><origin xyz="0 0 0.1"/><mass value="3"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.02" iyz="0" izz="0.03"/></inertial>
+    <inertial><origin xyz="0 0 0.1"/><mass value="3"/>
+      <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.02" iyz="0" izz="0.03"/></inertial>
   </link>{wheels}
   <link name="caster"><collision><geometry><sphere radius="0.03"/></geometry></collision>
-    <inertial><mass value="0.05"/><inertia ixx="1e-5" ixy="0" ixz="0" iyy="1e-5" iyz="0" izz="1e-5"/></inertial></link>
-  <joint name="caster_joint" type="fixed"><parent link="base_link"/><child link="caster"/><origin xyz="-0.12 0 0.03"/></joint>
+    <inertial><mass value="0.05"/>
+      <inertia ixx="1e-5" ixy="0" ixz="0" iyy="1e-5" iyz="0" izz="1e-5"/></inertial></link>
+  <joint name="caster_joint" type="fixed"><parent link="base_link"/><child link="caster"/>
+    <origin xyz="-0.12 0 0.03"/></joint>
   <gazebo reference="caster"><mu1>0.0</mu1><mu2>0.0</mu2></gazebo>
 </robot>""")
     return path

@@ -76,8 +76,9 @@ def test_planar_ridgeback_is_stopped_by_a_wall(assets):
     sim.step(5000)  # 10 s: it would go 3 m without the wall
     model, data = store.model(0), store.data(0)
     pos, _ = store.get_pose(0, "rb")
+    base = model.body("env_0/rb/base_link").id
     front = max(data.geom_xpos[g][0] for g in range(model.ngeom)
-                if model.geom_bodyid[g] and model.body_rootid[model.geom_bodyid[g]] == model.body("env_0/rb/base_link").id)
+                if model.geom_bodyid[g] and model.body_rootid[model.geom_bodyid[g]] == base)
     assert pos[0] < 1.0 - 0.3  # the base stays behind the wall (half the robot is ~0.48 m)
     assert front < 1.0
     assert not sim.diverged
@@ -94,7 +95,8 @@ def test_rollers_are_passive_and_keep_the_mass(assets):
     roller_ids = {model.joint(j).id for j in info.roller_joints}
     assert roller_ids.isdisjoint(model.actuator_trnid[:, 0].tolist())
     root = model.body("env_0/rb/base_link").id
-    mass, plain_mass = model.body_subtreemass[root], plain.body_subtreemass[plain.body("env_0/rb/base_link").id]
+    plain_root = plain.body("env_0/rb/base_link").id
+    mass, plain_mass = model.body_subtreemass[root], plain.body_subtreemass[plain_root]
     assert mass == pytest.approx(plain_mass, rel=0.01)
     wheel = model.body("env_0/rb/front_left_wheel_link")
     assert wheel.mass[0] == pytest.approx(0.75 * 2.3)

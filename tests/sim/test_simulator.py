@@ -18,7 +18,8 @@ def _world(assets, n, extra_box_env=None):
     store = SceneStore(n)
     for env in range(n):
         spawn(store, env, assets, "burger", pose=(0, 0, 0.1 * env))
-        store.spawn_prims(env, [Prim(f"box{i}", pose=(1.5, i - 1.0, 0.2, 0), scale=(0.4,) * 3) for i in range(3)])
+        store.spawn_prims(env, [Prim(f"box{i}", pose=(1.5, i - 1.0, 0.2, 0), scale=(0.4,) * 3)
+                                for i in range(3)])
     if extra_box_env is not None:
         store.spawn_prims(extra_box_env, [Prim("extra", pose=(-2, 0, 0.2, 0))])
     return store
@@ -88,13 +89,16 @@ def test_cmd_vel_turns_in_place(assets):
 def test_bad_commands_are_rejected_before_anything_steps(assets):
     store = _world(assets, 1)
     sim = Simulator(store)
-    with pytest.raises(ValueError, match=re.escape("cmd_vel for 'burger': expected finite numbers, got (nan, 0.0)")):
+    with pytest.raises(ValueError, match=re.escape(
+            "cmd_vel for 'burger': expected finite numbers, got (nan, 0.0)")):
         sim.set_cmd_vel(0, "burger", float("nan"), 0.0)
-    with pytest.raises(ValueError, match=re.escape("vy=0.1 but the robot is not holonomic; expected (v, omega)")):
+    with pytest.raises(ValueError, match=re.escape(
+            "vy=0.1 but the robot is not holonomic; expected (v, omega)")):
         sim.set_cmd_vel(0, "burger", 0.1, 0.1, 0.0)
     with pytest.raises(KeyError, match="unknown entity in env 0 'burgr'; did you mean 'burger'"):
         sim.set_cmd_vel(0, "burgr", 0.1, 0.0)
-    with pytest.raises(ValueError, match=re.escape("n: expected an integer number of steps >= 0, got -1")):
+    with pytest.raises(ValueError, match=re.escape(
+            "n: expected an integer number of steps >= 0, got -1")):
         sim.step(-1)
 
 
@@ -106,8 +110,10 @@ def test_joint_servo_commands(assets):
     sim.set_joint_position(0, "ridgeback/front_rocker", 0.05)
     sim.step(500)
     model, data = store.model(0), store.data(0)
-    assert data.qpos[model.joint("env_0/ridgeback/front_rocker").qposadr[0]] == pytest.approx(0.05, abs=0.03)
-    with pytest.raises(KeyError, match="unknown position-servoed joint in env 0 'env_0/ridgeback/front_rockr'"):
+    rocker = model.joint("env_0/ridgeback/front_rocker").qposadr[0]
+    assert data.qpos[rocker] == pytest.approx(0.05, abs=0.03)
+    with pytest.raises(KeyError, match="unknown position-servoed joint in env 0 "
+                                       "'env_0/ridgeback/front_rockr'"):
         sim.set_joint_position(0, "ridgeback/front_rockr", 0.0)
 
 
@@ -115,11 +121,15 @@ def test_runtime_options_are_validated_before_any_is_applied(assets):
     store = _world(assets, 2)
     sim = Simulator(store)
     before = [snapshot(s) for s in store.scenes]
-    with pytest.raises(ValueError, match=re.escape("integrator: expected one of ['euler', 'implicit', 'implicitfast', 'rk4'], got 'verlet'")):
+    with pytest.raises(ValueError, match=re.escape(
+            "integrator: expected one of ['euler', 'implicit', 'implicitfast', 'rk4'], "
+            "got 'verlet'")):
         sim.apply_runtime_options({"timestep": 0.005, "integrator": "verlet"})
-    with pytest.raises(ValueError, match=re.escape("gravity: expected 3 finite numbers, got [0, 0]")):
+    with pytest.raises(ValueError, match=re.escape(
+            "gravity: expected 3 finite numbers, got [0, 0]")):
         sim.apply_runtime_options({"gravity": [0, 0]})
-    with pytest.raises(ValueError, match=re.escape("contact_disable: unknown option field; did you mean contact_disabled")):
+    with pytest.raises(ValueError, match=re.escape(
+            "contact_disable: unknown option field; did you mean contact_disabled")):
         sim.apply_runtime_options({"contact_disable": True})
     for scene, snap in zip(store.scenes, before, strict=True):
         assert scene.model.opt.timestep == 0.002
@@ -129,7 +139,8 @@ def test_runtime_options_are_validated_before_any_is_applied(assets):
 def test_runtime_options_apply_to_every_env_and_survive_recompiles(assets):
     store = _world(assets, 2)
     sim = Simulator(store)
-    sim.apply_runtime_options({"timestep": 0.005, "gravity": [0, 0, -1.62], "warmstart_disabled": True})
+    sim.apply_runtime_options({"timestep": 0.005, "gravity": [0, 0, -1.62],
+                               "warmstart_disabled": True})
     store.spawn_prims(1, [Prim("late", pose=(5, 5, 0.2, 0))])
     for env in range(2):
         opt = store.model(env).opt

@@ -105,7 +105,8 @@ def test_adapter_over_a_wrapped_vector_env_uses_its_front_door():
 def test_adapter_over_gymnasium_sync_vector_env():
     import gymnasium as gym
 
-    envs = gym.make_vec("ArenaMujoco-v0", num_envs=2, vectorization_mode="sync", max_episode_steps=5)
+    envs = gym.make_vec("ArenaMujoco-v0", num_envs=2, vectorization_mode="sync",
+                        max_episode_steps=5)
     venv = adapter(envs, seed=0)
     venv.reset()
     for _ in range(5):
@@ -120,7 +121,8 @@ def test_adapter_over_gymnasium_sync_vector_env():
 
 
 def test_adapter_rejects_what_is_not_a_vector_env():
-    with pytest.raises(TypeError, match=re.escape("env: expected a gymnasium VectorEnv, got ArenaEnv")):
+    with pytest.raises(TypeError, match=re.escape(
+            "env: expected a gymnasium VectorEnv, got ArenaEnv")):
         adapter(ArenaEnv())
 
 

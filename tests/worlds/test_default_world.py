@@ -22,7 +22,8 @@ def test_builtin_robot_drives_one_metre_and_turns_ninety_degrees():
     store = SceneStore(1)
     info = store.spawn_urdf(0, "bot", builtin_robot_urdf())
     (laser,) = [s for s in info.sensors if s.is_ray]
-    assert (laser.samples, laser.min_range, laser.max_range, laser.update_rate) == (360, 0.12, 3.5, 10.0)
+    assert ((laser.samples, laser.min_range, laser.max_range, laser.update_rate)
+            == (360, 0.12, 3.5, 10.0))
     sim = Simulator(store)
     sim.set_cmd_vel(0, "bot", 0.2, 0.0)
     sim.step(2500)
@@ -54,7 +55,8 @@ def test_default_world_is_seeded_and_keeps_the_robot_clear():
     worlds = []
     for _ in range(2):
         store = SceneStore(2)
-        starts = [build_default_world(store, env, np.random.default_rng(7 + env)) for env in range(2)]
+        starts = [build_default_world(store, env, np.random.default_rng(7 + env))
+                  for env in range(2)]
         worlds.append((starts, store.model(0).geom_size.copy(), store.model(1).body_pos.copy()))
     assert worlds[0][0] == worlds[1][0]
     assert worlds[0][1].tobytes() == worlds[1][1].tobytes()
@@ -70,7 +72,8 @@ def test_default_world_is_seeded_and_keeps_the_robot_clear():
     model, data = store.model(0), store.data(0)
     robot = model.body("env_0/robot/base_footprint").id
     for c in data.contact[: data.ncon]:
-        bodies = {model.body_rootid[model.geom_bodyid[c.geom1]], model.body_rootid[model.geom_bodyid[c.geom2]]}
+        bodies = {model.body_rootid[model.geom_bodyid[c.geom1]],
+                  model.body_rootid[model.geom_bodyid[c.geom2]]}
         if robot in bodies:
             assert bodies == {robot, 0}, "the robot may touch only the ground"
 

@@ -94,7 +94,8 @@ def test_rays_from_above_and_from_inside_read_what_mujoco_reads():
              for k in range(5)] + [Wall("long", (-1.0, 3.0), (4.0, 3.0), height=1.0)]
     store.spawn_walls(0, walls)
     model, data = store.model(0), store.data(0)
-    origins = np.array([[-0.5, 1.0, 1.5], [0.0, 1.0, 0.5], [1.7, 2.5, 0.2]])  # above, inside, between
+    # above, inside, between
+    origins = np.array([[-0.5, 1.0, 1.5], [0.0, 1.0, 0.5], [1.7, 2.5, 0.2]])
     rng = np.random.default_rng(3)
     directions = rng.normal(size=(3, 400, 3))
     directions /= np.linalg.norm(directions, axis=-1, keepdims=True)
@@ -110,7 +111,8 @@ def test_rays_from_above_and_from_inside_read_what_mujoco_reads():
 
 def test_ids_are_the_scene_geoms_and_deleted_walls_are_gone():
     store = SceneStore(1)
-    store.spawn_walls(0, [Wall("near", (2.0, -1.0), (2.0, 1.0)), Wall("far", (9.0, -1.0), (9.0, 1.0))])
+    store.spawn_walls(0, [Wall("near", (2.0, -1.0), (2.0, 1.0)),
+                          Wall("far", (9.0, -1.0), (9.0, 1.0))])
     model = store.model(0)
     grid = WallGrid.from_model(model, min_walls=1)
     dist, geomid = grid.cast(np.array([[0.0, 0.0, 0.3]]), np.array([[[1.0, 0, 0], [-1.0, 0, 0]]]))
