@@ -101,7 +101,8 @@ class SensorSuite:
         if channel is None:
             close = difflib.get_close_matches(str(key), list(self.channels), n=3)
             hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-            raise SensorError(f"unknown reading {key!r}{hint} (the suite has {list(self.channels)})")
+            raise SensorError(
+                f"unknown reading {key!r}{hint} (the suite has {list(self.channels)})")
         return channel.reading
 
     def __contains__(self, key: object) -> bool:
@@ -198,7 +199,8 @@ class SensorSuite:
         envs = np.arange(self.num_envs) if env_ids is None else np.unique(
             np.asarray(list(env_ids), dtype=np.int64))
         if envs.size and (envs[0] < 0 or envs[-1] >= self.num_envs):
-            raise SensorError(f"reset: expected env ids in [0, {self.num_envs}), got {envs.tolist()}")
+            raise SensorError(
+                f"reset: expected env ids in [0, {self.num_envs}), got {envs.tolist()}")
         frames = self.frames
         frames.begin(forced=True)
         self._rebind()

@@ -71,7 +71,8 @@ class BatchGroup:
             self.push(scene)
 
     def push(self, scene: Scene) -> None:
-        mujoco.mj_getState(scene._model, scene._data, self.batch.state[self.row[scene.env_id]], STATE)
+        row = self.row[scene.env_id]
+        mujoco.mj_getState(scene._model, scene._data, self.batch.state[row], STATE)
 
     def pull(self, scene: Scene) -> None:
         self.batch.get_data(self.row[scene.env_id], scene._data)
@@ -175,7 +176,7 @@ class PoolGroup:
         return np.stack([getattr(s._data, field)[cols] for s in self.scenes])
 
     def scatter(self, field: str, cols: np.ndarray, values: np.ndarray) -> None:
-        for scene, row in zip(self.scenes, values):
+        for scene, row in zip(self.scenes, values, strict=True):
             getattr(scene._data, field)[cols] = row
 
     def rays(self, origins: np.ndarray, vecs: np.ndarray, geomgroup: np.ndarray | None,
