@@ -92,8 +92,11 @@ def readable_mesh(path: Path) -> Path:
     digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
     out = cache_dir() / "meshes" / f"{path.stem}-{digest}.obj"
     if not out.is_file():
-        import trimesh  # heavy: only when a COLLADA mesh is met
-
+        try:
+            import trimesh  # heavy: only when a COLLADA mesh is met
+        except ImportError as exc:
+            raise ImportError(f"converting {str(path)!r} needs trimesh and pycollada: "
+                              "pip install trimesh pycollada") from exc
         try:
             mesh = trimesh.load(path, force="mesh")
         except Exception as exc:  # trimesh raises many kinds on bad files

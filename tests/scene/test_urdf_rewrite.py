@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from arena_gym.scene import SceneStore
@@ -63,3 +65,17 @@ def test_dingo_collada_chassis_is_converted(assets, tmp_path, monkeypatch):
     assert list((tmp_path / "meshes").glob("diff_chassis-*.obj"))
     model = store.model(0)
     assert model.body("env_0/dingo/chassis_link").geomnum == 2  # DAE visual + STL collision
+
+
+def test_a_collada_mesh_without_trimesh_says_what_to_install(assets, tmp_path, monkeypatch):
+    import sys
+
+    from arena_gym.scene.meshes import readable_mesh
+
+    dae = next((assets / "robots" / "dingo").rglob("*.dae"))
+    monkeypatch.setenv("ARENA_GYM_CACHE", str(tmp_path))  # nothing converted yet
+    monkeypatch.setitem(sys.modules, "trimesh", None)  # as if it were not installed
+    with pytest.raises(ImportError, match=re.escape(
+            f"converting {str(dae)!r} needs trimesh and pycollada: pip install trimesh pycollada")):
+        readable_mesh(dae)
+    assert not any(tmp_path.rglob("*.obj"))
