@@ -8,7 +8,8 @@ One ArenaEnv per case (default world, seed 0), the same random actions. For each
 cases take turns (plain stepping, follow, top-down), so a change in machine speed hits all
 alike; the table shows medians. `--frames-dir` also saves one frame of each view as PNG
 (render_follow.png, render_top_down.png) and a strip of both views over one random-policy
-episode (render_strip.png, the README's), palette-quantised to stay small.
+episode (render_strip.png, the README's; `--policy model.zip` drives it with a trained
+policy instead of random actions), palette-quantised to stay small.
 """
 
 from __future__ import annotations
@@ -49,21 +50,35 @@ def _save(image, path: Path) -> None:
     print(f"saved {path} ({path.stat().st_size / 1024:.1f} KB)")
 
 
-def _strip(envs: dict, actions: np.ndarray, every: int = 8, count: int = 4):
-    """Both views (rows) every `every` steps of one episode (seed 3), half size."""
+def _strip(envs: dict, act, every: int = 40, count: int = 4):
+    """Both views (rows) every `every` steps of one episode (seed 3), half size; `act(obs,
+    k)` gives step k's action."""
     from PIL import Image
 
     rows = []
     for name in ("top_down", "follow"):
         env = envs[name]
-        env.reset(seed=3)
+        obs, _ = env.reset(seed=3)
         frames = []
-        for k, action in enumerate(actions[: every * count]):
+        for k in range(every * count):
             if k % every == 0:
                 frames.append(env.render()[::2, ::2])
-            env.step(action)
+            obs, _, terminated, truncated, _ = env.step(act(obs, k))
+            if terminated or truncated:
+                break
+        frames += frames[-1:] * (count - len(frames))  # an episode shorter than the strip
         rows.append(np.concatenate(frames, axis=1))
     return Image.fromarray(np.concatenate(rows, axis=0))
+
+
+def _actor(policy_path: str | None, env: gym.Env, actions: np.ndarray):
+    """act(obs, k): a trained policy's action, or the k-th random one."""
+    if policy_path is None:
+        return lambda obs, k: actions[k % len(actions)]
+    from arena_gym.policies import sb3_policy
+
+    policy = sb3_policy(policy_path, env.observation_space, env.action_space)
+    return lambda obs, k: policy({key: v[None] for key, v in obs.items()})[0]
 
 
 def main() -> None:
@@ -73,6 +88,8 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--frames-dir", default=None)
+    parser.add_argument("--policy", default=None,
+                        help="a model .zip from 'arena-gym train' for the strip (default: random)")
     args = parser.parse_args()
     size = {"width": args.width, "height": args.height}
     envs = {
@@ -111,7 +128,8 @@ def main() -> None:
             for action in actions[:10]:
                 env.step(action)
             _save(Image.fromarray(env.render()), out / f"render_{name}.png")
-        _save(_strip(envs, actions), out / "render_strip.png")
+        _save(_strip(envs, _actor(args.policy, envs["none"], actions)),
+              out / "render_strip.png")
     for env in envs.values():
         env.close()
 
