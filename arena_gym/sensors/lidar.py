@@ -197,14 +197,21 @@ class LidarUnit(Unit):
     def rays(self, frames: Frames, envs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """World origins (len(envs), 3) and directions (len(envs), nray, 3) at the current
         state: the free joint's pose composed with the frame's fixed offset."""
-        rot, pos = self.rotation[envs], self.offset[envs].copy()
-        moving = self.qpos_adr[envs] >= 0
-        if moving.any():
-            q = frames.rows("qpos", envs[moving], self.qpos_adr[envs][moving], 7)
+        adr = self.qpos_adr[envs]
+        if len(envs) and adr.min() >= 0:  # every frame rides a free joint: no masks, copies
+            q = frames.rows("qpos", envs, adr, 7)
             r_base = _quat_mat(q[:, 3:])
-            pos[moving] = q[:, :3] + np.einsum("nij,nj->ni", r_base, pos[moving])
-            rot = rot.copy()
-            rot[moving] = np.matmul(r_base, rot[moving])
+            pos = q[:, :3] + np.einsum("nij,nj->ni", r_base, self.offset[envs])
+            rot = np.matmul(r_base, self.rotation[envs])
+        else:
+            rot, pos = self.rotation[envs], self.offset[envs].copy()
+            moving = adr >= 0
+            if moving.any():
+                q = frames.rows("qpos", envs[moving], adr[moving], 7)
+                r_base = _quat_mat(q[:, 3:])
+                pos[moving] = q[:, :3] + np.einsum("nij,nj->ni", r_base, pos[moving])
+                rot = rot.copy()
+                rot[moving] = np.matmul(r_base, rot[moving])
         # world[n, r] = rot[n] @ d[r], into a buffer kept between calls
         out = self._directions[:len(envs)]
         np.matmul(self.pattern.directions, rot.transpose(0, 2, 1), out=out)
