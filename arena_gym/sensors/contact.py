@@ -211,18 +211,22 @@ class CollisionUnit(Unit):
         feet-on-ground counts, the stamps, and whether the slot is in the window [since,
         now). Envs whose counters sit at the same addresses are read at once."""
         n = COLLISION_HISTORY
-        shape = (len(envs), n)
-        counts, ground = np.zeros(shape), np.zeros(shape)
-        stamps = np.zeros(shape)
         layouts: dict[tuple, list[int]] = {}
         for i, env in enumerate(envs.tolist()):
             layouts.setdefault(self.layout[env], []).append(i)
-        for layout, rows in layouts.items():
-            index, nfeet = _gather_index(layout)
-            h = (history if len(rows) == len(envs) else history[rows])[:, index]
-            h = h.reshape(len(rows), 2 + nfeet, n)  # stamps, all, feet on the ground...
-            stamps[rows], counts[rows] = h[:, 0], h[:, 1]
-            ground[rows] = h[:, 2:].sum(axis=1)
+        if len(layouts) == 1:  # the usual case (one robot model everywhere): no scatter
+            index, nfeet = _gather_index(next(iter(layouts)))
+            h = history[:, index].reshape(len(envs), 2 + nfeet, n)
+            stamps, counts, ground = h[:, 0], h[:, 1], h[:, 2:].sum(axis=1)
+        else:
+            shape = (len(envs), n)
+            counts, ground, stamps = np.zeros(shape), np.zeros(shape), np.zeros(shape)
+            for layout, rows in layouts.items():
+                index, nfeet = _gather_index(layout)
+                h = history[rows][:, index]
+                h = h.reshape(len(rows), 2 + nfeet, n)  # stamps, all, feet on the ground...
+                stamps[rows], counts[rows] = h[:, 0], h[:, 1]
+                ground[rows] = h[:, 2:].sum(axis=1)
         # every counter of a robot is written at every step: they share the stamps
         window = (stamps >= self.since[envs][:, None]) & (stamps < now[:, None])
         return counts, ground, stamps, window
