@@ -13,7 +13,9 @@ robot that carries it: for the duration of its cast the carrier's visible geoms 
 into GROUP_SELF, which no lidar sees, and restored right after. `bodyexclude` excludes one
 body and a robot has many; one geom group for all envs (Batch.ray takes one) cannot hold
 "every robot but this env's carrier" either, while switching the carrier's groups in the
-envs' own models (a Batch reads them in place) makes one pass exact for any robot. Envs
+envs' own models (a Batch reads them in place) makes one pass exact for any robot. Where
+the carrier is an env's only robot (the usual case), a cast blind to GROUP_ROBOT sees the
+same geoms, and nothing is switched. Envs
 with several lidar-carrying robots cast once per carrier rank (its k-th carrier). Only
 the envs' own models are touched, inside the sensor sampling, while nothing steps.
 
@@ -51,6 +53,9 @@ def geomgroup_mask(groups: tuple[int, ...]) -> np.ndarray:
 
 
 LIDAR_MASK = geomgroup_mask(builders.LIDAR_GROUPS)
+# what a lidar sees when its carrier is the only robot it could see: no robot at all
+NO_ROBOT_MASK = geomgroup_mask(tuple(g for g in builders.LIDAR_GROUPS
+                                     if g != builders.GROUP_ROBOT))
 
 
 @dataclass(frozen=True)
@@ -129,6 +134,9 @@ class LidarUnit(Unit):
         self.carrier: list[np.ndarray] = [np.zeros(0, dtype=np.int64)] * num_envs
         self.carrier_groups: list[np.ndarray] = [np.zeros(0, dtype=np.int32)] * num_envs
         self.group_view: list[np.ndarray] = [np.zeros(0, dtype=np.int32)] * num_envs
+        # envs whose robot-group geoms are exactly the carrier's: casting blind to robots
+        # there sees what casting with the carrier hidden sees, with no group switching
+        self.alone = np.zeros(num_envs, dtype=bool)
         # the lidar frame: the carrier's free joint (qpos address, -1: fixed to the world)
         # and the frame's fixed pose in the root body's frame (in the world's when fixed)
         self.qpos_adr = np.full(num_envs, -1, dtype=np.int64)
@@ -169,6 +177,8 @@ class LidarUnit(Unit):
         self.carrier[env] = np.flatnonzero(robot_geoms(model, root) & seen)
         self.carrier_groups[env] = model.geom_group[self.carrier[env]].copy()
         self.group_view[env] = model.geom_group  # a view of the model's memory, per compile
+        self.alone[env] = np.array_equal(
+            np.flatnonzero(model.geom_group == builders.GROUP_ROBOT), self.carrier[env])
         data = mujoco.MjData(model)  # once per compile: the frame's offset at qpos0
         mujoco.mj_kinematics(model, data)
         if mount is not None:
@@ -305,15 +315,18 @@ def cast_lidars(jobs: list[tuple[LidarUnit, np.ndarray]], frames: Frames) -> Non
                     casts.append((unit, phase))
             phases.append(casts)
     for casts in phases:
-        saved = [(unit.group_view[env], unit.carrier[env], unit.carrier_groups[env])
-                 for unit, phase in casts for env in phase.tolist()]  # one carrier per env
+        blind = all(unit.alone[phase].all() for unit, phase in casts)  # nothing to hide
+        mask = NO_ROBOT_MASK if blind else LIDAR_MASK
+        saved = [] if blind else [
+            (unit.group_view[env], unit.carrier[env], unit.carrier_groups[env])
+            for unit, phase in casts for env in phase.tolist()]  # one carrier per env
         try:
             for geom_group, ids, _ in saved:
                 geom_group[ids] = builders.GROUP_SELF
             for unit, phase in casts:
                 origins, directions = unit.rays(frames, phase)
                 # beyond range_max a hit reads +inf anyway: the walls need not be cast further
-                dist, geomid = sim.cast_rays(origins, directions, LIDAR_MASK, env_ids=phase,
+                dist, geomid = sim.cast_rays(origins, directions, mask, env_ids=phase,
                                              cutoff=unit.pattern.range_max)
                 if len(phase) == unit.num_envs:  # every env (phases are sorted and unique)
                     unit.dist, unit.geomid = dist, geomid
