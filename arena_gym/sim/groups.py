@@ -67,7 +67,6 @@ class BatchGroup:
         self.dt = np.array([s._model.opt.timestep for s in scenes])
         self.nthread = nthread
         self._walls: object = _UNSET
-        self._ray_buffers: tuple[np.ndarray, np.ndarray] | None = None  # origins, exclude
         for scene in scenes:
             self.push(scene)
 
@@ -114,37 +113,10 @@ class BatchGroup:
         if self._walls is not None:
             return self._walls.rays(self.batch.state, origins, vecs, geomgroup, bodyexclude,
                                     cutoff, rows)
-        if rows is not None or not (bodyexclude == -1).all():
-            exclude = bodyexclude[:, None] if (bodyexclude == -1).all() else np.repeat(
-                bodyexclude[:, None], nray, axis=1)
-            return self.batch.ray(origins[:, None, :], vecs, geomgroup=geomgroup,
-                                  flg_static=True, bodyexclude=exclude, ids=rows)
-        return self._ray_all(origins, vecs, geomgroup)
-
-    def _ray_all(self, origins: np.ndarray, vecs: np.ndarray,
-                 geomgroup: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-        """Batch.ray for every row, nothing excluded (the lidar's hot path, once per step):
-        the binding itself with inputs kept between calls, as Batch.ray passes them.
-        Batch.ray's own conversions (broadcasting each origin to every ray, an (n, nray)
-        exclusion array, range checks of constants) cost a tenth of the step's overhead."""
-        n, nray = vecs.shape[:2]
-        if origins.shape != (n, 3) or vecs.shape != (n, nray, 3) or n != len(self.env_ids):
-            raise ValueError(f"expected origins ({len(self.env_ids)}, 3) and directions "
-                             f"({len(self.env_ids)}, nray, 3), got {origins.shape} and "
-                             f"{vecs.shape}")
-        buffers = self._ray_buffers
-        if buffers is None or buffers[0].shape[1] != nray:
-            buffers = self._ray_buffers = (np.empty((n, nray, 3)),
-                                           np.full((n, nray), -1, dtype=np.int32))
-        pnt, exclude = buffers
-        pnt[:] = origins[:, None, :]
-        vec = np.ascontiguousarray(vecs, dtype=np.float64)
-        if geomgroup is not None:
-            geomgroup = np.ascontiguousarray(geomgroup, dtype=np.uint8)
-        dist, geomid = np.zeros((n, nray)), np.zeros((n, nray), np.int32)
-        self.batch._check(None, self.batch._b.ray(None, pnt, vec, geomgroup, True, exclude,
-                                                  dist, geomid, None))
-        return dist, geomid
+        exclude = bodyexclude[:, None] if (bodyexclude == -1).all() else np.repeat(
+            bodyexclude[:, None], nray, axis=1)
+        return self.batch.ray(origins[:, None, :], vecs, geomgroup=geomgroup, flg_static=True,
+                              bodyexclude=exclude, ids=rows)
 
     def times(self) -> np.ndarray:
         return self.bound("time").copy()
