@@ -131,6 +131,9 @@ class NavigationCore:
         beams = lidar.ranges.shape[1]
         self.max_range = float(lidar.range_max)
         self.action_dim = len(p.low)
+        self._action_high = np.array(p.high)  # scales the action change (abrupt_velocity)
+        self._no_hits = np.full(self.n, "", dtype=object)  # StepResult.hit without collisions
+        self._no_hits.flags.writeable = False
         if self.cfg.action == "discrete":
             self.action_space = spaces.Discrete(len(p.discrete))
             self.action_dim = 3 if p.holonomic else 2
@@ -187,18 +190,21 @@ class NavigationCore:
         REP 117's +inf (no return within range) at max_range and -inf (closer than the
         lidar's min range) at 0."""
         self._sample()
-        ranges = self._suite["scan"].ranges.astype(np.float64)
-        ranges[ranges == np.inf] = self.max_range
-        ranges[ranges == -np.inf] = 0.0
-        return ranges
+        ranges = self._suite["scan"].ranges
+        # finite readings lie in [range_min, range_max]: clipping maps exactly the infinities
+        return np.clip(ranges, 0.0, self.max_range, out=np.empty(ranges.shape))
 
     def observe(self) -> tuple[dict[str, np.ndarray], np.ndarray]:
         """Observations of every env, and the raw scan ranges (for clearance)."""
         ranges = self.scan_ranges()
-        scan = ranges / self.max_range if self.cfg.scan.normalize else ranges
+        scan = np.empty(ranges.shape, np.float32)
+        if self.cfg.scan.normalize:
+            np.divide(ranges, self.max_range, out=scan, casting="same_kind")
+        else:
+            scan[:] = ranges
         self.goal_polar = self._goal_obs()  # float64, for rewards and termination
         obs = {
-            "scan": scan.astype(np.float32),
+            "scan": scan,
             "goal": self.goal_polar.astype(np.float32),
             "last_action": self.last_action.astype(np.float32),
         }
@@ -273,8 +279,8 @@ class NavigationCore:
         diverged[self.sim.diverged] = True  # the envs whose physics blew up in advance()
         end = classify(distance, self.cfg.goal_radius, self._collided(), diverged,
                        self.steps + active, self.cfg.max_episode_steps, active)
-        high = np.array(self.params.high)
-        change = np.linalg.norm((twist - self.last_action) / high, axis=1)
+        change = (twist - self.last_action) / self._action_high
+        change = np.sqrt(np.einsum("ij,ij->i", change, change))
         outcome = StepOutcome(self.distance.copy(), distance, end.reached, end.collided,
                               ranges.min(axis=1) - self.params.radius, twist[:, 0], change)
         terms = reward_terms(self.cfg.reward, outcome)
@@ -289,7 +295,10 @@ class NavigationCore:
         self.steps += active
         self.last_action[active] = twist[active]
         obs["last_action"] = self.last_action.astype(np.float32)
-        hit = np.where(end.collided, _CLASSES[self._suite["collision"].kind], "")
+        hit = self._no_hits
+        if end.collided.any():
+            hit = np.full(self.n, "", dtype=object)
+            hit[end.collided] = _CLASSES[self._suite["collision"].kind[end.collided]]
         episodes = {int(e): self._finish(int(e), end.result(int(e)), hit[e])
                     for e in np.flatnonzero(end.ended)}
         return StepResult(obs, total(terms), end, terms, episodes, active.copy(), hit)

@@ -22,3 +22,33 @@ def quat_yaw(quat: np.ndarray) -> np.ndarray:
 def wrap_angle(angle: np.ndarray) -> np.ndarray:
     """Angles wrapped into [-pi, pi)."""
     return (angle + np.pi) % (2 * np.pi) - np.pi
+
+
+# R = sum of coefficient * q_i q_j per entry (row-major), for a unit quaternion (w, x, y, z)
+_W, _X, _Y, _Z = range(4)
+_ROTATION_TERMS = {
+    0: [(1, _W, _W), (1, _X, _X), (-1, _Y, _Y), (-1, _Z, _Z)],
+    4: [(1, _W, _W), (-1, _X, _X), (1, _Y, _Y), (-1, _Z, _Z)],
+    8: [(1, _W, _W), (-1, _X, _X), (-1, _Y, _Y), (1, _Z, _Z)],
+    1: [(2, _X, _Y), (-2, _W, _Z)], 3: [(2, _X, _Y), (2, _W, _Z)],
+    2: [(2, _X, _Z), (2, _W, _Y)], 6: [(2, _X, _Z), (-2, _W, _Y)],
+    5: [(2, _Y, _Z), (-2, _W, _X)], 7: [(2, _Y, _Z), (2, _W, _X)],
+}
+_PRODUCTS_TO_MATRIX = np.zeros((16, 9))
+for _entry, _terms in _ROTATION_TERMS.items():
+    for _coef, _i, _j in _terms:
+        _PRODUCTS_TO_MATRIX[4 * _i + _j, _entry] = _coef
+
+
+def quat_mats(quat: np.ndarray) -> np.ndarray:
+    """Rotation matrices (n, 3, 3) of quaternions (n, 4) w, x, y, z, normalised first as
+    mj_kinematics does with a free joint's quaternion (a zero one reads as the identity).
+    Equal to mju_quat2Mat to round-off: one linear map of q q^T / |q|^2, a handful of
+    numpy calls whatever n."""
+    q = np.asarray(quat, dtype=float)
+    products = (q[:, :, None] * q[:, None, :]).reshape(len(q), 16)
+    norm2 = products[:, ::5].sum(axis=1)
+    zero = norm2 < 1e-30  # mjMINVAL squared
+    if zero.any():
+        products[zero], norm2[zero] = np.eye(16)[0], 1.0
+    return ((products @ _PRODUCTS_TO_MATRIX) / norm2[:, None]).reshape(len(q), 3, 3)

@@ -158,6 +158,20 @@ class Frames:
                 rows.append(np.asarray(getattr(self.scenes[env]._data, field)))
         return np.stack(rows)
 
+    def columns(self, field: str, envs: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """(len(envs), len(cols)): field_rows(field, envs)[:, cols], read without copying
+        whole rows first when the envs are a bound batch group's rows in order (history
+        rows are long and only some of their columns are wanted)."""
+        group_of, row_of = self._plan
+        if len(envs) and not self.forced:
+            group = self._groups[int(group_of[envs[0]])]
+            if (isinstance(group, BatchGroup) and id(group) not in self._unbound
+                    and len(envs) == len(group.env_ids)
+                    and (row_of[envs] == np.arange(len(envs))).all()
+                    and (group_of[envs] == group_of[envs[0]]).all()):
+                return group.bound(field)[:, cols]
+        return self.field_rows(field, envs)[:, cols]
+
     def sensordata(self, env: int) -> np.ndarray:
         """sensordata of env: as the last step computed it, or (forced) at the current state."""
         group, row = self._where[env]

@@ -146,6 +146,8 @@ class CollisionUnit(Unit):
         self.layout: list[tuple] = [()] * num_envs  # the addresses, as a grouping key
         self.since = np.full(num_envs, -np.inf)  # env time of the previous sample
         self.pending = np.zeros(num_envs, dtype=np.int8)  # class seen by the reset sample
+        self._slots = 32  # history slots read per sample in lockstep (_counts)
+        self._all_layouts: dict[tuple, list[int]] | None = None  # _layouts of every env
 
     def describe(self) -> str:
         return f"collision flag of robot {self.robot!r}"
@@ -175,6 +177,7 @@ class CollisionUnit(Unit):
         self.feet_ground[env] = np.array([adr[model.sensor(n).id] for n in feet_ground],
                                          dtype=np.int64)
         self.layout[env] = (int(self.everything[env]), tuple(self.feet_ground[env].tolist()))
+        self._all_layouts = None
         self.since[env] = -np.inf
 
     def _compute(self, frames: Frames, envs: np.ndarray) -> None:
@@ -187,10 +190,9 @@ class CollisionUnit(Unit):
                 out["kind"][env] = self.pending[env] = kind
                 self.since[env] = data.time
             return
-        history = frames.field_rows("history", envs)
         now = np.reshape(frames.field_rows("time", envs), -1).astype(float)
         # per physics step of the window: all contacts, feet's with the ground
-        counts, ground, stamps, window = self._counts(history, envs, now)
+        counts, ground, stamps, window = self._counts(frames, envs, now)
         extra = window & (counts - ground > 0)  # anything but feet on the ground plane
         slabs = self.slabs[envs][:, None]
         certain, unsure = extra & ~slabs, extra & slabs
@@ -206,19 +208,30 @@ class CollisionUnit(Unit):
         self.pending[envs] = NONE
         self.since[envs] = now
 
-    def _counts(self, history: np.ndarray, envs: np.ndarray, now: np.ndarray):
-        """Per env and history slot (len(envs), COLLISION_HISTORY): the all-contacts and
+    def _counts(self, frames: Frames, envs: np.ndarray, now: np.ndarray):
+        """Per env and history slot read (len(envs), k): the all-contacts and
         feet-on-ground counts, the stamps, and whether the slot is in the window [since,
-        now). Envs whose counters sit at the same addresses are read at once."""
+        now). Every counter of a robot is written at every step: they share the ring's
+        cursor and stamps. In lockstep every env's cursor is the same: then only the newest
+        k slots are read (k kept between calls, doubled whenever the oldest slot read is
+        still inside a window), about a control step's worth rather than the whole ring."""
         n = COLLISION_HISTORY
-        layouts: dict[tuple, list[int]] = {}
-        for i, env in enumerate(envs.tolist()):
-            layouts.setdefault(self.layout[env], []).append(i)
+        layouts = self._layouts(envs)
         if len(layouts) == 1:  # the usual case (one robot model everywhere): no scatter
-            index, nfeet = _gather_index(next(iter(layouts)))
-            h = history[:, index].reshape(len(envs), 2 + nfeet, n)
-            stamps, counts, ground = h[:, 0], h[:, 1], h[:, 2:].sum(axis=1)
+            layout = next(iter(layouts))
+            since = self.since[envs]
+            cursor = frames.columns("history", envs, np.array([layout[0] + 1]))[:, 0]
+            lockstep = len(envs) and (cursor == cursor[0]).all() and np.isfinite(since).all()
+            while True:
+                index, nfeet = (_window_index(layout, int(cursor[0]), self._slots) if lockstep
+                                else _gather_index(layout))
+                h = frames.columns("history", envs, index).reshape(len(envs), 2 + nfeet, -1)
+                stamps, counts, ground = h[:, 0], h[:, 1], h[:, 2:].sum(axis=1)
+                if not lockstep or self._slots == n or (stamps[:, -1] < since).all():
+                    break
+                self._slots = min(n, 2 * self._slots)  # a longer window than read: read more
         else:
+            history = frames.field_rows("history", envs)
             shape = (len(envs), n)
             counts, ground, stamps = np.zeros(shape), np.zeros(shape), np.zeros(shape)
             for layout, rows in layouts.items():
@@ -227,9 +240,20 @@ class CollisionUnit(Unit):
                 h = h.reshape(len(rows), 2 + nfeet, n)  # stamps, all, feet on the ground...
                 stamps[rows], counts[rows] = h[:, 0], h[:, 1]
                 ground[rows] = h[:, 2:].sum(axis=1)
-        # every counter of a robot is written at every step: they share the stamps
         window = (stamps >= self.since[envs][:, None]) & (stamps < now[:, None])
         return counts, ground, stamps, window
+
+    def _layouts(self, envs: np.ndarray) -> dict[tuple, list[int]]:
+        """Positions in `envs` grouped by counter layout (kept for all envs between binds)."""
+        every = len(envs) == self.num_envs
+        if every and self._all_layouts is not None:
+            return self._all_layouts
+        layouts: dict[tuple, list[int]] = {}
+        for i, env in enumerate(envs.tolist()):
+            layouts.setdefault(self.layout[env], []).append(i)
+        if every:  # envs are sorted and unique: all of them, in order
+            self._all_layouts = layouts
+        return layouts
 
     def noisy(self, spec: CollisionSpec) -> bool:  # type: ignore[override]
         return False
@@ -258,6 +282,17 @@ def _gather_index(layout: tuple) -> tuple[np.ndarray, int]:
     everything, feet_ground = layout
     n = COLLISION_HISTORY
     slots = np.arange(n)
+    starts = [everything + 2] + [a + 2 + n for a in (everything, *feet_ground)]
+    return np.concatenate([s + slots for s in starts]), len(feet_ground)
+
+
+@functools.lru_cache(maxsize=256)
+def _window_index(layout: tuple, cursor: int, k: int) -> tuple[np.ndarray, int]:
+    """As _gather_index, but only the k newest slots, newest first: the header's second
+    slot is the ring's cursor, the slot written last."""
+    everything, feet_ground = layout
+    n = COLLISION_HISTORY
+    slots = (cursor - np.arange(min(k, n))) % n
     starts = [everything + 2] + [a + 2 + n for a in (everything, *feet_ground)]
     return np.concatenate([s + slots for s in starts]), len(feet_ground)
 

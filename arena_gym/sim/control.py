@@ -78,6 +78,7 @@ class Controller:
         self._plans: dict[str, tuple[tuple[Any, ...], list[_Part]]] = {}
         self._checked: dict[str, tuple[tuple[int, ...], np.ndarray]] = {}  # holonomic per env
         self._groups: Sequence[Any] = ()
+        self._loop_of: dict[str, tuple[list[_Part], bool]] = {}  # robot -> (plan, has a loop)
 
     def drive(self, env_id: int, robot: str) -> WheelDrive:
         """The robot's wheel drive, rebuilt after a recompile."""
@@ -95,9 +96,17 @@ class Controller:
 
     def closed_loop(self, groups: Sequence[Any]) -> bool:
         """A closed-loop drive is commanded: its controls change at every tick."""
-        return any(part.drive.yaw_loop is not None
-                   for robot, staged in self._twists.items() if staged.staged.any()
-                   for part in self._plan(robot, groups))
+        return any(self._loops(robot, groups) for robot, staged in self._twists.items()
+                   if staged.all_staged or staged.staged.any())
+
+    def _loops(self, robot: str, groups: Sequence[Any]) -> bool:
+        """Whether any part of the robot's plan has a yaw loop (kept with the plan)."""
+        parts = self._plan(robot, groups)
+        cached = self._loop_of.get(robot)
+        if cached is None or cached[0] is not parts:
+            cached = self._loop_of[robot] = (parts, any(p.drive.yaw_loop is not None
+                                                        for p in parts))
+        return cached[1]
 
     # ------------------------------------------------------------ staging
     def set_twist(self, env_id: int, robot: str, twist: tuple[float, ...]) -> None:
