@@ -34,6 +34,7 @@ LIDAR_GROUPS = (GROUP_STATIC, GROUP_ROBOT)
 CAMERA_GROUPS = (GROUP_STATIC, GROUP_VISUAL, GROUP_CEILING)
 
 WALLS_FRAME = "walls"  # the world body's frame that holds every wall geom
+GROUND_BODY = "ground"  # the static body of the ground plane (geom "ground")
 
 ROLLER_CONTYPE = 2
 WORLD_CONAFFINITY = 1 | ROLLER_CONTYPE
@@ -109,7 +110,11 @@ def base_world(timestep: float) -> mujoco.MjSpec:
     spec.option.enableflags |= mujoco.mjtEnableBit.mjENBL_SLEEP
     spec.worldbody.add_light(name="sun", pos=[0, 0, 10], dir=[0, 0, -1],
                              type=mujoco.mjtLightType.mjLIGHT_DIRECTIONAL)
-    spec.worldbody.add_geom(
+    # the plane in a static body of its own, not the world body's: its endless box would
+    # make every node of the world's bounding-volume tree endless (a map's walls live there),
+    # and the midphase would descend it to the leaves for every robot body at every step
+    ground = spec.worldbody.add_body(name=GROUND_BODY)
+    ground.add_geom(
         name="ground",
         type=mujoco.mjtGeom.mjGEOM_PLANE,
         size=[0, 0, 1],

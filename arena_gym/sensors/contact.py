@@ -310,7 +310,8 @@ def _classes(model: mujoco.MjModel, scene: Scene) -> np.ndarray:
 
 
 def _floor(model: mujoco.MjModel, scene: Scene) -> np.ndarray:
-    floor = (model.geom_bodyid == 0) & (model.geom_type == mujoco.mjtGeom.mjGEOM_PLANE)
+    static = model.body_weldid[model.geom_bodyid] == 0
+    floor = static & (model.geom_type == mujoco.mjtGeom.mjGEOM_PLANE)
     for entity in scene.entities.values():
         if entity.kind == "floor":
             floor |= model.geom_bodyid == model.body(entity.body).id

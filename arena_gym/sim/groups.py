@@ -47,10 +47,8 @@ def layout_signature(model: mujoco.MjModel) -> tuple[int, ...]:
 class BatchGroup:
     """Envs with one MjData layout, stepped by one persistent Batch."""
 
-    def __init__(self, scenes: list[Scene], nthread: int,
-                 pool: ThreadPoolExecutor | None = None) -> None:
+    def __init__(self, scenes: list[Scene], nthread: int) -> None:
         self.scenes = scenes
-        self.pool = pool  # for the per-fan wall casts of WallRays
         self.env_ids = [s.env_id for s in scenes]
         self.row = {env: i for i, env in enumerate(self.env_ids)}
         models = [s._model for s in scenes]
@@ -109,7 +107,7 @@ class BatchGroup:
         nray = vecs.shape[1]
         rows = None if env_ids is None else [self.row[int(e)] for e in env_ids]
         if self._walls is _UNSET:
-            self._walls = WallRays.for_scenes(self.scenes, self.nthread, self.pool)
+            self._walls = WallRays.for_scenes(self.scenes, self.nthread)
         if self._walls is not None:
             return self._walls.rays(self.batch.state, origins, vecs, geomgroup, bodyexclude,
                                     cutoff, rows)
@@ -258,7 +256,7 @@ def make_groups(
             odd += members
             continue
         try:
-            groups.append(BatchGroup(members, nthread, pool))
+            groups.append(BatchGroup(members, nthread))
         except ValueError:  # a layout difference the signature missed
             odd += members
     if odd:

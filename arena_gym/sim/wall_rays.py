@@ -10,8 +10,6 @@ what a MuJoCo cast of the whole scene reports: distances to round-off, the scene
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-
 import mujoco
 import mujoco.batch
 import numpy as np
@@ -25,17 +23,14 @@ class WallRays:
     """Use `for_scenes`; None there means a plain MuJoCo cast is as good."""
 
     def __init__(self, scenes: list[Scene], grids: list[WallGrid], models: list[mujoco.MjModel],
-                 batch: mujoco.batch.Batch, keep: list[np.ndarray],
-                 pool: ThreadPoolExecutor | None = None) -> None:
+                 batch: mujoco.batch.Batch, keep: list[np.ndarray]) -> None:
         self.scenes, self.models = scenes, models
         self.grids = grids
-        self.pool = pool
         self.batch = batch
         self.keep = keep  # per env: scene geom id of each geom of the wall-less model
 
     @classmethod
-    def for_scenes(cls, scenes: list[Scene], nthread: int,
-                   pool: ThreadPoolExecutor | None = None) -> WallRays | None:
+    def for_scenes(cls, scenes: list[Scene], nthread: int) -> WallRays | None:
         grids: list[WallGrid] = []
         for scene in scenes:
             grid = WallGrid.from_model(scene._model)
@@ -62,7 +57,7 @@ class WallRays:
             batch.set_models(models)
         except ValueError:  # scenes of one group whose wall-less copies differ in layout
             return None
-        return cls(scenes, grids, models, batch, keep, pool)
+        return cls(scenes, grids, models, batch, keep)
 
     def rays(self, states: np.ndarray, origins: np.ndarray, vecs: np.ndarray,
              geomgroup: np.ndarray | None, bodyexclude: np.ndarray, cutoff: float,
@@ -91,18 +86,11 @@ class WallRays:
                                    for i, g in enumerate(grids)])
             if not envs.size:
                 continue
-            wall, wall_id = grid.cast(origins[envs], vecs[envs], cutoff, self._run)
+            wall, wall_id = grid.cast(origins[envs], vecs[envs], cutoff)
             near = (wall >= 0) & ((dist[envs] < 0) | (wall <= dist[envs]))
             dist[envs] = np.where(near, wall, dist[envs])
             geomid[envs] = np.where(near, wall_id, geomid[envs])
         return dist, geomid
-
-    def _run(self, calls: list) -> None:
-        if self.pool is None or len(calls) < 2:
-            for call in calls:
-                call()
-        else:
-            list(self.pool.map(lambda call: call(), calls))
 
 
 def _same(a: WallGrid, b: WallGrid) -> bool:

@@ -11,9 +11,9 @@ crosses before it hits, not with the walls; rays jump through open space on a co
 clearance raster. Distances come from the same planes MuJoCo's box test uses, so they equal
 a MuJoCo cast of the same scene to round-off.
 
-Short casts (cutoff <= LOCAL_REACH) go another way, measured faster there: MuJoCo itself on
-small per-tile models of the walls within reach (worlds/wall_tiles.py). Both are tested
-against a MuJoCo cast of the whole scene on every shared map (tests/worlds/test_raycast.py).
+Short casts (cutoff <= LOCAL_REACH) go another way, measured faster there: each ray against
+the walls within reach whose bearing holds it (worlds/wall_fans.py). Both are tested against
+a MuJoCo cast of the whole scene on every shared map (tests/worlds/test_raycast.py).
 
     >>> grid = WallGrid.from_model(scene.model)            # None: no such walls
     >>> dist, geomid = grid.cast(origins, directions, cutoff=3.5)   # (n, 3), (n, R, 3)
@@ -25,17 +25,16 @@ MuJoCo reports for a box holding the origin).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 
 import mujoco
 import numpy as np
 
 from arena_gym.scene.builders import GROUP_STATIC
-from arena_gym.worlds.wall_tiles import WallTiles
+from arena_gym.worlds.wall_fans import FanCaster
 
 SKIP_CELL = 0.25  # m: the clearance raster's cell (rays jump through open space by it)
 SKIP_RINGS = 24  # clearance counted up to this many cells (6 m)
-LOCAL_REACH = 10.0  # m: casts up to this far use MuJoCo on nearby walls (wall_tiles.py)
+LOCAL_REACH = 10.0  # m: casts up to this far go ray by ray against nearby walls (wall_fans.py)
 MIN_WALLS = 8  # fewer walls than this: MuJoCo's own cast is as fast
 _ALIGNED = 1e-9  # |sin| or |cos| of a wall's yaw below this: axis-aligned
 _SNAP = 1e-9  # m: faces this close are one grid line
@@ -58,7 +57,7 @@ class WallGrid:
         for k in range(len(boxes) - 1, -1, -1):  # the first box wins where boxes overlap
             self.cell[ix0[k]:ix1[k], iy0[k]:iy1[k]] = k
         self.boxes = boxes
-        self._tiles: dict[float, WallTiles] = {}
+        self._casters: dict[float, FanCaster] = {}
         self._clearance(boxes)
 
     def _clearance(self, boxes: np.ndarray) -> None:
@@ -90,11 +89,11 @@ class WallGrid:
     def __len__(self) -> int:
         return len(self.ids)
 
-    def _local(self, reach: float) -> WallTiles:
-        tiles = self._tiles.get(reach)
-        if tiles is None:
-            tiles = self._tiles[reach] = WallTiles(self.boxes, self.zlo, self.zhi, reach)
-        return tiles
+    def _fans(self, reach: float) -> FanCaster:
+        caster = self._casters.get(reach)
+        if caster is None:
+            caster = self._casters[reach] = FanCaster(self.boxes, self.zlo, self.zhi, reach)
+        return caster
 
     @classmethod
     def from_model(cls, model: mujoco.MjModel, min_walls: int = MIN_WALLS) -> WallGrid | None:
@@ -126,19 +125,16 @@ class WallGrid:
         return cls(boxes, lo, hi, geoms[chosen])
 
     def cast(self, origins: np.ndarray, directions: np.ndarray, cutoff: float = math.inf,
-             run: Callable[[list[Callable[[], None]]], None] | None = None,
              ) -> tuple[np.ndarray, np.ndarray]:
         """Rays from one origin per fan (n, 3) along unit directions (n, R, 3): distances
         (-1 for a miss) and the ids of the walls hit (-1), (n, R). Hits beyond `cutoff` may
-        read as misses. Up to LOCAL_REACH, MuJoCo casts on the walls near each origin
-        (worlds/wall_tiles.py; `run` runs those per-fan calls, e.g. on threads); beyond it,
-        the rays walk the grid."""
+        read as misses. Up to LOCAL_REACH each ray is tested against the walls near its
+        origin in its bearing (worlds/wall_fans.py); beyond it, the rays walk the grid."""
         origins = np.asarray(origins, float)
         directions = np.asarray(directions, float)
         n, nray = directions.shape[:2]
-        if cutoff <= LOCAL_REACH:  # short reach: MuJoCo on the walls near each origin
-            dist, box = np.empty((n, nray)), np.empty((n, nray), np.int64)
-            (run or _run)(self._local(cutoff).calls(origins, directions, dist, box))
+        if cutoff <= LOCAL_REACH:  # short reach: each ray against the walls in its bearing
+            dist, box = self._fans(cutoff).cast(origins, directions)
         else:
             dist, box = self._walk(np.repeat(origins, nray, axis=0), directions.reshape(-1, 3),
                                    cutoff)
@@ -255,8 +251,3 @@ def _lines(bounds: np.ndarray) -> np.ndarray:
 def _index(lines: np.ndarray, values: np.ndarray) -> np.ndarray:
     """The index of the grid line each face lies on (within _SNAP)."""
     return np.searchsorted(lines, values - _SNAP, side="left")
-
-
-def _run(calls: list[Callable[[], None]]) -> None:
-    for call in calls:
-        call()

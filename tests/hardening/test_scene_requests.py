@@ -31,7 +31,7 @@ def test_a_prim_named_like_a_robot_body_is_refused_and_nothing_stays(store):
     for scene, snap in zip(store.scenes, before, strict=True):
         assert_same(snapshot(scene), snap)
     store.reset_world(0)  # no unnamed body survives: the world is empty again
-    assert [b.name for b in store.scenes[0].spec.bodies] == ["world"]
+    assert [b.name for b in store.scenes[0].spec.bodies] == ["world", "ground"]
 
 
 def test_a_wall_clashing_with_a_prim_name_is_refused(store):

@@ -57,7 +57,7 @@ def test_delete_burst_is_one_compile():
     assert store.compile_count(0) == before  # deleting only edits the spec
     model = store.model(0)
     assert store.compile_count(0) == before + 1
-    assert model.nbody == 2  # world + keep
+    assert model.nbody == 3  # world, ground + keep
     assert store.names(0) == ["keep"]
 
 
@@ -78,7 +78,7 @@ def test_reset_world_removes_everything_of_the_env(assets):
     other = snapshot(store.scenes[1])
     store.reset_world(0)
     model = store.model(0)
-    assert (model.nbody, model.nu, model.nmesh, model.nexclude) == (1, 0, 0, 0)
+    assert (model.nbody, model.nu, model.nmesh, model.nexclude) == (2, 0, 0, 0)  # world, ground
     assert store.names(0) == []
     assert_same(snapshot(store.scenes[1]), other)
     spawn(store, 0, assets, "burger")  # the name is free again

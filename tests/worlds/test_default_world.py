@@ -75,7 +75,7 @@ def test_default_world_is_seeded_and_keeps_the_robot_clear():
         bodies = {model.body_rootid[model.geom_bodyid[c.geom1]],
                   model.body_rootid[model.geom_bodyid[c.geom2]]}
         if robot in bodies:
-            assert bodies == {robot, 0}, "the robot may touch only the ground"
+            assert bodies == {robot, model.body("ground").id}, "the robot may touch only the ground"
 
 
 def test_demo_command_prints_speed_and_final_poses(capsys):

@@ -83,7 +83,7 @@ def test_walls_keep_names_poses_and_deletion_by_prefix():
     assert store.delete_prims(0, ["map/"]) == ["map/wall_0", "map/wall_1"]
     assert store.names(0) == ["room/north"]
     names = [store.model(0).geom(g).name for g in range(store.model(0).ngeom)]
-    assert names == ["ground", "env_0/room/north/geom"]
+    assert names == ["env_0/room/north/geom", "ground"]  # world geoms first, then the ground body
     with pytest.raises(SceneError, match=re.escape("unknown body in env 0 'map/wall_0'")):
         store.get_pose(0, "map/wall_0")
 

@@ -88,7 +88,8 @@ def test_equals_a_mujoco_cast_of_the_whole_scene(assets, name, cutoff):
     assert np.mean(geomid[near] == ref_id[near]) > 0.99  # all but ties between overlapping boxes
 
 
-def test_rays_from_above_and_from_inside_read_what_mujoco_reads():
+@pytest.mark.parametrize("cutoff", [3.5, np.inf])  # bearing-culled fans; the grid walk
+def test_rays_from_above_and_from_inside_read_what_mujoco_reads(cutoff):
     store = SceneStore(1)
     walls = [Wall(f"w{k}", (k * 0.5, 0.0), (k * 0.5, 2.0), height=1.0, thickness=0.2)
              for k in range(5)] + [Wall("long", (-1.0, 3.0), (4.0, 3.0), height=1.0)]
@@ -100,9 +101,9 @@ def test_rays_from_above_and_from_inside_read_what_mujoco_reads():
     directions = rng.normal(size=(3, 400, 3))
     directions /= np.linalg.norm(directions, axis=-1, keepdims=True)
     grid = WallGrid.from_model(model, min_walls=1)
-    dist, _ = grid.cast(origins, directions)
+    dist, _ = grid.cast(origins, directions, cutoff=cutoff)
     ref, ref_id = mujoco_cast(model, data, origins, directions)
-    walls_hit = ref_id != model.geom("ground").id
+    walls_hit = (ref_id != model.geom("ground").id) & (ref <= cutoff)
     ground = ~walls_hit  # the grid knows walls only: compare where MuJoCo hit a wall first
     np.testing.assert_allclose(dist[walls_hit], ref[walls_hit], rtol=0, atol=1e-9)
     assert np.all((dist[ground] < 0) | (dist[ground] >= ref[ground] - 1e-9))
