@@ -27,3 +27,7 @@ def unknown(kind: str, name: object, known: Iterable[str]) -> UnknownNameError:
     close = difflib.get_close_matches(str(name), known, n=3)
     hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
     return UnknownNameError(f"unknown {kind} {name!r}{hint}")
+
+
+class AssetWarning(UserWarning):
+    """An asset that could not be used as given: what was left out or replaced, and why."""

@@ -45,21 +45,60 @@ def _positive(what: str, values: tuple[float, ...]) -> tuple[float, ...]:
 
 
 @dataclass(frozen=True)
-class Prim:
-    """A static obstacle: a box of full extents `scale`, or (later) a mesh scaled by it.
+class Shape:
+    """One part of an obstacle model, in the model's frame: a mesh file (scaled by `scale`)
+    or, without one, a box of full extents `size`. `rgba` None: the prim's colour (a mesh
+    part that declares its own colour keeps it)."""
 
-    >>> Prim("table", pose=(1.0, 2.0, 0.4, 0.0), scale=(1.2, 0.8, 0.8))
+    mesh_path: str | Path | None = None
+    size: tuple[float, float, float] | None = None
+    pos: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    quat: tuple[float, float, float, float] = (1.0, 0.0, 0.0, 0.0)  # w, x, y, z
+    scale: tuple[float, float, float] = (1.0, 1.0, 1.0)
+    rgba: tuple[float, float, float, float] | None = None
+
+    def __post_init__(self) -> None:
+        what = f"Shape {str(self.mesh_path) if self.mesh_path is not None else 'box'!r}"
+        if self.mesh_path is None and self.size is None:
+            raise SceneError(f"{what}: expected a mesh_path or a box size, got neither")
+        if self.size is not None:
+            size = _positive(f"{what} size", _floats(f"{what} size", self.size, 3))
+            object.__setattr__(self, "size", size)
+        object.__setattr__(self, "pos", _floats(f"{what} pos", self.pos, 3))
+        quat = _floats(f"{what} quat", self.quat, 4)
+        if math.hypot(*quat) < 1e-9:
+            raise SceneError(f"{what} quat: expected a non-zero quaternion, got {quat}")
+        object.__setattr__(self, "quat", quat)
+        object.__setattr__(self, "scale", _positive(f"{what} scale",
+                                                    _floats(f"{what} scale", self.scale, 3)))
+        if self.rgba is not None:
+            object.__setattr__(self, "rgba", _floats(f"{what} rgba", self.rgba, 4))
+
+
+@dataclass(frozen=True)
+class Prim:
+    """A static obstacle: a box of full extents `scale`, or a model scaled by it.
+
+    >>> Prim("box", pose=(1.0, 2.0, 0.4, 0.0), scale=(1.2, 0.8, 0.8))  # z: the box's centre
+    >>> Prim("table", pose=(1.0, 2.0, 0.0, 0.0), mesh_path="table.obj")  # z: the model's origin
+
+    A model prim (a `mesh_path`, `visuals` or `collisions`) shows its meshes per material
+    (arena_gym.scene.mesh_parts; cameras and lidar see them, physics does not) and collides
+    through `collisions`, or, when that is None, through the convex pieces of its visual
+    meshes (arena_gym.scene.hulls). `visuals` are the model's further visual shapes.
 
     A movable prim is a mocap body: episodes move it through `MjData.mocap_pos`/`mocap_quat`
     (per env state, so batched envs keep one model layout); a static one is welded.
     """
 
     name: str
-    pose: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)  # x, y, z (centre), yaw
+    pose: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)  # x, y, z, yaw
     scale: tuple[float, float, float] = (1.0, 1.0, 1.0)
     mesh_path: str | Path | None = None
     rgba: tuple[float, float, float, float] = (0.6, 0.45, 0.3, 1.0)
     movable: bool = False  # a mocap body: moved through state, without recompiling
+    visuals: tuple[Shape, ...] = ()
+    collisions: tuple[Shape, ...] | None = None
 
     def __post_init__(self) -> None:
         _name("Prim.name", self.name)
@@ -67,6 +106,26 @@ class Prim:
         scale = _floats(f"Prim {self.name!r} scale", self.scale, 3)
         object.__setattr__(self, "scale", _positive(f"Prim {self.name!r} scale", scale))
         object.__setattr__(self, "rgba", _floats(f"Prim {self.name!r} rgba", self.rgba, 4))
+        for field_name in ("visuals", "collisions"):
+            shapes = getattr(self, field_name)
+            if shapes is None:
+                continue
+            shapes = tuple(shapes) if isinstance(shapes, (list, tuple)) else shapes
+            if not isinstance(shapes, tuple) or not all(isinstance(s, Shape) for s in shapes):
+                raise SceneError(f"Prim {self.name!r} {field_name}: expected Shape records, "
+                                 f"got {shapes!r}")
+            object.__setattr__(self, field_name, shapes)
+
+    @property
+    def is_model(self) -> bool:
+        """A mesh or model prim, not a plain box."""
+        return self.mesh_path is not None or bool(self.visuals) or self.collisions is not None
+
+    @property
+    def visual_shapes(self) -> tuple[Shape, ...]:
+        """Every visual shape: the `mesh_path` mesh first, then `visuals`."""
+        main = (Shape(self.mesh_path),) if self.mesh_path is not None else ()
+        return main + self.visuals
 
     @property
     def half_extents(self) -> tuple[float, float, float]:

@@ -9,16 +9,17 @@ as it was. A recompile carries time and the state of every surviving joint by na
 from __future__ import annotations
 
 import copy
+import warnings
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import mujoco
 import numpy as np
 
-from arena_gym.scene import builders
-from arena_gym.scene.errors import SceneError, SpawnError, unknown
-from arena_gym.scene.meshes import inside
+from arena_gym.scene import builders, mesh_prims
+from arena_gym.scene.errors import AssetWarning, SceneError, SpawnError, unknown
+from arena_gym.scene.meshes import PathRefused, inside
 from arena_gym.scene.names import check_clashes, element_names, planned_names
 from arena_gym.scene.records import Prim, PrimEdit, Slab, Wall
 from arena_gym.scene.robot import RobotInfo, add_collision_sensors, build_robot_spec
@@ -103,6 +104,7 @@ class Scene:
         except ValueError as exc:
             culprits = list(self._pending)
             self._remove_entities(culprits)
+            mesh_prims.prune_assets(self.spec)
             self._pending.clear()
             self._install(*self._compile_spec(self.spec))
             named = ", ".join(repr(c) for c in culprits) or "the scene"
@@ -240,12 +242,34 @@ class Scene:
         self._pending.append(name)
         self._dirty = True
 
-    def spawn_prims(self, prims: Iterable[Prim]) -> None:
+    def spawn_prims(self, prims: Iterable[Prim]) -> list[str]:
+        """Spawn boxes and model prims; returns the names spawned. A model prim whose mesh
+        cannot be used is left out with an AssetWarning (one bad asset costs one obstacle)."""
         prims = _checked(prims, Prim, "spawn_prims")
-        for prim in prims:
-            if prim.mesh_path is not None:
-                raise SpawnError(f"prim {prim.name!r}: mesh prims are not supported yet")
-        self._add_all("prim", prims, builders.add_box)
+        self._check_new(p.name for p in prims)
+        prepared = self._prepare([p for p in prims if p.is_model])
+        prims = [p for p in prims if not p.is_model or p.name in prepared]
+        self._add_all("prim", prims, lambda spec, full, prim: self._build_prim(
+            spec, full, prim, prepared))
+        return [p.name for p in prims]
+
+    def _prepare(self, models: list[Prim]) -> dict[str, mesh_prims.Prepared]:
+        if not models:
+            return {}
+        try:
+            prepared, problems = mesh_prims.prepare(models, self.path_roots)
+        except PathRefused as exc:
+            raise SpawnError(f"env {self.env_id}: spawn_prims refused: {exc}") from None
+        for problem in problems:
+            warnings.warn(f"env {self.env_id}: {problem}", AssetWarning, stacklevel=4)
+        return prepared
+
+    @staticmethod
+    def _build_prim(spec: mujoco.MjSpec, full: str, prim: Prim,
+                    prepared: dict[str, mesh_prims.Prepared]) -> mujoco.MjsBody:
+        if prim.is_model:
+            return mesh_prims.add_model(spec, full, replace(prepared[prim.name], prim=prim))
+        return builders.add_box(spec, full, prim)
 
     def spawn_walls(self, walls: Iterable[Wall]) -> None:
         walls = _checked(walls, Wall, "spawn_walls")
@@ -297,7 +321,15 @@ class Scene:
     def _edit(self, entity: Entity, edit: PrimEdit) -> None:
         prim: Prim = entity.record  # type: ignore[assignment]
         body = self.spec.body(entity.body)
-        if edit.scale is not None:
+        if edit.scale is not None and prim.is_model:  # meshes at the new scale: rebuild
+            rescaled = replace(prim, scale=edit.scale)
+            prepared = self._prepare([rescaled])
+            if prim.name in prepared:
+                self.spec.delete(body)
+                body = self._build_prim(self.spec, entity.body, rescaled, prepared)
+                mesh_prims.prune_assets(self.spec)
+                self._dirty = True
+        elif edit.scale is not None:
             builders.set_box_size(body, edit.scale)
             self._dirty = True  # sizes change bounding volumes: recompile
         if edit.pose is not None:
@@ -318,14 +350,7 @@ class Scene:
                     model.body_pos[b] = body.pos
                     model.body_quat[b] = body.quat
                     self._renew(model)
-        entity.record = Prim(
-            prim.name,
-            pose=edit.pose or prim.pose,
-            scale=edit.scale or prim.scale,
-            mesh_path=prim.mesh_path,
-            rgba=prim.rgba,
-            movable=prim.movable,
-        )
+        entity.record = replace(prim, pose=edit.pose or prim.pose, scale=edit.scale or prim.scale)
 
     # ---------------------------------------------------------------- deleting
     def matching(self, names: Iterable[str]) -> list[str]:
@@ -346,6 +371,7 @@ class Scene:
         if selected:
             self._sync()
             self._remove_entities(selected)
+            mesh_prims.prune_assets(self.spec)  # the next compile frees what they used
             self._dirty = True
         return selected
 

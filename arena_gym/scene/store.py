@@ -73,8 +73,11 @@ class SceneStore:
         return self.scene(env_id).spawn_urdf(name, urdf, pose, package_paths, rollers=rollers,
                                              model_params=model_params)
 
-    def spawn_prims(self, env_id: int, prims: Iterable[Prim]) -> None:
-        self.scene(env_id).spawn_prims(prims)
+    def spawn_prims(self, env_id: int, prims: Iterable[Prim]) -> list[str]:
+        """Spawn boxes and model prims (arena_gym.scene.records.Prim); returns the names
+        spawned. A model prim whose mesh cannot be used is left out with an AssetWarning
+        naming it; the others of the request are spawned."""
+        return self.scene(env_id).spawn_prims(prims)
 
     def spawn_walls(self, env_id: int, walls: Iterable[Wall]) -> None:
         self.scene(env_id).spawn_walls(walls)

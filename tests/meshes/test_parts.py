@@ -1,0 +1,84 @@
+"""Mesh parts: per-material OBJ parts with colours and textures, cached on disk."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from arena_gym.scene import mesh_cache
+from arena_gym.scene.mesh_parts import MeshPart, mesh_parts
+from arena_gym.scene.meshes import MeshUnavailable
+from tests.meshes.shapes import box, write_obj
+
+DINGO = ("robots/dingo/packages/arena_simulation_setup/entities/robots/dingo/urdf/meshes/"
+         "diff_chassis.dae")
+
+
+def test_plain_stl_and_obj_are_read_by_mujoco_itself_with_the_geoms_colour(assets, tmp_path):
+    stl = assets / "robots/dingo/packages/arena_simulation_setup/entities/robots/dingo/urdf/" \
+        "meshes/wheel.stl"
+    obj = write_obj(tmp_path / "plain.obj", *box((0, 0, 0), (1, 1, 1)))
+    assert mesh_parts(stl, tmp_path / "cache") == (MeshPart(stl),)
+    assert mesh_parts(obj, tmp_path / "cache") == (MeshPart(obj),)
+    assert not (tmp_path / "cache").exists()  # nothing converted
+
+
+def test_dingo_chassis_splits_into_its_four_materials(assets, tmp_path):
+    parts = mesh_parts(assets / DINGO, tmp_path)
+    colours = sorted(p.rgba for p in parts)
+    # the file's four diffuse colours: dark grey body, yellow, red and white lights
+    assert colours == [(0.0745, 0.0745, 0.0824, 1.0), (1.0, 0.0, 0.0, 1.0),
+                       (1.0, 0.902, 0.0, 1.0), (1.0, 1.0, 1.0, 1.0)]
+    assert all(p.file.suffix == ".obj" and p.file.is_file() for p in parts)
+
+
+def test_textured_obj_gets_a_png_no_larger_than_1024_px(assets, tmp_path):
+    from PIL import Image
+
+    (part,) = mesh_parts(assets / "obstacles/Desk/meshes/desk.obj", tmp_path)
+    assert part.texture is not None and part.rgba == (1.0, 1.0, 1.0, 1.0)
+    with Image.open(part.texture) as image:
+        assert max(image.size) <= 1024
+    assert re.search(r"^vt ", part.file.read_text(), re.MULTILINE)  # texture coordinates
+
+
+def test_collada_units_are_applied(assets, tmp_path):
+    """cafe_table.dae is in inches (<unit meter="0.0254">): 0.913 m wide, 0.775 m tall."""
+    import trimesh
+
+    parts = mesh_parts(assets / "obstacles/cafe_table/meshes/cafe_table.dae", tmp_path)
+    bounds = trimesh.util.concatenate([trimesh.load(p.file, force="mesh") for p in parts]).bounds
+    assert bounds[1] - bounds[0] == pytest.approx([0.9144, 0.9144, 0.7747], abs=1e-3)
+
+
+def test_a_second_load_reuses_the_cache_and_a_corrupt_part_is_rebuilt(assets, tmp_path):
+    parts = mesh_parts(assets / DINGO, tmp_path)
+    stamp = parts[0].file.stat().st_mtime_ns
+    assert mesh_parts(assets / DINGO, tmp_path) == parts
+    assert parts[0].file.stat().st_mtime_ns == stamp  # read, not rewritten
+    good = parts[0].file.read_bytes()
+    parts[0].file.write_bytes(good[: len(good) // 2])  # truncated by a crash or a disk error
+    assert mesh_cache.read_entry(parts[0].file.parent) is None
+    again = mesh_parts(assets / DINGO, tmp_path)
+    assert again[0].file.read_bytes() == good
+
+
+@pytest.mark.parametrize("name, content, reason", [
+    ("empty.obj", "o empty\n", "holds no triangles"),
+    ("empty_mtl.obj", "mtllib none.mtl\no empty\n", "holds no triangles"),
+    ("garbage.dae", "\x00\x01 not a mesh \xff" * 10, "cannot read"),
+    ("garbage.stl", "solid x\n\x00\x01 not a mesh \xff" * 10, "cannot read"),
+])
+def test_bad_files_name_the_file_and_the_reason(tmp_path, name, content, reason):
+    path = tmp_path / name
+    path.write_text(content, encoding="latin-1")
+    with pytest.raises(MeshUnavailable, match=re.escape(f"{str(path)!r}")) as info:
+        mesh_parts(path, tmp_path / "cache")
+    assert reason in str(info.value)
+
+
+def test_missing_file_is_named(tmp_path):
+    path = tmp_path / "x.obj"
+    with pytest.raises(MeshUnavailable, match=re.escape(f"missing file {str(path)!r}")):
+        mesh_parts(path, tmp_path)
