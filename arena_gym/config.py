@@ -142,6 +142,17 @@ class RenderConfig:
 
 
 @dataclass(frozen=True)
+class OptimConfig:
+    """Speed for fidelity trades."""
+
+    obstacles: str = "mesh"  # "mesh": models as their meshes; "bbox": as their bounding boxes
+
+    def __post_init__(self) -> None:
+        _check(self.obstacles in ("mesh", "bbox"), "optim.obstacles",
+               f"'mesh' or 'bbox', got {self.obstacles!r}")
+
+
+@dataclass(frozen=True)
 class EnvConfig:
     """Everything an ArenaMujoco-v0 env needs. See configs/default.yaml."""
 
@@ -154,6 +165,10 @@ class EnvConfig:
     obstacle_size: tuple[Metres, Metres] = (0.2, 0.6)  # m, box extents
     # boxes each env holds; episodes move them (no recompiles)
     obstacle_pool: Annotated[int, At(ge=1, le=1000)] = 12
+    # "random" world: the pool's obstacles drawn from these models (names under
+    # model_paths, model folders, .sdf or mesh files) instead of boxes; () keeps boxes
+    obstacles: tuple[str, ...] = ()
+    model_paths: tuple[str, ...] = ()  # folders of obstacle models (Gazebo's model path)
     # anything but 0 is rejected until pedestrians exist
     num_pedestrians: Annotated[int, At(ge=0, le=1000)] = 0
     physics_dt: Annotated[float, At(gt=0, le=0.1)] = 0.005
@@ -168,6 +183,7 @@ class EnvConfig:
     reward: RewardConfig = field(default_factory=RewardConfig)
     curriculum: CurriculumConfig = field(default_factory=CurriculumConfig)
     render: RenderConfig = field(default_factory=RenderConfig)
+    optim: OptimConfig = field(default_factory=OptimConfig)
 
     def __post_init__(self) -> None:
         _check_ranges(self)
