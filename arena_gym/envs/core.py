@@ -22,6 +22,7 @@ re-seeded at every seeded reset, so the same seed gives the same readings.
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +32,7 @@ from gymnasium import spaces
 
 from arena_gym.config import EnvConfig
 from arena_gym.envs.robots import resolve_robot
+from arena_gym.scene.obstacle_models import load_model
 from arena_gym.scene.rotations import quat_yaw, wrap_angle, yaw_quat
 from arena_gym.scene.store import SceneStore
 from arena_gym.sensors import COLLISION_CLASSES, CollisionSpec, LidarSpec, SensorSuite
@@ -80,8 +82,11 @@ class NavigationCore:
         self.cfg, self.n = cfg, num_envs
         urdf, packages, params = resolve_robot(cfg)
         self.params = load_robot_params(params)
-        self.layout = make_layout(cfg.world, cfg.scenario, cfg.room_size, self.params.radius)
-        self.pool = ObstaclePool.make(cfg.obstacle_pool, cfg.obstacle_size)
+        bbox = cfg.optim.obstacles == "bbox"
+        self.layout = make_layout(cfg.world, cfg.scenario, cfg.room_size, self.params.radius,
+                                  cfg.model_paths, bbox)
+        models = [load_model(name, cfg.model_paths) for name in cfg.obstacles]
+        self.pool = ObstaclePool.make(cfg.obstacle_pool, cfg.obstacle_size, models, bbox)
         self.sample = EpisodeSampler(self.layout, self.pool, self.params.radius,
                                      cfg.start_clearance, cfg.min_start_goal_distance)
         self.store = SceneStore(num_envs, timestep=cfg.physics_dt)
@@ -153,6 +158,7 @@ class NavigationCore:
         self.spawn_z = model.qpos0[self.qpos_adr + 2]
         self.mocap = np.array([model.body_mocapid[model.body(f"env_0/{name}").id]
                                for name in self.pool.names])
+        self._pool_offsets, self._pool_z = self.pool.offsets, self.pool.placed_z()
         self._pose_cols = np.arange(self.qpos_adr, self.qpos_adr + 7)
 
     def _views(self) -> None:
@@ -241,8 +247,13 @@ class NavigationCore:
         self._qpos[e][a : a + 7] = [x, y, self.spawn_z, *yaw_quat(yaw)]
         self._mocap_pos[e][self.mocap] = (0.0, 0.0, PARKED_Z)
         for j, bx, by, byaw in ep.boxes:
-            m = self.mocap[int(j)]
-            self._mocap_pos[e][m] = (bx, by, self.pool.sizes[int(j), 2] / 2)
+            j = int(j)
+            m = self.mocap[j]
+            # the sampled point is the footprint's centre; the body's origin is off it
+            ox, oy = self._pool_offsets[j]
+            c, s = math.cos(byaw), math.sin(byaw)
+            self._mocap_pos[e][m] = (bx - (c * ox - s * oy), by - (s * ox + c * oy),
+                                     self._pool_z[j])
             self._mocap_quat[e][m] = yaw_quat(byaw)
         self.goal[e] = ep.goal
 

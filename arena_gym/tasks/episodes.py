@@ -1,18 +1,21 @@
 """Episode sampling: which pool obstacles stand where, and the robot's start and goal.
 
-Obstacles come from a fixed pool of movable boxes per env (the same sizes in every env, so
-that all envs keep one model layout and step in one batch); an episode moves some of them
-into the world and parks the rest out of sight, without recompiling.
+Obstacles come from a fixed pool of movable boxes or models per env (the same in every env,
+so that all envs keep one model layout and step in one batch); an episode moves some of
+them into the world and parks the rest out of sight, without recompiling. Sampling sees a
+model as its footprint box.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 import numpy as np
 
+from arena_gym.scene.obstacle_models import ObstacleModel
 from arena_gym.scene.records import Prim
 from arena_gym.tasks.footprints import distance_to_boxes
 
@@ -29,18 +32,48 @@ class Layout(Protocol):
 
 @dataclass(frozen=True)
 class ObstaclePool:
+    """The movable obstacles every env holds: boxes of `sizes`, or models (`models[j]`)
+    whose footprint boxes are `sizes` (centred `offsets` from the model's origin)."""
+
     sizes: np.ndarray  # (P, 3) full extents
+    models: tuple[ObstacleModel, ...] = ()  # per slot, or () for boxes
+    bbox: bool = False  # models as their boxes (optim.obstacles: bbox)
 
     @classmethod
-    def make(cls, count: int, size_range: tuple[float, float]) -> ObstaclePool:
+    def make(cls, count: int, size_range: tuple[float, float],
+             models: Sequence[ObstacleModel] = (), bbox: bool = False) -> ObstaclePool:
+        """`count` boxes with sizes drawn from `size_range`, or `count` models drawn from
+        `models` (the same draw in every env and run: POOL_SEED)."""
         rng = np.random.default_rng(POOL_SEED)
-        return cls(rng.uniform(size_range[0], size_range[1], size=(count, 3)))
+        if not models:
+            return cls(rng.uniform(size_range[0], size_range[1], size=(count, 3)))
+        drawn = tuple(models[i] for i in rng.integers(0, len(models), size=count))
+        return cls(np.array([m.box.size for m in drawn], dtype=float), drawn, bbox)
 
     @property
     def names(self) -> list[str]:
+        if self.models:
+            return [f"pool/{m.name or 'model'}_{j}" for j, m in enumerate(self.models)]
         return [f"pool/box_{j}" for j in range(len(self.sizes))]
 
+    @property
+    def offsets(self) -> np.ndarray:
+        """(P, 2): each footprint's centre from its body's origin, in the body frame."""
+        if not self.models:
+            return np.zeros((len(self.sizes), 2))
+        return np.array([m.box.offset for m in self.models], dtype=float)
+
+    def placed_z(self) -> np.ndarray:
+        """(P,): a placed body's height: a box's centre, a model's origin on the floor."""
+        if self.models and not self.bbox:
+            return np.zeros(len(self.sizes))
+        return self.sizes[:, 2] / 2
+
     def prims(self) -> list[Prim]:
+        if self.models:
+            parked = [m.prim(name, movable=True, bbox=self.bbox)
+                      for name, m in zip(self.names, self.models, strict=True)]
+            return [replace(p, pose=(0.0, 0.0, PARKED_Z, 0.0)) for p in parked]
         return [
             Prim(name, pose=(0.0, 0.0, PARKED_Z, 0.0), scale=tuple(size), movable=True)
             for name, size in zip(self.names, self.sizes, strict=True)

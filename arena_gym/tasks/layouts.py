@@ -86,7 +86,8 @@ class ScenarioLayout(MapLayout):
     """An Arena scenario on its world's map: fixed start and goal, its static obstacles."""
 
     def __init__(self, scenario_json: str | Path, wall_height: float = 1.0,
-                 clearance: float = 0.0) -> None:
+                 clearance: float = 0.0, model_paths: tuple[str, ...] = (),
+                 bbox: bool = False) -> None:
         from arena_gym.worlds.scenario import load_scenario
         from arena_gym.worlds.scenario_check import check_on_map
 
@@ -98,12 +99,13 @@ class ScenarioLayout(MapLayout):
         if not self.scenario.robots:
             raise ValueError(f"{scenario_json}: expected at least one robot task, got none")
         check_on_map(self.scenario, self.map, map_yaml, clearance)  # clearance: robot radius
+        self.model_paths, self.bbox = model_paths, bbox  # where its statics' models resolve
 
     def build(self, store: SceneStore, env_id: int) -> None:
         from arena_gym.worlds.scenario import spawn_scenario_statics
 
         super().build(store, env_id)
-        spawn_scenario_statics(store, env_id, self.scenario)
+        spawn_scenario_statics(store, env_id, self.scenario, self.model_paths, bbox=self.bbox)
 
     @property
     def task(self) -> tuple[tuple[float, float, float], tuple[float, float]]:
@@ -111,11 +113,13 @@ class ScenarioLayout(MapLayout):
         return tuple(robot.start), tuple(robot.goal[:2])  # type: ignore[return-value]
 
 
-def make_layout(world: str, scenario: str, room_size: float, clearance: float = 0.0):
-    """The layout a config names: a scenario (its points `clearance` from walls), a ROS
-    map.yaml, or "random" rooms."""
+def make_layout(world: str, scenario: str, room_size: float, clearance: float = 0.0,
+                model_paths: tuple[str, ...] = (), bbox: bool = False):
+    """The layout a config names: a scenario (its points `clearance` from walls, its static
+    obstacles' models found under `model_paths`, as boxes if `bbox`), a ROS map.yaml, or
+    "random" rooms."""
     if scenario:
-        return ScenarioLayout(scenario, clearance=clearance)
+        return ScenarioLayout(scenario, clearance=clearance, model_paths=model_paths, bbox=bbox)
     if world == "random":
         return RoomLayout(room_size)
     if world.endswith((".yaml", ".yml")):

@@ -3,7 +3,7 @@
     >>> scenario = load_scenario("worlds/map_empty/scenarios/default.json")
     >>> scenario.robots[0].start, len(scenario.static_obstacles), scenario.pedestrians[0].waypoints
     ((24.0, 20.0, 0.7), 3, ((2.0, 14.0), (14.0, 2.0)))
-    >>> spawn_scenario_statics(store, 0, scenario)  # footprint boxes named scenario/<name>
+    >>> spawn_scenario_statics(store, 0, scenario)  # its models, named scenario/<name>
 
 Two formats load into one structure:
 - Arena (current): {"robots": [{"start", "goal"}], "obstacles": {"static", "dynamic",
@@ -16,12 +16,22 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Mapping
+import warnings
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, TypeVar
 
+from arena_gym.scene.errors import AssetWarning
+from arena_gym.scene.obstacle_models import (
+    BOXES,
+    Footprint,
+    ModelError,
+    ObstacleModel,
+    load_model,
+    model_key,
+)
 from arena_gym.scene.records import Prim
 from arena_gym.scene.store import SceneStore
 
@@ -260,38 +270,8 @@ def _describe(value: object) -> str:
 
 
 # ------------------------------------------------------------------------------ spawning
-@dataclass(frozen=True)
-class Footprint:
-    """A box that stands in for an obstacle model: full extents `size` (x, y, z) in metres,
-    its centre `offset` (x, y) from the model's origin, in the model's frame."""
-
-    size: tuple[float, float, float]
-    offset: tuple[float, float] = (0.0, 0.0)
-
-
-# Collision extents of the models in the shared obstacle assets (SDF boxes, collision meshes).
-FOOTPRINTS: Mapping[str, Footprint] = MappingProxyType({
-    "shelf": Footprint((0.92, 0.405, 1.2), (0.0, -0.1925)),
-    "office_chair": Footprint((0.712, 0.688, 1.169), (0.0, 0.098)),
-    "Desk": Footprint((0.49, 0.844, 0.552), (-0.014, 0.0)),
-    "RecTable": Footprint((1.8, 1.0, 0.75)),
-    "SquareShelf": Footprint((0.77, 0.4, 0.77)),
-    "WoodenChair": Footprint((0.401, 0.364, 0.788), (-0.0185, 0.001)),
-    "cafe_table": Footprint((0.913, 0.913, 0.775)),
-    "warehouse_shelf": Footprint((3.6, 0.6, 1.8), (-0.5, 0.0)),
-})
-DEFAULT_FOOTPRINT = Footprint((0.5, 0.5, 1.0))
-
-
-def model_key(model: str | None) -> str | None:
-    """A model reference without folders and file suffixes: "shelf.yaml" -> "shelf"."""
-    if model is None:
-        return None
-    name = Path(model).name
-    for suffix in (".model.yaml", ".yaml", ".sdf", ".urdf", ".xml"):
-        if name.endswith(suffix):
-            return name[: -len(suffix)]
-    return name
+FOOTPRINTS = BOXES  # the shared models' annotated boxes (arena_gym.scene.obstacle_models)
+DEFAULT_FOOTPRINT = Footprint((0.5, 0.5, 1.0))  # a static obstacle whose model is unknown
 
 
 def placeholder_footprint(model: str | None) -> Footprint:
@@ -299,29 +279,57 @@ def placeholder_footprint(model: str | None) -> Footprint:
     return FOOTPRINTS.get(model_key(model) or "", DEFAULT_FOOTPRINT)
 
 
+def scenario_model_paths(scenario: Scenario) -> tuple[Path, ...]:
+    """Where a scenario's model names resolve by default: Arena's layout keeps obstacle
+    models in `obstacles/` next to `worlds/` (<root>/worlds/<world>/scenarios/<file>)."""
+    parents = scenario.path.resolve().parents
+    folder = parents[3] / "obstacles" if len(parents) > 3 else None
+    return (folder,) if folder is not None and folder.is_dir() else ()
+
+
 def spawn_scenario_statics(
     store: SceneStore,
     env_id: int,
     scenario: Scenario,
-    size_of: Callable[[str | None], Footprint | tuple[float, float, float]] = placeholder_footprint,
+    model_paths: Iterable[str | Path] = (),
+    bbox: bool = False,
+    size_of: Callable[[str | None], Footprint | tuple[float, float, float]] | None = None,
 ) -> list[Prim]:
-    """Spawn each static obstacle as a box Prim `scenario/<name>` standing on the floor.
+    """Spawn each static obstacle as its model, a prim `scenario/<name>` standing on the
+    floor; returns the prims spawned.
 
-    A placeholder until mesh obstacles land: the box has the model's collision extents from
-    `size_of(model)` (a Footprint, or a plain (x, y, z) size centred on the model's origin).
-    Returns the prims spawned.
+    The model name resolves under `model_paths`, then the scenario's own asset tree
+    (`scenario_model_paths`). `bbox=True` spawns each model's bounding box instead; a model
+    that cannot be found spawns as its annotated box (FOOTPRINTS) or DEFAULT_FOOTPRINT, with
+    an AssetWarning. `size_of(model)` (a Footprint, or a plain (x, y, z) size centred on the
+    model's origin) spawns boxes of those sizes instead of models.
 
     >>> spawn_scenario_statics(store, 0, scenario, size_of=lambda model: (0.5, 0.5, 1.0))
     """
+    roots = (*[Path(p) for p in model_paths], *scenario_model_paths(scenario))
+    models: dict[str | None, ObstacleModel] = {}
     prims = []
     for obstacle in scenario.static_obstacles:
-        box = size_of(obstacle.model)
-        if not isinstance(box, Footprint):
-            box = Footprint(tuple(box))  # type: ignore[arg-type]
-        x, y, yaw = obstacle.pose
-        c, s = math.cos(yaw), math.sin(yaw)
-        ox, oy = box.offset
-        centre = (x + c * ox - s * oy, y + s * ox + c * oy, box.size[2] / 2, yaw)
-        prims.append(Prim(f"scenario/{obstacle.name}", pose=centre, scale=box.size))
-    store.spawn_prims(env_id, prims)
-    return prims
+        if size_of is not None:
+            box = size_of(obstacle.model)
+            if not isinstance(box, Footprint):
+                box = Footprint(tuple(box))  # type: ignore[arg-type]
+            model = ObstacleModel(model_key(obstacle.model) or "", (), (), box)
+        else:
+            if obstacle.model not in models:
+                models[obstacle.model] = _model(obstacle.model, roots)
+            model = models[obstacle.model]
+        prims.append(model.prim(f"scenario/{obstacle.name}", obstacle.pose, bbox=bbox))
+    spawned = set(store.spawn_prims(env_id, prims))
+    return [p for p in prims if p.name in spawned]
+
+
+def _model(name: str | None, roots: tuple[Path, ...]) -> ObstacleModel:
+    if name is None:
+        return ObstacleModel("", (), (), DEFAULT_FOOTPRINT)
+    try:
+        return load_model(name, roots)
+    except ModelError as exc:
+        warnings.warn(f"{exc}; using the default box {DEFAULT_FOOTPRINT.size}", AssetWarning,
+                      stacklevel=3)
+        return ObstacleModel(model_key(name) or "", (), (), DEFAULT_FOOTPRINT)

@@ -232,10 +232,10 @@ def test_unreadable_scenarios(tmp_path):
 
 
 # ------------------------------------------------------------------------- spawning
-def test_static_obstacles_spawn_as_footprint_boxes(assets):
+def test_static_obstacles_spawn_as_footprint_boxes_with_bbox(assets):
     s = load_scenario(_path(assets, "map_empty_small/default.json"))
     store = SceneStore(1)
-    prims = spawn_scenario_statics(store, 0, s)
+    prims = spawn_scenario_statics(store, 0, s, bbox=True)
     assert [p.name for p in prims] == ["scenario/shelf1", "scenario/shelf2", "scenario/chair1"]
     model, data = store.model(0), store.data(0)
     assert model.ngeom == 1 + 3
