@@ -1,19 +1,15 @@
 """Resolving mesh URIs of robot descriptions to files MuJoCo can read.
 
 `package://pkg/rel` is looked up under each root of `package_paths` (like ROS package
-paths), `file://` and plain paths relative to the description's folder. COLLADA meshes,
-which MuJoCo does not read, are converted once to OBJ in an on-disk cache.
+paths), `file://` and plain paths relative to the description's folder. Files MuJoCo does
+not read (COLLADA, ...) become per-material OBJ parts in arena_gym.scene.mesh_parts.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 from urllib.parse import unquote, urlparse
-
-NATIVE = {".stl", ".obj", ".msh"}
-CONVERTED = {".dae"}
 
 
 class MeshUnavailable(Exception):
@@ -78,33 +74,3 @@ def _package_file(uri: str, package_paths: tuple[Path, ...]) -> Path:
     if not any((Path(root) / pkg).is_dir() for root in package_paths):
         raise MeshUnavailable(f"unknown package {pkg!r} (searched {searched})")
     raise MeshUnavailable(f"missing file {rel!r} in package {pkg!r} (searched {searched})")
-
-
-def readable_mesh(path: Path) -> Path:
-    """A file MuJoCo reads for `path`: the file itself, or a cached OBJ conversion."""
-    suffix = path.suffix.lower()
-    if not os.access(path, os.R_OK):
-        raise MeshUnavailable(f"cannot read {str(path)!r}")
-    if suffix in NATIVE:
-        return path
-    if suffix not in CONVERTED:
-        raise MeshUnavailable(f"unsupported mesh format {suffix!r} of {str(path)!r}")
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
-    out = cache_dir() / "meshes" / f"{path.stem}-{digest}.obj"
-    if not out.is_file():
-        try:
-            import trimesh  # heavy: only when a COLLADA mesh is met
-        except ImportError as exc:
-            raise ImportError(f"converting {str(path)!r} needs trimesh and pycollada: "
-                              "pip install trimesh pycollada") from exc
-        try:
-            mesh = trimesh.load(path, force="mesh")
-        except Exception as exc:  # trimesh raises many kinds on bad files
-            raise MeshUnavailable(f"cannot convert {str(path)!r}: {exc}") from exc
-        if mesh.is_empty:
-            raise MeshUnavailable(f"{str(path)!r} holds no triangles")
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(mesh.export(file_type="obj"))
-        tmp.replace(out)
-    return out

@@ -8,6 +8,7 @@ Gazebo does), and asks MuJoCo to keep visuals and static links.
 
 from __future__ import annotations
 
+import copy
 import re
 import warnings
 import xml.etree.ElementTree as ET
@@ -23,7 +24,8 @@ from arena_gym.scene.gazebo import (
     parse_sensor,
     parse_surface,
 )
-from arena_gym.scene.meshes import MeshUnavailable, PathRefused, inside, readable_mesh, resolve_uri
+from arena_gym.scene.mesh_parts import mesh_parts
+from arena_gym.scene.meshes import MeshUnavailable, PathRefused, inside, resolve_uri
 
 DROPPED_TAGS = ("gazebo", "transmission", "ros2_control")
 _HOSTILE = re.compile(r"[^A-Za-z0-9_.]")
@@ -122,7 +124,7 @@ def _resolve_meshes(
                 uri = mesh.get("filename", "")
                 try:
                     path = resolve_uri(uri, base_dir, package_paths, path_roots)
-                    mesh.set("filename", str(readable_mesh(path)))
+                    parts = mesh_parts(path)
                 except PathRefused as exc:  # hostile, not missing: refuse the whole robot
                     raise SpawnError(
                         f"{source}: {kind} mesh of link {link.get('name')!r} refused: {exc}"
@@ -133,6 +135,27 @@ def _resolve_meshes(
                         f"{source}: {kind} of link {link.get('name')!r} dropped: "
                         f"mesh {uri!r}: {exc}"
                     )
+                    continue
+                _split_parts(link, geom_owner, parts, kind == "visual")
+
+
+def _split_parts(link: ET.Element, element: ET.Element, parts: tuple, visual: bool) -> None:
+    """One `<visual>`/`<collision>` per mesh part (mesh_parts): a COLLADA chassis of four
+    materials becomes four visuals, each with its material's colour (a part that declares
+    none keeps the element's own `<material>`)."""
+    at = list(link).index(element)
+    link.remove(element)
+    for i, part in enumerate(parts):
+        clone = copy.deepcopy(element)
+        if len(parts) > 1 and clone.get("name"):
+            clone.set("name", f"{clone.get('name')}_{i}")
+        clone.find("geometry/mesh").set("filename", str(part.file))  # type: ignore[union-attr]
+        if visual and part.rgba is not None:
+            for old in clone.findall("material"):
+                clone.remove(old)
+            material = ET.SubElement(clone, "material", name=f"{link.get('name')}_part_{i}")
+            ET.SubElement(material, "color", rgba=" ".join(f"{c:g}" for c in part.rgba))
+        link.insert(at + i, clone)
 
 
 def _inject_compiler(root: ET.Element) -> None:

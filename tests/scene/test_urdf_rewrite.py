@@ -57,25 +57,30 @@ def test_dash_names_are_folded(assets):
     assert [s.link for s in info.sensors if s.is_ray] == ["base_scan"]
 
 
-def test_dingo_collada_chassis_is_converted(assets, tmp_path, monkeypatch):
+def test_dingo_collada_chassis_loads_as_its_four_material_parts(assets, tmp_path, monkeypatch):
     monkeypatch.setenv("ARENA_GYM_CACHE", str(tmp_path))
     urdf, packages = robot_paths(assets, "dingo")
     store = SceneStore(1)
     store.spawn_urdf(0, "dingo", urdf, package_paths=packages)
-    assert list((tmp_path / "meshes").glob("diff_chassis-*.obj"))
+    assert len(list((tmp_path / "parts").glob("*/part_*.obj"))) == 4
     model = store.model(0)
-    assert model.body("env_0/dingo/chassis_link").geomnum == 2  # DAE visual + STL collision
+    chassis = model.body("env_0/dingo/chassis_link")
+    assert chassis.geomnum == 5  # 4 DAE visual parts + the STL collision
+    geoms = range(chassis.geomadr[0], chassis.geomadr[0] + 4)
+    colours = sorted(tuple(model.geom_rgba[g].round(3)) for g in geoms)
+    assert colours == [(0.074, 0.074, 0.082, 1.0), (1.0, 0.0, 0.0, 1.0),
+                       (1.0, 0.902, 0.0, 1.0), (1.0, 1.0, 1.0, 1.0)]
 
 
 def test_a_collada_mesh_without_trimesh_says_what_to_install(assets, tmp_path, monkeypatch):
     import sys
 
-    from arena_gym.scene.meshes import readable_mesh
+    from arena_gym.scene.mesh_parts import mesh_parts
 
     dae = next((assets / "robots" / "dingo").rglob("*.dae"))
     monkeypatch.setenv("ARENA_GYM_CACHE", str(tmp_path))  # nothing converted yet
     monkeypatch.setitem(sys.modules, "trimesh", None)  # as if it were not installed
     with pytest.raises(ImportError, match=re.escape(
-            f"converting {str(dae)!r} needs trimesh and pycollada: pip install trimesh pycollada")):
-        readable_mesh(dae)
+            "converting meshes needs trimesh and pycollada: pip install trimesh pycollada")):
+        mesh_parts(dae)
     assert not any(tmp_path.rglob("*.obj"))
