@@ -82,3 +82,25 @@ def test_missing_file_is_named(tmp_path):
     path = tmp_path / "x.obj"
     with pytest.raises(MeshUnavailable, match=re.escape(f"missing file {str(path)!r}")):
         mesh_parts(path, tmp_path)
+
+
+def test_a_file_above_200000_faces_becomes_one_hull_per_sub_mesh(tmp_path):
+    import numpy as np
+    import trimesh
+
+    n = 320  # a 1 m egg crate of 320 x 320 points: 203,522 faces, its hull a thin box
+    i, j = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
+    vertices = np.column_stack([i.ravel() / (n - 1), j.ravel() / (n - 1),
+                                0.1 * ((i + j) % 2).ravel()])
+    a = (i[:-1, :-1] * n + j[:-1, :-1]).ravel()
+    faces = np.vstack([np.column_stack([a, a + n, a + 1]),
+                       np.column_stack([a + 1, a + n, a + n + 1])])
+    crate = trimesh.Trimesh(vertices, faces, process=False)
+    assert len(crate.faces) > 200_000
+    path = tmp_path / "dense.stl"
+    crate.export(path)
+    (part,) = mesh_parts(path, tmp_path / "cache")
+    assert part.file != path  # MuJoCo could not read it: the hull stands in
+    hull = trimesh.load(part.file, force="mesh")
+    assert len(hull.faces) < 100
+    assert hull.bounds == pytest.approx(crate.bounds, abs=1e-6)
