@@ -74,6 +74,18 @@ class World:
         self.steps += steps * self.env.num_envs
 
 
+def take_turns(worlds: list[World], steps: int) -> None:
+    """Warm every world up (first casts and compiles, untimed), then run `steps` vector
+    steps each in turns of CHUNK, so machine noise hits them alike."""
+    for world in worlds:
+        world.run(CHUNK)
+        world.seconds = world.physics.seconds = world.rays.seconds = 0.0
+        world.steps = 0
+    for _ in range(max(1, steps // CHUNK)):
+        for world in worlds:
+            world.run(CHUNK)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--envs", type=int, default=16)
@@ -93,13 +105,7 @@ def main() -> None:
         raise SystemExit(f"no maps found under {ASSETS}/worlds/*/map/map.yaml")
     worlds = [World("default room", "random", args.envs, 0, **config)]
     worlds += [World(p.parent.parent.name, str(p), args.envs, 0, **config) for p in maps]
-    for world in worlds:
-        world.run(CHUNK)  # warm up: first casts and compiles, untimed
-        world.seconds = world.physics.seconds = world.rays.seconds = 0.0
-        world.steps = 0
-    for _ in range(max(1, args.steps // CHUNK)):
-        for world in worlds:
-            world.run(CHUNK)
+    take_turns(worlds, args.steps)
     room = worlds[0].steps / worlds[0].seconds
     print(f"N = {args.envs}, {args.steps} vector steps per world, random actions, robot "
           f"{args.robot or 'of the config'}")

@@ -27,7 +27,7 @@ from pathlib import Path
 import mujoco
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from maps import ASSETS, CHUNK, World  # noqa: E402  (one World/timing helper for benchmarks)
+from maps import ASSETS, World, take_turns  # noqa: E402  (one World/timing helper for benchmarks)
 
 from arena_gym.scene import (
     SceneStore,  # noqa: E402
@@ -107,13 +107,7 @@ def env_speed(envs: int, steps: int) -> None:
     paths = (str(ASSETS / "obstacles"),)
     worlds = [World("box pool", "random", envs, 0),
               World("model pool", "random", envs, 0, obstacles=POOL, model_paths=paths)]
-    for world in worlds:
-        world.run(CHUNK)  # warm up, untimed
-        world.seconds = world.physics.seconds = world.rays.seconds = 0.0
-        world.steps = 0
-    for _ in range(max(1, steps // CHUNK)):
-        for world in worlds:
-            world.run(CHUNK)
+    take_turns(worlds, steps)
     boxes = worlds[0].steps / worlds[0].seconds
     print(f"default world, N = {envs}, {steps} vector steps each, random actions; pool models: "
           f"{', '.join(POOL)}")
