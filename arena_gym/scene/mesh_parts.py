@@ -61,9 +61,12 @@ def _native(path: Path) -> bool:
     return False
 
 
-def mesh_parts(path: Path, cache: Path | None = None) -> tuple[MeshPart, ...]:
+def mesh_parts(path: Path, cache: Path | None = None, root: Path | None = None
+               ) -> tuple[MeshPart, ...]:
     """The parts of mesh `path` (see the module docstring). MeshUnavailable names the file
-    and what is wrong (missing, unreadable, no triangles, unsupported)."""
+    and what is wrong (missing, unreadable, no triangles, unsupported). Textures resolve
+    relative to the file, inside `root` (default: the file's folder; a model's folder
+    lets `../materials/textures/x.png` resolve)."""
     path = Path(path)
     if not path.is_file():
         raise MeshUnavailable(f"missing file {str(path)!r}")
@@ -75,10 +78,12 @@ def mesh_parts(path: Path, cache: Path | None = None) -> tuple[MeshPart, ...]:
     # a file MuJoCo reads is still checked here: a bad one would fail the whole compile
     if native and _face_count(path, st.st_mtime_ns, st.st_size) <= MAX_FACES:
         return (MeshPart(path),)
-    folder = mesh_cache.entry_dir(KIND, mesh_cache.source_key(path, KIND), cache)
+    root = Path(root) if root is not None else path.parent
+    key = mesh_cache.source_key(path, f"{KIND}|{root.resolve()}")
+    folder = mesh_cache.entry_dir(KIND, key, cache)
     manifest = mesh_cache.read_entry(folder)
     if manifest is None:
-        files, parts = _convert(path)
+        files, parts = _convert(path, root)
         manifest = mesh_cache.write_entry(folder, files, {"source": str(path), "parts": parts})
     return tuple(
         MeshPart(folder / p["file"], tuple(p["rgba"]) if p["rgba"] else None,
@@ -97,13 +102,13 @@ def _face_count(path: Path, mtime_ns: int, size: int) -> int:
     return sum(len(m.faces) for m in meshes)
 
 
-def load_meshes(path: Path) -> list:
+def load_meshes(path: Path, root: Path | None = None) -> list:
     """The triangle meshes of a file, node transforms and COLLADA units applied, each with
-    its trimesh visual (material). MeshUnavailable when trimesh cannot read it or it holds
-    no triangles."""
+    its trimesh visual (material; textures found inside `root`, default the file's folder).
+    MeshUnavailable when trimesh cannot read it or it holds no triangles."""
     trimesh = trimesh_module()
     try:
-        scene = trimesh.load(path, force="scene")
+        scene = trimesh.load(path, force="scene", resolver=_resolver(trimesh, path, root))
         meshes = [m for m in scene.dump() if isinstance(m, trimesh.Trimesh) and len(m.faces)]
     except Exception as exc:  # trimesh and its loaders raise many kinds on bad files
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
@@ -115,6 +120,20 @@ def load_meshes(path: Path) -> list:
         for mesh in meshes:
             mesh.apply_scale(unit)
     return meshes
+
+
+def _resolver(trimesh, path: Path, root: Path | None):
+    """trimesh's file resolver for `path`'s folder, confined to `root` instead."""
+    confined = Path(root or path.parent).resolve()
+
+    class Within(trimesh.resolvers.FilePathResolver):
+        def absolute(self, name: str) -> Path:
+            target = (Path(self.parent).resolve() / name.strip()).resolve()
+            if not target.is_relative_to(confined):
+                raise ValueError(f"{name!r} is outside {str(confined)!r}")
+            return target
+
+    return Within(str(path))
 
 
 def collada_unit(path: Path) -> float:
@@ -133,9 +152,9 @@ def collada_unit(path: Path) -> float:
     return 1.0
 
 
-def _convert(path: Path) -> tuple[dict[str, bytes], list[dict]]:
+def _convert(path: Path, root: Path) -> tuple[dict[str, bytes], list[dict]]:
     """Per-material OBJ parts (and PNGs) of a file, as cache files and manifest rows."""
-    meshes = load_meshes(path)
+    meshes = load_meshes(path, root)
     big = sum(len(m.faces) for m in meshes) > MAX_FACES
     groups: dict[object, list] = {}
     materials: dict[object, object] = {}

@@ -48,9 +48,17 @@ class Prepared:
 
 def _path(shape: Shape, roots: tuple[Path, ...] | None) -> Path:
     path = Path(shape.mesh_path)  # type: ignore[arg-type]
-    if roots is not None and not inside(path, roots):
-        raise PathRefused(f"{str(shape.mesh_path)!r} is outside the allowed roots")
+    for checked in (path, shape.root):
+        if roots is not None and checked is not None and not inside(Path(checked), roots):
+            raise PathRefused(f"{str(checked)!r} is outside the allowed roots")
     return path
+
+
+def _parts(shape: Shape, roots: tuple[Path, ...] | None, cache: Path | None):
+    if shape.mesh_path is None:
+        return None
+    root = Path(shape.root) if shape.root is not None else None
+    return mesh_parts(_path(shape, roots), cache, root)
 
 
 def prepare(prims: list[Prim], path_roots: tuple[Path, ...] | None = None,
@@ -61,9 +69,7 @@ def prepare(prims: list[Prim], path_roots: tuple[Path, ...] | None = None,
     visuals: dict[str, list] = {}
     for prim in prims:
         try:
-            visuals[prim.name] = [
-                (s, None if s.mesh_path is None else mesh_parts(_path(s, path_roots), cache))
-                for s in prim.visual_shapes]
+            visuals[prim.name] = [(s, _parts(s, path_roots, cache)) for s in prim.visual_shapes]
         except MeshUnavailable as exc:
             problems.append(f"prim {prim.name!r} not spawned: visual mesh: {exc}")
     kept = [p for p in prims if p.name in visuals]

@@ -20,7 +20,7 @@ import math
 import warnings
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
 
@@ -147,7 +147,8 @@ def bounds(shapes: Iterable[Shape]) -> tuple[np.ndarray, np.ndarray]:
                               for sz in (-1, 1)]) * half
         else:
             try:
-                parts = mesh_parts(Path(shape.mesh_path))
+                root = Path(shape.root) if shape.root is not None else None
+                parts = mesh_parts(Path(shape.mesh_path), root=root)
             except MeshUnavailable:
                 continue
             trimesh = trimesh_module()
@@ -238,7 +239,8 @@ def _shape(geometry: ET.Element | None, pose: tuple[np.ndarray, np.ndarray], bas
     if (mesh := geometry.find("mesh")) is not None:
         uri = (mesh.findtext("uri") or "").strip()
         scale = _numbers(mesh.findtext("scale"), 3) or (1.0, 1.0, 1.0)
-        return Shape(_resolve(uri, base, roots), pos=pos, quat=quat, scale=scale)
+        path, folder = _resolve(uri, base, roots)
+        return Shape(path, pos=pos, quat=quat, scale=scale, root=folder)
     if (box := geometry.find("box")) is not None:
         size = _numbers(box.findtext("size"), 3)
         return Shape(size=size, pos=pos, quat=quat) if size else None
@@ -251,13 +253,17 @@ def _shape(geometry: ET.Element | None, pose: tuple[np.ndarray, np.ndarray], bas
     return None
 
 
-def _resolve(uri: str, base: Path, roots: tuple[Path, ...]) -> Path:
+def _resolve(uri: str, base: Path, roots: tuple[Path, ...]) -> tuple[Path, Path]:
+    """The mesh file and the model folder its textures may come from."""
     if uri.startswith("model://"):
+        name = uri[len("model://"):].split("/", 1)[0]
         try:  # a model path works like a package path: model://Name/rel in <root>/Name
-            return resolve_uri("package://" + uri[len("model://"):], base, roots)
+            path = resolve_uri("package://" + uri[len("model://"):], base, roots)
         except (MeshUnavailable, PathRefused) as exc:
             raise type(exc)(str(exc).replace("package", "model")) from None
-    return resolve_uri(uri, base, roots)
+        folder = next(r / name for r in roots if path.is_relative_to((r / name).resolve()))
+        return path, folder
+    return resolve_uri(uri, base, roots), base
 
 
 def _coloured(shape: Shape, visual: ET.Element) -> Shape:
@@ -266,7 +272,7 @@ def _coloured(shape: Shape, visual: ET.Element) -> Shape:
     if rgba is None:
         return shape
     rgba = tuple(rgba) + (1.0,) * (4 - len(rgba))
-    return Shape(shape.mesh_path, shape.size, shape.pos, shape.quat, shape.scale, rgba)
+    return replace(shape, rgba=rgba)
 
 
 def _numbers(text: str | None, n: int) -> tuple[float, ...] | None:

@@ -56,6 +56,7 @@ class Shape:
     quat: tuple[float, float, float, float] = (1.0, 0.0, 0.0, 0.0)  # w, x, y, z
     scale: tuple[float, float, float] = (1.0, 1.0, 1.0)
     rgba: tuple[float, float, float, float] | None = None
+    root: str | Path | None = None  # where its textures may come from (default: its folder)
 
     def __post_init__(self) -> None:
         what = f"Shape {str(self.mesh_path) if self.mesh_path is not None else 'box'!r}"

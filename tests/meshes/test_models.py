@@ -22,7 +22,7 @@ from arena_gym.worlds import builtin_robot_urdf
 MODELS = ("Desk", "RecTable", "SquareShelf", "WoodenChair", "cafe_table", "office_chair",
           "pallet_jack_1", "shelf", "warehouse_shelf")
 TEXTURED = {"Desk": 1, "SquareShelf": 1, "WoodenChair": 1, "office_chair": 1,
-            "warehouse_shelf": 2}
+            "warehouse_shelf": 2, "pallet_jack_1": 2}
 
 
 def _geoms(model: mujoco.MjModel, prefix: str) -> list[int]:

@@ -104,3 +104,14 @@ def test_a_file_above_200000_faces_becomes_one_hull_per_sub_mesh(tmp_path):
     hull = trimesh.load(part.file, force="mesh")
     assert len(hull.faces) < 100
     assert hull.bounds == pytest.approx(crate.bounds, abs=1e-6)
+
+
+def test_textures_resolve_inside_the_model_folder_and_no_further(assets, tmp_path):
+    """The pallet jack's DAE names its textures ../materials/textures/*.png: found with the
+    model folder as root, refused (no texture, its colour kept) with the mesh's own folder."""
+    folder = assets / "obstacles/pallet_jack_1"
+    dae = folder / "sdf/meshes/aws_robomaker_warehouse_PalletJackB_01_visual.DAE"
+    confined = mesh_parts(dae, tmp_path)
+    assert [p.texture for p in confined] == [None]
+    textured = mesh_parts(dae, tmp_path, root=folder)
+    assert len(textured) == 2 and all(p.texture is not None for p in textured)
