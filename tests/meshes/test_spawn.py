@@ -91,7 +91,7 @@ def test_one_bad_asset_costs_one_obstacle(tmp_path, assets):
         f"env 0: prim 'triangle' not spawned: visual mesh: {str(triangle)!r} has 3 vertices; "
         "MuJoCo needs at least 4",
     ])
-    assert store.model(0).nbody == 3
+    assert store.model(0).nbody == 4  # world, ground and the two good obstacles
 
 
 def test_a_mesh_that_cannot_be_decomposed_stays_visible_and_collides_with_nothing(tmp_path):
