@@ -21,6 +21,7 @@ from arena_gym.scene import builders, mesh_prims
 from arena_gym.scene.errors import AssetWarning, SceneError, SpawnError, unknown
 from arena_gym.scene.meshes import PathRefused, inside
 from arena_gym.scene.names import check_clashes, element_names, planned_names
+from arena_gym.scene.pedestrians import Pedestrian, PedestrianPool, parked, pose_rows
 from arena_gym.scene.records import Prim, PrimEdit, Slab, Wall
 from arena_gym.scene.robot import RobotInfo, add_collision_sensors, build_robot_spec
 from arena_gym.scene.sensor_mounts import find_model_params
@@ -54,6 +55,8 @@ class Scene:
         self.spec = builders.base_world(timestep)
         self.path_roots: tuple[Path, ...] | None = None  # set by SceneStore(path_roots=...)
         self.entities: dict[str, Entity] = {}
+        self.pedestrians = PedestrianPool(self.prefix)  # built by the first pedestrian
+        self._ped_mocap: tuple[int, np.ndarray] = (-1, np.zeros(0, dtype=np.int64))
         self.compile_count = 0
         self.version = 0  # bumped whenever model or data are replaced or edited
         self._pending: list[str] = []  # entities added since the last good compile
@@ -377,6 +380,77 @@ class Scene:
 
     def reset_world(self) -> None:
         self.delete(list(self.entities))
+        self.delete_pedestrians(list(self.pedestrians.slots))
+
+    # ---------------------------------------------------------------- pedestrians
+    def pedestrian_mocap(self) -> np.ndarray:
+        """Mocap ids (POOL_SIZE,) of the pool's slots, for writing their state directly (an
+        env moving many pedestrians per step); empty before the pool exists."""
+        if not self.pedestrians.built:
+            return np.zeros(0, dtype=np.int64)
+        model = self.model
+        if self._ped_mocap[0] != self.version:  # a recompile may renumber mocap bodies
+            ids = [model.body_mocapid[model.body(b).id] for b in self.pedestrians.bodies]
+            self._ped_mocap = (self.version, np.array(ids, dtype=np.int64))
+        return self._ped_mocap[1]
+
+    def spawn_pedestrians(self, peds: Iterable[Pedestrian]) -> list[int]:
+        """Give each pedestrian a pool slot and stand it at its pose; returns the slots.
+        The first pedestrian of the env builds the pool (one compile); later ones never
+        compile."""
+        peds = _checked(peds, Pedestrian, "spawn_pedestrians")
+        self.pedestrians.check_new(self.env_id, peds)
+        if not peds:
+            return []
+        if not self.pedestrians.built:
+            self.flush()
+            self._sync()
+            scratch = mujoco.MjSpec()
+            PedestrianPool(self.prefix).build(scratch)
+            check_clashes(self.env_id, lambda _: "the pedestrian pool", element_names(scratch),
+                          element_names(self.spec), self._owner)
+            self.pedestrians.build(self.spec)
+            self._dirty = True
+            self.flush()
+        slots = [self.pedestrians.take(p) for p in peds]
+        self._write_pedestrians(slots, *pose_rows(peds))
+        return slots
+
+    def move_pedestrians(self, peds: Iterable[Pedestrian]) -> None:
+        """Teleport pedestrians (their clip restarts)."""
+        slots = self._pedestrian_slots(peds, "move_pedestrians")
+        self.pedestrians.cursor[slots] = 0.0
+        self._write_pedestrians(slots, *pose_rows(list(peds)))  # type: ignore[arg-type]
+
+    def update_pedestrians(self, peds: Iterable[Pedestrian]) -> None:
+        """Continuous pose updates (heading included), e.g. from an outside crowd model."""
+        peds = list(peds) if not isinstance(peds, Pedestrian) else [peds]
+        slots = self._pedestrian_slots(peds, "update_pedestrians")
+        self._write_pedestrians(slots, *pose_rows(peds))
+
+    def delete_pedestrians(self, names: Iterable[str]) -> list[str]:
+        """Return pedestrians' slots to the pool and park their bodies; no compile."""
+        names = [names] if isinstance(names, str) else list(names)
+        for name in names:
+            self.pedestrians.slot(self.env_id, name)
+        names = list(dict.fromkeys(names))
+        if not names:
+            return []
+        slots = np.array([self.pedestrians.release(n) for n in names])
+        self._write_pedestrians(slots.tolist(), parked(slots), np.tile([1.0, 0, 0, 0],
+                                                                       (len(slots), 1)))
+        return names
+
+    def _pedestrian_slots(self, peds: Iterable[Pedestrian], what: str) -> list[int]:
+        peds = _checked(peds, Pedestrian, what)
+        return [self.pedestrians.slot(self.env_id, p.name) for p in peds]
+
+    def _write_pedestrians(self, slots: list[int], pos: np.ndarray, quat: np.ndarray) -> None:
+        mocap = self.pedestrian_mocap()[slots]
+        data = self.data  # synced: the simulator pushes it before the next step
+        data.mocap_pos[mocap] = pos
+        data.mocap_quat[mocap] = quat
+        mujoco.mj_kinematics(self._model, data)
 
     def _remove_entities(self, names: list[str]) -> None:
         for name in names:
@@ -404,9 +478,12 @@ class Scene:
 
     # ---------------------------------------------------------------- queries
     def body_name(self, name: str) -> str:
-        """The full MuJoCo body name for an entity name, a relative or a full body name."""
+        """The full MuJoCo body name for an entity or pedestrian name, a relative or a full
+        body name."""
         if name in self.entities:
             return self.entities[name].body
+        if name in self.pedestrians.slots:
+            return self.pedestrians.bodies[self.pedestrians.slots[name]]
         model = self.model
         for candidate in (name, self.full_name(name)):
             if mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, candidate) >= 0:

@@ -11,12 +11,14 @@ An operation on one env never touches its siblings.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 
 import mujoco
 import numpy as np
 
 from arena_gym.scene.errors import SceneError
+from arena_gym.scene.pedestrians import Pedestrian, split_env
 from arena_gym.scene.records import Prim, PrimEdit, Slab, Wall
 from arena_gym.scene.robot import RobotInfo
 from arena_gym.scene.scene import Scene
@@ -98,6 +100,72 @@ class SceneStore:
 
     def reset_world(self, env_id: int) -> None:
         self.scene(env_id).reset_world()
+
+    # pedestrians (a 64-slot mocap pool per env: arena_gym.scene.pedestrians)
+    def spawn_pedestrians(self, peds: Iterable[Pedestrian], env_id: int | None = None
+                          ) -> dict[int, list[int]]:
+        """Stand pedestrians in their envs (each one's `env_<id>/` name prefix, or `env_id`);
+        returns the pool slots per env. All or nothing: every env's request is checked
+        before any pedestrian is placed."""
+        routed = self._route(peds, env_id, "spawn_pedestrians")
+        for env, group in routed.items():
+            self.scene(env).pedestrians.check_new(env, group)
+        return {env: self.scene(env).spawn_pedestrians(group) for env, group in routed.items()}
+
+    def move_pedestrians(self, peds: Iterable[Pedestrian], env_id: int | None = None) -> None:
+        """Teleport pedestrians (their walk clip restarts)."""
+        routed = self._route(peds, env_id, "move_pedestrians")
+        self._check_known(routed)
+        for env, group in routed.items():
+            self.scene(env).move_pedestrians(group)
+
+    def update_pedestrians(self, peds: Iterable[Pedestrian], env_id: int | None = None) -> None:
+        """Continuous pose updates of pedestrians (heading included)."""
+        routed = self._route(peds, env_id, "update_pedestrians")
+        self._check_known(routed)
+        for env, group in routed.items():
+            self.scene(env).update_pedestrians(group)
+
+    def delete_pedestrians(self, names: Iterable[str], env_id: int | None = None
+                           ) -> dict[int, list[str]]:
+        """Return pedestrians to their env's pool (no compile); the names deleted per env."""
+        names = [names] if isinstance(names, str) else list(names)
+        routed = self._route([Pedestrian(n) if isinstance(n, str) else n for n in names],
+                             env_id, "delete_pedestrians")
+        self._check_known(routed)
+        return {env: self.scene(env).delete_pedestrians([p.name for p in group])
+                for env, group in routed.items()}
+
+    def pedestrians(self, env_id: int) -> list[str]:
+        return list(self.scene(env_id).pedestrians.slots)
+
+    def _route(self, peds: Iterable[Pedestrian], env_id: int | None, what: str
+               ) -> dict[int, list[Pedestrian]]:
+        """Pedestrians per env, their names without the env prefix."""
+        if isinstance(peds, Pedestrian):
+            peds = [peds]
+        if env_id is not None:
+            self.scene(env_id)
+        routed: dict[int, list[Pedestrian]] = {}
+        for ped in peds:
+            if not isinstance(ped, Pedestrian):
+                raise SceneError(f"{what}: expected Pedestrian records, got {type(ped).__name__}")
+            env, name = split_env(ped.name)
+            if env is None and env_id is None:
+                raise SceneError(f"{what}: pedestrian {ped.name!r}: expected an env id or an "
+                                 "'env_<id>/' name prefix, got neither")
+            if env is not None and env_id is not None and env != env_id:
+                raise SceneError(f"{what}: pedestrian {ped.name!r}: its prefix names env {env}, "
+                                 f"but the request is for env {env_id}")
+            env = env_id if env is None else env
+            self.scene(env)  # a clear error for an unknown env
+            routed.setdefault(int(env), []).append(replace(ped, name=name))  # type: ignore[arg-type]
+        return routed
+
+    def _check_known(self, routed: dict[int, list[Pedestrian]]) -> None:
+        for env, group in routed.items():
+            for ped in group:
+                self.scene(env).pedestrians.slot(env, ped.name)
 
     # queries
     def model(self, env_id: int) -> mujoco.MjModel:

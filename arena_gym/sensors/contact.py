@@ -13,7 +13,9 @@ its reference pose (casters), `RobotInfo.feet`; floor surfaces are the ground pl
 the spawned floor slabs. So a robot lying on its side on the floor collides; wheels on a
 floor slab do not. What was hit gives the class (COLLISION_CLASSES, `kind` int8): another
 robot ("robot"), else a movable obstacle prim ("obstacle"), else anything static, walls,
-static prims and floors ("wall"); "none" without a collision. "pedestrian" will come.
+static prims and floors ("wall"); "none" without a collision. A pedestrian's capsule (a slot
+of the env's pedestrian pool, arena_gym.scene.pedestrians) is "pedestrian", which outranks
+the others when a robot touches several things at once.
 
 A contact anywhere inside the sampling window counts, not only at its end: the window is
 every physics step since the previous sample (one control step when the caller samples
@@ -126,8 +128,8 @@ class ContactUnit(Unit):
                 out["other_geom"][env, :m] = np.where(first[order], geom[order, 1], geom[order, 0])
 
 
-COLLISION_CLASSES = ("none", "wall", "obstacle", "robot")
-NONE, WALL, OBSTACLE, ROBOT = range(4)
+COLLISION_CLASSES = ("none", "wall", "obstacle", "robot", "pedestrian")
+NONE, WALL, OBSTACLE, ROBOT, PEDESTRIAN = range(5)
 
 
 class CollisionUnit(Unit):
@@ -298,14 +300,18 @@ def _window_index(layout: tuple, cursor: int, k: int) -> tuple[np.ndarray, int]:
 
 
 def _classes(model: mujoco.MjModel, scene: Scene) -> np.ndarray:
-    """Class per geom as the thing a robot hits: ROBOT for any robot's geoms, OBSTACLE for
-    movable prims (mocap bodies), WALL for everything else."""
+    """Class per geom as the thing a robot hits: ROBOT for any robot's geoms, PEDESTRIAN for
+    the pedestrian pool's capsules, OBSTACLE for movable prims (other mocap bodies), WALL
+    for everything else."""
     out = np.full(model.ngeom, WALL, dtype=np.int8)
     movable = model.body_mocapid[model.geom_bodyid] >= 0
     out[movable] = OBSTACLE
     for entity in scene.entities.values():
         if entity.kind == "robot":
             out[robot_geoms(model, model.body(entity.record.root_body).id)] = ROBOT  # type: ignore[attr-defined]
+    if scene.pedestrians.built:
+        bodies = [model.body(name).id for name in scene.pedestrians.bodies]
+        out[np.isin(model.geom_bodyid, bodies)] = PEDESTRIAN
     return out
 
 

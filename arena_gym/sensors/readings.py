@@ -240,8 +240,8 @@ class CollisionReading(Reading):
     """`collided`: the robot touched anything but the floor, or the floor with anything but
     its feet, at any physics step since the previous sample (contact.py has the rule);
     `kind`: what it hit, an index into COLLISION_CLASSES ("none", "wall", "obstacle",
-    "robot"); `contacts`: how many such contacts (at the window's last step, else the most
-    at any of its steps)."""
+    "robot", "pedestrian"); `contacts`: how many such contacts (at the window's last step,
+    else the most at any of its steps)."""
 
     def __init__(self, key: str, robot: str, sensor: str, num_envs: int, period: float) -> None:
         super().__init__(key, robot, sensor, num_envs, period, {

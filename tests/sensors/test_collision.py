@@ -44,7 +44,7 @@ def _control_steps(sim: Simulator, suite: SensorSuite, n: int, steps: int = 20):
 
 
 def test_the_classes_are_exported_in_order():
-    assert COLLISION_CLASSES == ("none", "wall", "obstacle", "robot")
+    assert COLLISION_CLASSES == ("none", "wall", "obstacle", "robot", "pedestrian")
 
 
 def test_wheels_on_a_floor_slab_are_no_collision_but_the_chassis_on_it_is():

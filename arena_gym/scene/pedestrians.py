@@ -1,0 +1,142 @@
+"""Pedestrians of one env: a fixed pool of mocap capsule bodies, taken and returned by slot.
+
+The first pedestrian of an env adds POOL_SIZE mocap bodies, parked below the ground, and the
+scene compiles once for them; from then on spawning, moving and deleting pedestrians only
+write `mocap_pos`/`mocap_quat` (state), so pedestrians never recompile and every env keeps
+one model layout (envs with pools step in one Batch). A slot's body is named
+`<env prefix>pedestrians/slot_<k>`; its capsule stands on the ground (GROUP_STATIC: lidars
+see it at leg height, cameras draw it) and collides like an obstacle; the contact rule
+classes it "pedestrian" (arena_gym.sensors.contact).
+
+    store.spawn_pedestrians([Pedestrian("env_0/alice", pose=(1.0, 2.0, 0.0))])
+    store.update_pedestrians([Pedestrian("env_0/alice", pose=(1.1, 2.0, 0.0))])
+    store.delete_pedestrians(["env_0/alice"])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import mujoco
+import numpy as np
+
+from arena_gym.scene import builders
+from arena_gym.scene.errors import SceneError, SpawnError, unknown
+from arena_gym.scene.records import _floats
+from arena_gym.scene.rotations import yaw_quat
+
+POOL_SIZE = 64  # pedestrians an env can hold at once
+RADIUS = 0.25  # m, the capsule's radius (shoulder half-width)
+HEIGHT = 1.75  # m, the capsule's full height, standing on z = 0
+PARKED_Z = -10.0  # m: free slots wait below the ground (and below parked pool boxes)
+PARKED_STEP = 2.0  # m between parked capsules (> HEIGHT: they never touch)
+POOL_BODY = "pedestrians/slot_{}"
+
+
+@dataclass(frozen=True)
+class Pedestrian:
+    """A pedestrian request: `name` (an `env_<id>/` prefix names its env when the request
+    carries no env id), `pose` (x, y, yaw; yaw is the heading) and, optionally, the actor
+    it wears (an SDF path; kept for the skinned actors, not drawn yet).
+
+    >>> Pedestrian("env_2/visitor", pose=(1.0, -0.5, 1.57))
+    """
+
+    name: str
+    pose: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    actor: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name or self.name.endswith("/"):
+            raise SceneError(f"Pedestrian.name: expected a non-empty name not ending in '/', "
+                             f"got {self.name!r}")
+        object.__setattr__(self, "pose", _floats(f"Pedestrian {self.name!r} pose", self.pose, 3))
+
+
+def split_env(name: str) -> tuple[int | None, str]:
+    """(env id, rest) of an `env_<id>/rest` name; (None, name) without such a prefix."""
+    head, sep, rest = name.partition("/")
+    if sep and head.startswith("env_") and head[4:].isdigit() and rest:
+        return int(head[4:]), rest
+    return None, name
+
+
+class PedestrianPool:
+    """The slots of one env's pool: which pedestrian holds which mocap body."""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+        self.built = False
+        self.slots: dict[str, int] = {}  # pedestrian name -> slot
+        self.actors: dict[str, str | None] = {}
+        self.free: list[int] = list(range(POOL_SIZE - 1, -1, -1))  # pop() takes slot 0 first
+        self.cursor = np.zeros(POOL_SIZE)  # clip cursor per slot (restarted by a teleport)
+
+    @property
+    def bodies(self) -> list[str]:
+        """Full body names of every slot, in slot order."""
+        return [self.prefix + POOL_BODY.format(k) for k in range(POOL_SIZE)]
+
+    def build(self, spec: mujoco.MjSpec) -> None:
+        """Add the pool's bodies to the env's spec (once): mocap capsules, parked."""
+        half = HEIGHT / 2 - RADIUS  # capsule half-length between its hemisphere centres
+        for k, name in enumerate(self.bodies):
+            body = spec.worldbody.add_body(name=name, pos=parked(np.array([k]))[0],
+                                          mocap=True)
+            body.add_geom(
+                name=name + "/capsule",
+                type=mujoco.mjtGeom.mjGEOM_CAPSULE,
+                size=[RADIUS, half, 0.0],
+                pos=[0.0, 0.0, HEIGHT / 2],
+                rgba=[0.25, 0.45, 0.8, 1.0],
+                group=builders.GROUP_STATIC,
+                conaffinity=builders.WORLD_CONAFFINITY,
+            )
+        self.built = True
+
+    def check_new(self, env_id: int, peds: list[Pedestrian]) -> None:
+        names = [p.name for p in peds]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise SpawnError(f"env {env_id}: duplicate pedestrian name {twice[0]!r} in the request")
+        taken = [n for n in names if n in self.slots]
+        if taken:
+            raise SpawnError(f"env {env_id}: duplicate name {taken[0]!r}: a pedestrian of that "
+                             "name exists")
+        if len(peds) > len(self.free):
+            raise SpawnError(f"env {env_id}: expected at most {len(self.free)} more pedestrians "
+                             f"(the pool holds {POOL_SIZE}, {len(self.slots)} in use), got "
+                             f"{len(peds)}")
+
+    def take(self, ped: Pedestrian) -> int:
+        slot = self.free.pop()
+        self.slots[ped.name] = slot
+        self.actors[ped.name] = ped.actor
+        self.cursor[slot] = 0.0
+        return slot
+
+    def slot(self, env_id: int, name: str) -> int:
+        if name not in self.slots:
+            raise unknown(f"pedestrian in env {env_id}", name, self.slots)
+        return self.slots[name]
+
+    def release(self, name: str) -> int:
+        slot = self.slots.pop(name)
+        self.actors.pop(name, None)
+        self.free.append(slot)
+        return slot
+
+
+def pose_rows(peds: list[Pedestrian]) -> tuple[np.ndarray, np.ndarray]:
+    """mocap_pos (n, 3) and mocap_quat (n, 4) rows of pedestrians standing on the ground."""
+    pos = np.array([(p.pose[0], p.pose[1], 0.0) for p in peds]).reshape(-1, 3)
+    quat = np.array([yaw_quat(p.pose[2]) for p in peds]).reshape(-1, 4)
+    return pos, quat
+
+
+def parked(slots: np.ndarray) -> np.ndarray:
+    """mocap_pos rows of free slots: one below the other, so no two parked capsules touch."""
+    slots = np.asarray(slots, dtype=float)
+    return np.column_stack([np.zeros_like(slots), np.zeros_like(slots),
+                            PARKED_Z - PARKED_STEP * slots])
+
