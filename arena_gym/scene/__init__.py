@@ -3,6 +3,7 @@
 from arena_gym.scene.errors import AssetWarning, SceneError, SpawnError, UnknownNameError
 from arena_gym.scene.gazebo import LinkSurface, PluginDecl, SensorDecl
 from arena_gym.scene.obstacle_models import ModelError, ObstacleModel, load_model
+from arena_gym.scene.pedestrians import Pedestrian
 from arena_gym.scene.records import Prim, PrimEdit, Shape, Slab, Wall
 from arena_gym.scene.robot import RobotInfo
 from arena_gym.scene.scene import Scene
@@ -13,6 +14,7 @@ __all__ = [
     "LinkSurface",
     "ModelError",
     "ObstacleModel",
+    "Pedestrian",
     "PluginDecl",
     "Prim",
     "PrimEdit",

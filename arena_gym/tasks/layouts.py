@@ -30,6 +30,12 @@ class RoomLayout:
     def build(self, store: SceneStore, env_id: int) -> None:
         store.spawn_walls(env_id, room_walls(self.size, self.wall_height))
 
+    def footprints(self) -> np.ndarray:
+        """(B, 5) footprints of the walls (for pedestrians' obstacle forces)."""
+        from arena_gym.tasks.walkers import wall_footprints
+
+        return wall_footprints(room_walls(self.size, self.wall_height))
+
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
         h = self.half_inner
         return np.array([-h, -h]), np.array([h, h])
@@ -61,6 +67,15 @@ class MapLayout:
 
             self._walls = walls_from_map(self.map, height=self.wall_height)
         store.spawn_walls(env_id, self._walls)
+
+    def footprints(self) -> np.ndarray:
+        """(B, 5) footprints of the map's walls (for pedestrians' obstacle forces)."""
+        from arena_gym.tasks.walkers import wall_footprints
+        from arena_gym.worlds.occupancy import walls_from_map
+
+        if self._walls is None:
+            self._walls = walls_from_map(self.map, height=self.wall_height)
+        return wall_footprints(self._walls)
 
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
         return self._lo, self._hi
@@ -106,6 +121,19 @@ class ScenarioLayout(MapLayout):
 
         super().build(store, env_id)
         spawn_scenario_statics(store, env_id, self.scenario, self.model_paths, bbox=self.bbox)
+
+    def footprints(self) -> np.ndarray:
+        """(B, 5) footprints of the map's walls and the scenario's static obstacles."""
+        import warnings
+
+        from arena_gym.tasks.walkers import prim_footprints
+        from arena_gym.worlds.scenario import scenario_models
+
+        with warnings.catch_warnings():  # a missing model warned when it was spawned
+            warnings.simplefilter("ignore")
+            models = scenario_models(self.scenario, self.model_paths)
+        boxes = [m.prim(f"scenario/{o.name}", o.pose, bbox=True) for o, m in models]
+        return np.concatenate([super().footprints(), prim_footprints(boxes)])
 
     @property
     def task(self) -> tuple[tuple[float, float, float], tuple[float, float]]:

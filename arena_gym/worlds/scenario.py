@@ -306,9 +306,22 @@ def spawn_scenario_statics(
 
     >>> spawn_scenario_statics(store, 0, scenario, size_of=lambda model: (0.5, 0.5, 1.0))
     """
+    prims = [model.prim(f"scenario/{obstacle.name}", obstacle.pose, bbox=bbox)
+             for obstacle, model in scenario_models(scenario, model_paths, size_of)]
+    spawned = set(store.spawn_prims(env_id, prims))
+    return [p for p in prims if p.name in spawned]
+
+
+def scenario_models(
+    scenario: Scenario,
+    model_paths: Iterable[str | Path] = (),
+    size_of: Callable[[str | None], Footprint | tuple[float, float, float]] | None = None,
+) -> list[tuple[StaticObstacle, ObstacleModel]]:
+    """Each static obstacle with the model it spawns as (see spawn_scenario_statics); its
+    `prim(..., bbox=True)` is the obstacle's footprint box (pedestrians walk around it)."""
     roots = (*[Path(p) for p in model_paths], *scenario_model_paths(scenario))
     models: dict[str | None, ObstacleModel] = {}
-    prims = []
+    out = []
     for obstacle in scenario.static_obstacles:
         if size_of is not None:
             box = size_of(obstacle.model)
@@ -319,9 +332,8 @@ def spawn_scenario_statics(
             if obstacle.model not in models:
                 models[obstacle.model] = _model(obstacle.model, roots)
             model = models[obstacle.model]
-        prims.append(model.prim(f"scenario/{obstacle.name}", obstacle.pose, bbox=bbox))
-    spawned = set(store.spawn_prims(env_id, prims))
-    return [p for p in prims if p.name in spawned]
+        out.append((obstacle, model))
+    return out
 
 
 def _model(name: str | None, roots: tuple[Path, ...]) -> ObstacleModel:

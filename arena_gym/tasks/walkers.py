@@ -1,0 +1,141 @@
+"""Walking pedestrians in a simulator: a Crowd's motion written into each env's pedestrian
+pool through state (mocap_pos/mocap_quat), never recompiling.
+
+`Walkers` spawns `capacity` pedestrians per env once (`crowd/p<k>`: the pool's first
+pedestrians, so the pool's one compile happens here), then each episode places some of them
+(`place`) and parks the rest; `step` moves all of them, in all envs, in one vectorised
+Crowd step and writes their poses. Obstacles are footprints: the world's walls and statics
+(the same in every env) and each env's per-episode boxes (`set_boxes`).
+
+    walkers = Walkers(sim, capacity=8, walls=layout_footprints(layout))
+    walkers.place(env, starts, waypoints, modes, rng)
+    walkers.step(0.1, robots=robot_xy, robot_radius=0.2)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from arena_gym.scene.pedestrians import Pedestrian, parked
+from arena_gym.scene.records import Prim, Wall
+from arena_gym.sim.simulator import Simulator
+from arena_gym.tasks.crowd import LOOP, PING_PONG, AgentRanges, Crowd
+from arena_gym.worlds.scenario import Scenario
+
+NAME = "crowd/p{}"
+# Arena's `waypoint_mode`: 0 walks the list round and round; 1 (pedsim's "random" order) is
+# played back and forth along the list, which keeps a scenario deterministic
+ARENA_MODES = {0: LOOP, 1: PING_PONG}
+
+
+def wall_footprints(walls: Sequence[Wall]) -> np.ndarray:
+    """(B, 5) footprints (x, y, yaw, length, thickness) of wall segments."""
+    rows = []
+    for w in walls:
+        (x0, y0), (x1, y1) = w.start, w.end
+        rows.append(((x0 + x1) / 2, (y0 + y1) / 2, math.atan2(y1 - y0, x1 - x0), w.length,
+                     w.thickness))
+    return np.array(rows, dtype=float).reshape(-1, 5)
+
+
+def prim_footprints(prims: Sequence[Prim]) -> np.ndarray:
+    """(B, 5) footprints (x, y, yaw, sx, sy) of box prims."""
+    return np.array([(p.pose[0], p.pose[1], p.pose[3], p.scale[0], p.scale[1]) for p in prims],
+                    dtype=float).reshape(-1, 5)
+
+
+class Walkers:
+    """`capacity` pedestrians in every env of `sim`, moved by one Crowd."""
+
+    def __init__(self, sim: Simulator, capacity: int, walls: np.ndarray,
+                 model: str = "social_force", ranges: AgentRanges | None = None,
+                 max_boxes: int = 0) -> None:
+        self.sim, self.store = sim, sim.store
+        n = self.store.num_envs
+        self.crowd = Crowd(n, capacity, model=model, ranges=ranges or AgentRanges())
+        walls = np.asarray(walls, dtype=float).reshape(-1, 5)
+        self.boxes = np.zeros((n, len(walls) + max_boxes, 5))
+        self.boxes[:, : len(walls)] = walls
+        self.box_mask = np.zeros((n, len(walls) + max_boxes), dtype=bool)
+        self.box_mask[:, : len(walls)] = True
+        self.num_walls = len(walls)
+        slots = self.store.spawn_pedestrians(
+            [Pedestrian(f"env_{e}/" + NAME.format(k), parked(np.array([k]))[0])
+             for e in range(n) for k in range(capacity)])
+        self.slots = np.array([slots[e] for e in range(n)], dtype=np.int64).reshape(n, capacity)
+        self._version: tuple[int, ...] | None = None
+        self._parked = parked(self.slots.ravel()).reshape(n, capacity, 3)
+
+    def _views(self) -> None:
+        if self._version == self.sim.layout_version:
+            return
+        n = self.store.num_envs
+        self._mocap = [self.store.scene(e).pedestrian_mocap()[self.slots[e]] for e in range(n)]
+        self._pos = [self.sim.state(e, "mocap_pos") for e in range(n)]
+        self._quat = [self.sim.state(e, "mocap_quat") for e in range(n)]
+        self._version = self.sim.layout_version
+
+    def place(self, env: int, starts: np.ndarray, waypoints: Sequence[np.ndarray],
+              modes: Sequence[int] | np.ndarray, rng: np.random.Generator,
+              vmax: Sequence[float | None] | None = None) -> None:
+        """Env `env`'s next walk: the first len(starts) pedestrians at starts (x, y, yaw) with
+        their waypoints (Crowd.place); the others parked."""
+        self.crowd.place(env, starts, waypoints, modes, rng, vmax)
+        self.write([env])
+
+    def set_boxes(self, env: int, footprints: np.ndarray) -> None:
+        """Env `env`'s movable obstacles (k, 5) for this episode (at most max_boxes)."""
+        footprints = np.asarray(footprints, dtype=float).reshape(-1, 5)
+        extra = self.boxes.shape[1] - self.num_walls
+        if len(footprints) > extra:
+            raise ValueError(f"env {env}: expected at most {extra} boxes, got {len(footprints)}")
+        w = self.num_walls
+        self.box_mask[env, w:] = False
+        self.boxes[env, w : w + len(footprints)] = footprints
+        self.box_mask[env, w : w + len(footprints)] = True
+
+    def step(self, dt: float, robots: np.ndarray | None = None, robot_radius: float = 0.0,
+             ) -> None:
+        """Move every env's pedestrians by `dt` and write their poses."""
+        self.crowd.step(dt, self.boxes, self.box_mask, robots, robot_radius)
+        self.write()
+
+    def write(self, envs: Sequence[int] | None = None) -> None:
+        """Pedestrians' poses into the envs' state: active ones where the crowd has them
+        (standing on the ground, facing their heading), the others parked."""
+        self._views()
+        c = self.crowd
+        for e in range(self.store.num_envs) if envs is None else envs:
+            pos = np.where(c.active[e, :, None],
+                           np.column_stack([c.pos[e], np.zeros(c.capacity)]), self._parked[e])
+            half = c.yaw[e] / 2
+            quat = np.column_stack([np.cos(half), np.zeros((c.capacity, 2)), np.sin(half)])
+            self._pos[e][self._mocap[e]] = pos
+            self._quat[e][self._mocap[e]] = quat
+
+    def distances(self, points: np.ndarray) -> np.ndarray:
+        """(E, P) distance from each env's point (E, 2) to its pedestrians' centres (inf for
+        those not walking)."""
+        d = np.hypot(*(self.crowd.pos - points[:, None, :2]).transpose(2, 0, 1))
+        return np.where(self.crowd.active, d, np.inf)
+
+
+def scenario_walks(scenario: Scenario) -> tuple[np.ndarray, list[np.ndarray], list[int],
+                                                 list[float | None]]:
+    """A scenario's pedestrians as Walkers.place arguments: starts (k, 3), waypoint lists,
+    modes (ARENA_MODES of `waypoint_mode`, default loop) and vmax (its `vmax`, else None)."""
+    starts = np.array([p.pose for p in scenario.pedestrians], dtype=float).reshape(-1, 3)
+    waypoints = [np.array(p.waypoints, dtype=float).reshape(-1, 2) for p in scenario.pedestrians]
+    modes, vmax = [], []
+    for p in scenario.pedestrians:
+        mode = p.params.get("waypoint_mode", 0)
+        if mode not in ARENA_MODES:
+            raise ValueError(f"scenario {scenario.path}: pedestrian {p.name!r}: expected "
+                             f"waypoint_mode in {sorted(ARENA_MODES)}, got {mode!r}")
+        modes.append(ARENA_MODES[mode])
+        given = p.params.get("vmax")
+        vmax.append(float(given) if isinstance(given, (int, float)) and given > 0 else None)
+    return starts, waypoints, modes, vmax

@@ -1,0 +1,77 @@
+"""Pedestrians walking in a simulator: the Crowd's poses land in the pool's state (no
+compile), and a scenario of every shared world loads and plays."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from arena_gym.scene import SceneStore
+from arena_gym.scene.pedestrians import RADIUS
+from arena_gym.sim import Simulator
+from arena_gym.tasks.crowd import nearest_on_boxes
+from arena_gym.tasks.layouts import RoomLayout, ScenarioLayout
+from arena_gym.tasks.walkers import Walkers, scenario_walks
+from arena_gym.worlds import builtin_robot_urdf
+
+WORLDS = {  # one scenario per shared world; each has pedestrians
+    "map_empty": "default.json", "map_empty_small": "default.json",
+    "arena_rooms1": "2.json", "hospital": "default.json",
+    "experiment_rooms": "default.json", "evaluation_floor": "obs10.json",
+    "map1_small": "default.json",
+}
+
+
+def test_walkers_write_their_poses_into_state_without_compiling():
+    store = SceneStore(2)
+    layout = RoomLayout(6.0)
+    for env in range(2):
+        store.spawn_urdf(env, "robot", builtin_robot_urdf())
+        layout.build(store, env)
+    sim = Simulator(store)
+    walkers = Walkers(sim, capacity=4, walls=layout.footprints())
+    rng = np.random.default_rng(0)
+    for env in range(2):
+        walkers.place(env, [(-2.0, 1.0 + env, 0.0), (2.0, -1.0, np.pi)],
+                      [[(2.0, 1.0 + env)], [(-2.0, -1.0)]], [0, 0], rng)
+    counts = [store.compile_count(e) for e in range(2)]
+    for _ in range(20):
+        walkers.step(0.1)
+        sim.step(20)
+    assert [store.compile_count(e) for e in range(2)] == counts
+    for env in range(2):
+        pos, quat = store.get_pose(env, "crowd/p0")
+        np.testing.assert_allclose(pos[:2], walkers.crowd.pos[env, 0])
+        assert pos[0] > -2.0 + 0.5  # walked east...
+        np.testing.assert_allclose(2 * np.arctan2(quat[3], quat[0]), walkers.crowd.yaw[env, 0])
+        assert store.get_pose(env, "crowd/p3")[0][2] < -5  # not placed: parked
+
+
+@pytest.mark.parametrize("world", sorted(WORLDS))
+def test_a_scenario_of_each_shared_world_loads_and_plays(assets, world):
+    layout = ScenarioLayout(assets / "worlds" / world / "scenarios" / WORLDS[world])
+    starts, waypoints, modes, vmax = scenario_walks(layout.scenario)
+    assert len(starts) > 0
+    store = SceneStore(1)
+    layout.build(store, 0)
+    sim = Simulator(store)
+    walkers = Walkers(sim, capacity=len(starts), walls=layout.footprints())
+    walkers.place(0, starts, waypoints, modes, np.random.default_rng(0), vmax)
+    start = walkers.crowd.pos.copy()
+    _, gap0 = nearest_on_boxes(start, walkers.boxes, walkers.box_mask)
+    inside_at_start = (gap0.min(axis=2) < RADIUS)[0]  # some scenarios start people by walls
+    moved = np.zeros(len(starts))  # path length walked
+    for _ in range(100):
+        before = walkers.crowd.pos[0].copy()
+        walkers.step(0.1)
+        sim.step(20)
+        moved += np.hypot(*(walkers.crowd.pos[0] - before).T)
+    walking = np.array([len(w) > 0 and np.hypot(*(w[0] - s[:2])) > 0.5
+                        for w, s in zip(waypoints, starts, strict=True)])
+    # most walk on; a few face a wall on the straight line to their waypoint and wait there
+    # (pedestrians have no path planner, as in pedsim)
+    assert walking.any() and (moved[walking] > 1.0).mean() >= 0.75
+    _, gap = nearest_on_boxes(walkers.crowd.pos, walkers.boxes, walkers.box_mask)
+    assert (gap.min(axis=2)[0][~inside_at_start] >= RADIUS - 1e-9).all()  # nobody in a wall
+    pos, _ = store.get_pose(0, "crowd/p0")
+    np.testing.assert_allclose(pos[:2], walkers.crowd.pos[0, 0])
