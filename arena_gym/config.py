@@ -86,6 +86,11 @@ class RewardConfig:
     reverse: Weight = -0.002  # per step of driving backwards
     abrupt_velocity: Weight = -0.001  # x |change of the action| (normalised) per step
     time: Weight = 0.0  # per step
+    # pedestrian terms: only in worlds with pedestrians (num_pedestrians > 0)
+    pedestrian_collision: Weight = -5.0  # on top of `collision` when the robot hit a person
+    pedestrian_safety: Weight = -0.01  # per step with a person within pedestrian_safety_m
+    pedestrian_safety_m: Annotated[float, At(ge=0, le=100)] = 1.0  # centre to centre
+    pedestrian_speed: Weight = -0.05  # x the robot's speed (m/s) per step in that space
 
     def __post_init__(self) -> None:
         _check_ranges(self)
@@ -101,6 +106,8 @@ class CurriculumConfig:
     fall_back: Rate = 0.3
     window: Count = 100  # episodes over which success is measured
     start_stage: Annotated[int, At(ge=0)] = 0
+    # (min, max) walking pedestrians per stage; empty: num_pedestrians in every stage
+    pedestrians: tuple[tuple[Annotated[int, At(ge=0)], Annotated[int, At(ge=0)]], ...] = ()
 
     def __post_init__(self) -> None:
         _check_ranges(self)
@@ -111,6 +118,11 @@ class CurriculumConfig:
                f"a stage index < {len(self.stages)}, got {self.start_stage}")
         _check(self.fall_back <= self.advance, "curriculum.fall_back",
                f"a rate <= advance ({self.advance}), got {self.fall_back}")
+        _check(not self.pedestrians or len(self.pedestrians) == len(self.stages),
+               "curriculum.pedestrians",
+               f"one (min, max) per stage ({len(self.stages)}), got {len(self.pedestrians)}")
+        for lo, hi in self.pedestrians:
+            _check(lo <= hi, "curriculum.pedestrians", f"min <= max per stage, got {(lo, hi)}")
 
 
 @dataclass(frozen=True)
@@ -169,8 +181,11 @@ class EnvConfig:
     # model_paths, model folders, .sdf or mesh files) instead of boxes; () keeps boxes
     obstacles: tuple[str, ...] = ()
     model_paths: tuple[str, ...] = ()  # folders of obstacle models (Gazebo's model path)
-    # anything but 0 is rejected until pedestrians exist
-    num_pedestrians: Annotated[int, At(ge=0, le=1000)] = 0
+    # walking people each env holds (its pedestrian pool has 64 slots); 0: none at all
+    num_pedestrians: Annotated[int, At(ge=0, le=64)] = 0
+    pedestrian_model: str = "social_force"  # or "waypoints" (arena_gym.tasks.crowd)
+    # observe the k nearest pedestrians (robot frame: x, y, vx, vy, present); 0: no such key
+    observe_pedestrians: Annotated[int, At(ge=0, le=64)] = 0
     physics_dt: Annotated[float, At(gt=0, le=0.1)] = 0.005
     control_dt: Annotated[float, At(gt=0, le=10)] = 0.1
     max_episode_steps: Count = 300
@@ -196,8 +211,13 @@ class EnvConfig:
                f"'continuous' or 'discrete', got {self.action!r}")
         _check(self.max_episode_steps > 0, "max_episode_steps",
                f"an integer > 0, got {self.max_episode_steps}")
-        _check(self.num_pedestrians == 0, "num_pedestrians",
-               f"0 (pedestrians are not implemented yet), got {self.num_pedestrians}")
+        _check(self.pedestrian_model in ("social_force", "waypoints"), "pedestrian_model",
+               f"'social_force' or 'waypoints', got {self.pedestrian_model!r}")
+        for lo, hi in self.curriculum.pedestrians:
+            _check(hi <= self.num_pedestrians, "curriculum.pedestrians",
+                   f"0 <= min <= max <= num_pedestrians ({self.num_pedestrians}), got {(lo, hi)}")
+        _check(not self.observe_pedestrians or self.num_pedestrians, "observe_pedestrians",
+               f"0 without pedestrians (num_pedestrians is 0), got {self.observe_pedestrians}")
         lo, hi = self.obstacle_size
         _check(0 < lo <= hi, "obstacle_size", f"0 < min <= max, got {self.obstacle_size}")
         for lo, hi in self.curriculum.stages:

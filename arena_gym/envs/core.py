@@ -2,8 +2,10 @@
 
 ArenaVectorEnv (autoreset, Gymnasium vector API) and ArenaEnv (one env) both drive this.
 It is wiring: the task's pieces live in arena_gym.tasks (observation, reward terms,
-termination, episode sampling, metrics, curriculum). Episodes move the robot and the pool
-obstacles through state; nothing recompiles.
+termination, episode sampling, metrics, curriculum). Episodes move the robot, the pool
+obstacles and the walking people (`num_pedestrians`, tasks/walkers.py: each env's
+pedestrian pool, moved by the social force model once per control step, before the
+physics) through state; nothing recompiles.
 
 The env senses through its SensorSuite (built with the env, `sensor_suite`): "scan" is
 the robot's declared lidar (its URDF `<sensor>`, else model_params.yaml's laser at its
@@ -36,6 +38,7 @@ from arena_gym.scene.obstacle_models import load_model
 from arena_gym.scene.rotations import quat_yaw, wrap_angle, yaw_quat
 from arena_gym.scene.store import SceneStore
 from arena_gym.sensors import COLLISION_CLASSES, CollisionSpec, LidarSpec, SensorSuite
+from arena_gym.sensors.contact import PEDESTRIAN
 from arena_gym.sim.simulator import Simulator
 from arena_gym.tasks import observation
 from arena_gym.tasks.curriculum import Curriculum
@@ -45,6 +48,7 @@ from arena_gym.tasks.metrics import EpisodeMetrics
 from arena_gym.tasks.rewards import StepOutcome, reward_terms, total
 from arena_gym.tasks.robot_params import load_robot_params
 from arena_gym.tasks.termination import Termination, classify
+from arena_gym.tasks.walkers import Walkers, sample_walks
 
 ROBOT = "robot"
 _CLASSES = np.asarray(COLLISION_CLASSES, dtype=object)  # index -> "wall", "obstacle", ...
@@ -99,13 +103,18 @@ class NavigationCore:
                 self.layout.build(self.store, env)
                 self.store.spawn_prims(env, self.pool.prims())
         self.sim = Simulator(self.store)
+        # before the sensors bind: the pedestrian pool's one compile happens here
+        self.walkers = Walkers(self.sim, cfg.num_pedestrians, self.layout.footprints(),
+                               model=cfg.pedestrian_model, max_boxes=cfg.obstacle_pool
+                               ) if cfg.num_pedestrians else None
         scan = LidarSpec(ROBOT, key="scan", num_beams=cfg.scan.num_beams or None,
                          range_max=cfg.scan.max_range or None)
         self._suite = SensorSuite(self.sim, [scan, CollisionSpec(ROBOT, key="collision")],
                                   seed=0, hook=False)  # sampled once per control step
         self._sampled_at = -1.0  # sim clock of the suite's last update
         self.curriculum = Curriculum(cfg.curriculum)
-        self.metrics = EpisodeMetrics(num_envs)
+        self.metrics = EpisodeMetrics(num_envs, pedestrians=self.walkers is not None,
+                                      personal_space=cfg.reward.pedestrian_safety_m)
         self._setup_spaces()
         self._setup_model()
         self.goal = np.zeros((num_envs, 2))
@@ -147,6 +156,9 @@ class NavigationCore:
                                            np.array(p.high, np.float32))
         high_scan = 1.0 if self.cfg.scan.normalize else self.max_range
         self.observation_space = observation.observation_space(beams, high_scan, p.low, p.high)
+        if self.cfg.observe_pedestrians:
+            self.observation_space["pedestrians"] = observation.pedestrians_space(
+                self.cfg.observe_pedestrians)
 
     def _setup_model(self) -> None:
         model = self.store.model(0)
@@ -214,6 +226,11 @@ class NavigationCore:
             "goal": self.goal_polar.astype(np.float32),
             "last_action": self.last_action.astype(np.float32),
         }
+        if self.cfg.observe_pedestrians:
+            crowd = self.walkers.crowd  # type: ignore[union-attr]
+            obs["pedestrians"] = observation.nearest_pedestrians(
+                crowd.pos, crowd.vel, crowd.active, self.pose,
+                self.cfg.observe_pedestrians).astype(np.float32)
         return obs, ranges
 
     # ------------------------------------------------------------------ reset
@@ -230,6 +247,8 @@ class NavigationCore:
         for e in envs:
             ep = self.sample(self.rngs[e], self.curriculum.obstacles)
             self._place(e, ep)
+            if self.walkers is not None:
+                self._place_walkers(e, ep)
             episodes.append(ep)
         mask = np.zeros(self.n, bool)
         mask[envs] = True
@@ -257,6 +276,17 @@ class NavigationCore:
             self._mocap_quat[e][m] = yaw_quat(byaw)
         self.goal[e] = ep.goal
 
+    def _place_walkers(self, e: int, ep: Episode) -> None:
+        """This episode's walking people, drawn after the episode (same stream)."""
+        rng = self.rngs[e]
+        lo, hi = self.curriculum.pedestrians or (self.cfg.num_pedestrians,) * 2
+        count = int(rng.integers(lo, hi + 1))
+        boxes = ep.footprints(self.pool)
+        starts, waypoints = sample_walks(rng, self.layout, count, boxes, ep.start[:2],
+                                         self.params.radius)
+        self.walkers.set_boxes(e, boxes)  # type: ignore[union-attr]
+        self.walkers.place(e, starts, waypoints, [0] * len(starts), rng)  # type: ignore[union-attr]
+
     # ------------------------------------------------------------------ step
     def twist(self, action: np.ndarray) -> np.ndarray:
         """Actions (num_envs, dim) or discrete indices (num_envs,) -> twists (num_envs, dim)."""
@@ -275,6 +305,8 @@ class NavigationCore:
         if self.action_dim == 3:
             full[:, 1] = twist[:, 1]
         full[~active] = 0.0
+        if self.walkers is not None:  # people take their step of the control step too
+            self.walkers.step(self.cfg.control_dt, self.pose[:, :2], self.params.radius)
         # staged for all envs at once; the controller writes ctrl at the step's ticks
         self.sim.controller.set_twists(ROBOT, full)
         self.sim.step(self.cfg.substeps)
@@ -292,13 +324,19 @@ class NavigationCore:
                        self.steps + active, self.cfg.max_episode_steps, active)
         change = (twist - self.last_action) / self._action_high
         change = np.sqrt(np.einsum("ij,ij->i", change, change))
+        counted = active & ~end.diverged  # a diverged step's motion is not the policy's
+        moved = np.hypot(*(self.pose[:, :2] - self._prev_pose[:, :2]).T) * counted
         outcome = StepOutcome(self.distance.copy(), distance, end.reached, end.collided,
                               ranges.min(axis=1) - self.params.radius, twist[:, 0], change)
+        if self.walkers is not None:
+            outcome.pedestrian_distance = self.walkers.distances(self.pose).min(axis=1)
+            outcome.hit_pedestrian = end.collided & (self._suite["collision"].kind == PEDESTRIAN)
+            outcome.speed = moved / self.cfg.control_dt
+            self.metrics.update_pedestrians(outcome.pedestrian_distance, outcome.speed,
+                                            outcome.hit_pedestrian, counted)
         terms = reward_terms(self.cfg.reward, outcome)
-        counted = active & ~end.diverged  # a diverged step's motion is not the policy's
         if not counted.all():
             terms = {k: np.where(counted, v, 0.0) for k, v in terms.items()}
-        moved = np.hypot(*(self.pose[:, :2] - self._prev_pose[:, :2]).T) * counted
         turned = wrap_angle(self.pose[:, 3] - self._prev_pose[:, 3]) * counted
         self.metrics.update(moved, turned, twist[:, 0] * active, end.collided,
                             self.cfg.control_dt, active)

@@ -155,7 +155,7 @@ class Crowd:
         else:
             self._social(dt, goal, boxes, box_mask, robots, robot_radius)
             for _ in range(CONSTRAINT_ITERATIONS):  # alternate: a push apart may meet a wall
-                if not self._separate() and not walls:
+                if not self._separate():
                     break
                 if walls:
                     self._push_out(boxes, box_mask)
@@ -183,10 +183,10 @@ class Crowd:
         force = np.zeros_like(self.vel)
         if boxes is not None and boxes.shape[1]:
             # the nearest obstacle only (as pedsim): a wall cut into many boxes pushes once
-            normal, gap = nearest_on_boxes(self.pos, boxes, box_mask)
-            k = gap.argmin(axis=2)[..., None]
-            gap = np.take_along_axis(gap, k, axis=2)[..., 0]
-            normal = np.take_along_axis(normal, k[..., None], axis=2)[:, :, 0]
+            local = BoxFrames(self.pos, boxes, box_mask)
+            k = local.gap.argmin(axis=2)[..., None]
+            gap = np.take_along_axis(local.gap, k, axis=2)[..., 0]
+            normal = local.normals(lambda a: np.take_along_axis(a, k, axis=2)[..., 0])
             a, b = OBSTACLE
             push = np.where(np.isfinite(gap), a * np.exp((self.radius - gap) / b), 0.0)
             force += (self.factors[2] * push)[..., None] * normal
@@ -239,11 +239,14 @@ class Crowd:
     def _push_out(self, boxes: np.ndarray, box_mask: np.ndarray | None) -> None:
         """Anyone closer than its radius to an obstacle steps back out along its normal."""
         for _ in range(2):  # a corner between two boxes may take a second push
-            normal, gap = nearest_on_boxes(self.pos, boxes, box_mask)
-            depth = np.maximum(self.radius - gap, 0.0)  # 0 for absent boxes: gap is inf
-            if not depth.any():
+            local = BoxFrames(self.pos, boxes, box_mask)
+            hit = (local.gap < self.radius) & self.active[..., None]
+            if not hit.any():
                 return
-            self.pos += (depth[..., None] * normal).sum(axis=2) * self.active[..., None]
+            e, p, b = np.nonzero(hit)  # few: compute normals there only
+            normal = local.normals(lambda a, i=(e, p, b): a[i])
+            depth = self.radius - local.gap[e, p, b]
+            np.add.at(self.pos, (e, p), depth[:, None] * normal)
 
     def _done(self) -> np.ndarray:
         """Agents with a single waypoint that they reached: nothing left to walk to."""
@@ -283,28 +286,42 @@ def _slide(heading: np.ndarray, normal: np.ndarray, near: np.ndarray) -> np.ndar
     return np.where(turn[..., None], tangent, heading)
 
 
+class BoxFrames:
+    """Points (E, P, 2) in the frames of each env's boxes (E, B, 5): `gap` (E, P, B) from
+    each point to each box (negative inside, +inf for boxes masked out), and the boxes'
+    outward normals where asked (`normals`), which most steps need for few pairs only."""
+
+    def __init__(self, points: np.ndarray, boxes: np.ndarray, mask: np.ndarray | None) -> None:
+        d = points[:, :, None, :] - boxes[:, None, :, :2]
+        self.c, self.s = np.cos(boxes[..., 2])[:, None], np.sin(boxes[..., 2])[:, None]
+        self.lx = self.c * d[..., 0] + self.s * d[..., 1]
+        self.ly = self.s * -d[..., 0] + self.c * d[..., 1]
+        self.ax = np.abs(self.lx) - boxes[..., 3][:, None] / 2  # > 0: outside along x
+        self.ay = np.abs(self.ly) - boxes[..., 4][:, None] / 2
+        outside = np.hypot(np.maximum(self.ax, 0.0), np.maximum(self.ay, 0.0))
+        self.gap = np.where((self.ax < 0) & (self.ay < 0), np.maximum(self.ax, self.ay), outside)
+        if mask is not None:
+            self.gap = np.where(mask[:, None, :], self.gap, np.inf)
+
+    def normals(self, pick) -> np.ndarray:
+        """Unit normals (..., 2), in the world frame, from the box toward the point (inside:
+        out through the nearer face) for the entries `pick(array)` selects of (E, P, B)."""
+        lx, ly, ax, ay = pick(self.lx), pick(self.ly), pick(self.ax), pick(self.ay)
+        c = pick(np.broadcast_to(self.c, self.lx.shape))
+        s = pick(np.broadcast_to(self.s, self.lx.shape))
+        inside = (ax < 0) & (ay < 0)
+        nx = np.where(inside, (ax >= ay).astype(float), np.maximum(ax, 0.0))
+        ny = np.where(inside, (ax < ay).astype(float), np.maximum(ay, 0.0))
+        nx, ny = np.where(lx < 0, -nx, nx), np.where(ly < 0, -ny, ny)
+        norm = np.maximum(np.hypot(nx, ny), 1e-12)
+        nx, ny = nx / norm, ny / norm
+        return np.stack([c * nx - s * ny, s * nx + c * ny], -1)
+
+
 def nearest_on_boxes(points: np.ndarray, boxes: np.ndarray, mask: np.ndarray | None
                      ) -> tuple[np.ndarray, np.ndarray]:
     """For points (E, P, 2) and each env's boxes (E, B, 5): the unit normal from each box
     toward the point (E, P, B, 2; for a point inside, out through the nearest face) and the
     signed gap to the box (E, P, B; negative inside, +inf for boxes masked out)."""
-    d = points[:, :, None, :] - boxes[:, None, :, :2]
-    c, s = np.cos(boxes[..., 2])[:, None], np.sin(boxes[..., 2])[:, None]
-    lx = c * d[..., 0] + s * d[..., 1]
-    ly = -s * d[..., 0] + c * d[..., 1]
-    hx, hy = boxes[..., 3][:, None] / 2, boxes[..., 4][:, None] / 2
-    ox, oy = lx - np.clip(lx, -hx, hx), ly - np.clip(ly, -hy, hy)
-    outside = np.hypot(ox, oy)
-    inside = outside == 0
-    depth_x, depth_y = hx - np.abs(lx), hy - np.abs(ly)
-    face_x = depth_x <= depth_y  # inside: leave through the nearer face
-    side_x, side_y = np.where(lx < 0, -1.0, 1.0), np.where(ly < 0, -1.0, 1.0)
-    nx = np.where(inside, np.where(face_x, side_x, 0.0), ox)
-    ny = np.where(inside, np.where(face_x, 0.0, side_y), oy)
-    gap = np.where(inside, -np.minimum(depth_x, depth_y), outside)
-    norm = np.maximum(np.hypot(nx, ny), 1e-12)
-    nx, ny = nx / norm, ny / norm
-    normal = np.stack([c * nx - s * ny, s * nx + c * ny], -1)
-    if mask is not None:
-        gap = np.where(mask[:, None, :], gap, np.inf)
-    return normal, gap
+    frames = BoxFrames(points, boxes, mask)
+    return frames.normals(lambda a: a), frames.gap

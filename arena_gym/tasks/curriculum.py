@@ -1,5 +1,6 @@
-"""Staged training, as in Arena-Rosnav: obstacle counts rise when the success rate over the
-last `window` episodes reaches `advance`, and fall back below `fall_back`."""
+"""Staged training, as in Arena-Rosnav: obstacle (and pedestrian) counts rise when the
+success rate over the last `window` episodes reaches `advance`, and fall back below
+`fall_back`."""
 
 from __future__ import annotations
 
@@ -35,6 +36,11 @@ class Curriculum:
     @property
     def obstacles(self) -> tuple[int, int]:
         return self.cfg.stages[self.stage]
+
+    @property
+    def pedestrians(self) -> tuple[int, int] | None:
+        """(min, max) walking people this stage; None: the config's num_pedestrians."""
+        return self.cfg.pedestrians[self.stage] if self.cfg.pedestrians else None
 
     @property
     def success_rate(self) -> float:

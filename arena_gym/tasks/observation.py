@@ -1,7 +1,9 @@
 """The task's observation: its space, and the goal in the robot's frame.
 
 `obs["scan"]` (ranges, normalised by max range when configured), `obs["goal"]` (distance,
-bearing in the robot's frame) and `obs["last_action"]` (the last commanded twist).
+bearing in the robot's frame) and `obs["last_action"]` (the last commanded twist); with
+`observe_pedestrians: k`, `obs["pedestrians"]` (k, 5): the k nearest people's position and
+velocity in the robot frame (x forward, y left) and 1 where a person is (0-rows after).
 """
 
 from __future__ import annotations
@@ -21,6 +23,31 @@ def observation_space(beams: int, scan_high: float, action_low: tuple[float, ...
         "last_action": spaces.Box(np.array(action_low, np.float32),
                                   np.array(action_high, np.float32)),
     })
+
+
+def pedestrians_space(k: int) -> spaces.Box:
+    return spaces.Box(-np.inf, np.inf, (k, 5), np.float32)
+
+
+def nearest_pedestrians(pos: np.ndarray, vel: np.ndarray, present: np.ndarray,
+                        pose: np.ndarray, k: int) -> np.ndarray:
+    """(E, k, 5): for each env's robot (pose (E, 4)), its k nearest pedestrians (pos, vel
+    (E, P, 2), present (E, P)) in the robot frame: x, y, vx, vy, 1; nearest first."""
+    delta = pos - pose[:, None, :2]
+    dist = np.where(present, np.hypot(delta[..., 0], delta[..., 1]), np.inf)
+    order = np.argsort(dist, axis=1, kind="stable")[:, :k]
+    c, s = np.cos(pose[:, 3])[:, None], np.sin(pose[:, 3])[:, None]
+
+    def frame(v: np.ndarray) -> np.ndarray:
+        v = np.take_along_axis(v, order[..., None], axis=1)
+        return np.stack([c * v[..., 0] + s * v[..., 1], -s * v[..., 0] + c * v[..., 1]], -1)
+
+    here = np.take_along_axis(present, order, axis=1)
+    out = np.concatenate([frame(delta), frame(vel), here[..., None].astype(float)], -1)
+    out[~here] = 0.0
+    if out.shape[1] < k:  # fewer pedestrians than k
+        out = np.concatenate([out, np.zeros((len(out), k - out.shape[1], 5))], axis=1)
+    return out
 
 
 def goal_polar(goal: np.ndarray, pose: np.ndarray) -> np.ndarray:

@@ -25,6 +25,10 @@ class StepOutcome:
     min_clearance: np.ndarray  # m from the robot's footprint to the nearest obstacle
     forward_speed: np.ndarray  # commanded, m/s
     action_change: np.ndarray  # |a_t - a_{t-1}| of the normalised action
+    # worlds with pedestrians only (None elsewhere: no pedestrian terms)
+    pedestrian_distance: np.ndarray | None = None  # m, robot to the nearest person, centres
+    hit_pedestrian: np.ndarray | None = None  # bool: the collision was with a person
+    speed: np.ndarray | None = None  # m/s the robot moved in the step
 
 
 def goal(cfg: RewardConfig, out: StepOutcome) -> np.ndarray:
@@ -59,6 +63,21 @@ def time(cfg: RewardConfig, out: StepOutcome) -> np.ndarray:
     return np.full(len(out.distance_after), cfg.time)
 
 
+def pedestrian_collision(cfg: RewardConfig, out: StepOutcome) -> np.ndarray:
+    return np.where(out.hit_pedestrian, cfg.pedestrian_collision, 0.0)
+
+
+def pedestrian_safety(cfg: RewardConfig, out: StepOutcome) -> np.ndarray:
+    return np.where(out.pedestrian_distance < cfg.pedestrian_safety_m,  # type: ignore[operator]
+                    cfg.pedestrian_safety, 0.0)
+
+
+def pedestrian_speed(cfg: RewardConfig, out: StepOutcome) -> np.ndarray:
+    """Speed near people costs: the robot's speed while within pedestrian_safety_m."""
+    near = out.pedestrian_distance < cfg.pedestrian_safety_m  # type: ignore[operator]
+    return np.where(near, cfg.pedestrian_speed * np.abs(out.speed), 0.0)  # type: ignore[arg-type]
+
+
 TERMS: dict[str, Callable[[RewardConfig, StepOutcome], np.ndarray]] = {
     "goal": goal,
     "collision": collision,
@@ -70,8 +89,17 @@ TERMS: dict[str, Callable[[RewardConfig, StepOutcome], np.ndarray]] = {
 }
 
 
+PEDESTRIAN_TERMS: dict[str, Callable[[RewardConfig, StepOutcome], np.ndarray]] = {
+    "pedestrian_collision": pedestrian_collision,
+    "pedestrian_safety": pedestrian_safety,
+    "pedestrian_speed": pedestrian_speed,
+}
+
+
 def reward_terms(cfg: RewardConfig, out: StepOutcome) -> dict[str, np.ndarray]:
-    return {name: term(cfg, out) for name, term in TERMS.items()}
+    """TERMS, and PEDESTRIAN_TERMS in worlds with pedestrians."""
+    terms = TERMS if out.pedestrian_distance is None else {**TERMS, **PEDESTRIAN_TERMS}
+    return {name: term(cfg, out) for name, term in terms.items()}
 
 
 def total(terms: dict[str, np.ndarray]) -> np.ndarray:

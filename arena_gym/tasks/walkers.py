@@ -19,10 +19,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from arena_gym.scene.pedestrians import Pedestrian, parked
+from arena_gym.scene.pedestrians import RADIUS, Pedestrian, parked
 from arena_gym.scene.records import Prim, Wall
 from arena_gym.sim.simulator import Simulator
 from arena_gym.tasks.crowd import LOOP, PING_PONG, AgentRanges, Crowd
+from arena_gym.tasks.footprints import distance_to_boxes
 from arena_gym.worlds.scenario import Scenario
 
 NAME = "crowd/p{}"
@@ -139,3 +140,39 @@ def scenario_walks(scenario: Scenario) -> tuple[np.ndarray, list[np.ndarray], li
         given = p.params.get("vmax")
         vmax.append(float(given) if isinstance(given, (int, float)) and given > 0 else None)
     return starts, waypoints, modes, vmax
+
+
+WALK_POINTS = 2  # waypoints per sampled walk, visited in a loop
+CANDIDATES = 256
+ROBOT_KEEP = 1.0  # m: no one starts this close to the robot's start (centres)
+
+
+def sample_walks(rng: np.random.Generator, layout, count: int, boxes: np.ndarray,
+                 robot: tuple[float, float], robot_radius: float
+                 ) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Up to `count` walkers for an episode: starts (k, 3) on free ground (clear of walls,
+    the episode's boxes (n, 5), each other and the robot's start) and WALK_POINTS free
+    waypoints each, walked in a loop. Fewer where the room is too full."""
+    lo, hi = layout.bounds()
+    keep = RADIUS + 0.05
+
+    def free(points: np.ndarray) -> np.ndarray:
+        return layout.free(points, keep) & (distance_to_boxes(points, boxes) >= keep)
+
+    points = rng.uniform(lo, hi, size=(CANDIDATES, 2))
+    ok = free(points) & (np.hypot(*(points - np.asarray(robot)).T) >= ROBOT_KEEP + robot_radius)
+    starts: list[np.ndarray] = []
+    for p in points[ok]:  # greedy: far enough from those taken
+        if len(starts) == count:
+            break
+        if all(np.hypot(*(p - q)) >= 2 * RADIUS + 0.1 for q in starts):
+            starts.append(p)
+    goals = rng.uniform(lo, hi, size=(CANDIDATES, 2))
+    goals = goals[free(goals)]
+    if len(goals) == 0:
+        goals = np.array(starts).reshape(-1, 2)
+    picks = rng.integers(0, len(goals), size=(len(starts), WALK_POINTS)) if len(goals) else \
+        np.zeros((0, WALK_POINTS), dtype=int)
+    yaw = rng.uniform(-np.pi, np.pi, size=len(starts))
+    out = np.column_stack([np.array(starts).reshape(-1, 2), yaw])
+    return out, [goals[row] for row in picks]

@@ -253,7 +253,10 @@ def test_only_training_episodes_feed_the_curriculum():
     held_out.close()
 
 
-def test_pedestrians_are_rejected_until_they_exist():
+def test_pedestrian_counts_beyond_the_pool_are_rejected():
     with pytest.raises(ConfigError, match=re.escape(
-            "num_pedestrians: expected 0 (pedestrians are not implemented yet), got 3")):
-        ArenaVectorEnv(1, num_pedestrians=3)
+            "num_pedestrians: expected an integer >= 0 and <= 64, got 65")):
+        ArenaVectorEnv(1, num_pedestrians=65)
+    with pytest.raises(ConfigError, match=re.escape(
+            "curriculum.pedestrians: expected 0 <= min <= max <= num_pedestrians (4), got (2, 6)")):
+        ArenaVectorEnv(1, num_pedestrians=4, curriculum={"pedestrians": [[2, 6]]})

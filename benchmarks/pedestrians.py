@@ -1,0 +1,91 @@
+"""What walking people add to the env step: N envs with P pedestrians each against the
+same N envs without, in one run.
+
+    python benchmarks/pedestrians.py [--envs 16] [--pedestrians 64] [--steps 200] [--repeats 5]
+
+Both vector envs (ArenaVectorEnv, random actions from one seeded stream, the same for both)
+run in one process and take turns every `--chunk` steps, each timing only its own calls, so
+that a change in machine speed hits both alike. The world is the default room made
+`--room` m wide (default 20, so that 64 people fit on its floor with room to walk; the 6 m
+reference room holds about 30), with its 6-10 boxes; the pedestrians walk under the social
+force model. The table gives ms per env step (all envs) of each, the median of the
+per-repeat ratios, and the crowd model's own share (Crowd.step, timed inside the run).
+Machines are noisy: compare the ratio, not absolute numbers across runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+
+from arena_gym.envs.vector_env import ArenaVectorEnv
+
+
+def make(envs: int, peds: int, room: float) -> ArenaVectorEnv:
+    stages = {"stages": [[6, 10]], "pedestrians": [[peds, peds]] if peds else []}
+    env = ArenaVectorEnv(envs, room_size=room, num_pedestrians=peds, curriculum=stages)
+    env.reset(seed=0)
+    return env
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--envs", type=int, default=16)
+    parser.add_argument("--pedestrians", type=int, default=64)
+    parser.add_argument("--room", type=float, default=20.0)
+    parser.add_argument("--steps", type=int, default=200, help="env steps per repeat and env")
+    parser.add_argument("--chunk", type=int, default=10, help="steps per turn")
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+
+    plain = make(args.envs, 0, args.room)
+    people = make(args.envs, args.pedestrians, args.room)
+    walkers = people.core.walkers
+    crowd_time = [0.0]
+    step = walkers.crowd.step
+
+    def timed_step(*a, **k):  # the crowd model's share of the step
+        t = time.perf_counter()
+        step(*a, **k)
+        crowd_time[0] += time.perf_counter() - t
+
+    walkers.crowd.step = timed_step
+    compiles = [people.core.store.compile_count(e) for e in range(args.envs)]
+    walking = int(walkers.crowd.active.sum())
+    rng = np.random.default_rng(0)
+    low, high = plain.action_space.low, plain.action_space.high
+    rows = []
+    for _ in range(args.repeats):
+        actions = rng.uniform(low, high, size=(args.steps, *low.shape))
+        spent = {"none": 0.0, "people": 0.0}
+        crowd_time[0] = 0.0
+        for start in range(0, args.steps, args.chunk):
+            for name, env in (("none", plain), ("people", people)):
+                t = time.perf_counter()
+                for a in actions[start : start + args.chunk]:
+                    env.step(a)
+                spent[name] += time.perf_counter() - t
+        rows.append((spent["none"] / args.steps * 1e3, spent["people"] / args.steps * 1e3,
+                     crowd_time[0] / args.steps * 1e3))
+    assert [people.core.store.compile_count(e) for e in range(args.envs)] == compiles
+    none_ms = statistics.median(r[0] for r in rows)
+    people_ms = statistics.median(r[1] for r in rows)
+    crowd_ms = statistics.median(r[2] for r in rows)
+    ratio = statistics.median(r[1] / r[0] for r in rows)
+    print(f"{args.envs} envs, {args.pedestrians} pedestrians each ({walking} walking at the "
+          f"first reset), {args.room:g} m room, {args.repeats} x {args.steps} steps")
+    print("| envs | without (ms/step) | with (ms/step) | ratio | crowd model (ms/step) |")
+    print("|---|---|---|---|---|")
+    print(f"| {args.envs} | {none_ms:.2f} | {people_ms:.2f} | {ratio:.3f} | {crowd_ms:.2f} |")
+    print("per repeat (without, with, crowd):",
+          ", ".join(f"({a:.1f}, {b:.1f}, {c:.2f})" for a, b, c in rows))
+    print("compiles during the run: 0")
+    plain.close()
+    people.close()
+
+
+if __name__ == "__main__":
+    main()
