@@ -44,6 +44,7 @@ ARRIVAL = 0.3  # m: a waypoint within this distance counts as reached (social fo
 CONSTRAINT_ITERATIONS = 4
 SLIDE = 0.3  # m: within this gap of an obstacle, walking into it turns along it
 SKIN = 1e-3  # m kept between agents pushed apart
+FADE = 10  # pairs farther apart than 2 r + FADE * B push each other by < 5e-5 A: skipped
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,8 @@ class Crowd:
         self.factors = np.zeros((4, *shape))  # desired, social, obstacle, robot
         self.reached = np.zeros(shape, dtype=np.int64)  # waypoints reached so far
         self.separations = 0  # steps in which the forces left agents overlapping
+        self._pair_mask: np.ndarray | None = None  # active pairs, cached until place()
+        self._close: tuple[np.ndarray, ...] = (np.zeros(0, dtype=np.int64),) * 3
 
     @property
     def num_envs(self) -> int:
@@ -111,6 +114,7 @@ class Crowd:
                              f"{len(waypoints)} and {len(modes)}")
         self.active[env] = False
         self.active[env, :k] = True
+        self._pair_mask = None
         self.pos[env, :k] = starts[:, :2]
         self.yaw[env, :k] = starts[:, 2]
         self.vel[env] = 0.0
@@ -150,17 +154,27 @@ class Crowd:
                              f"{self.vmax.max():.3g} m/s")
         goal = self.goals()
         walls = boxes is not None and boxes.shape[1] > 0
+        # clearances before the move decide which constraints can be needed after it: no one
+        # moves more than `reach`
+        reach = float((self.vmax * self.active).max(initial=0.0)) * dt
         if self.model == "waypoints":
             self._walk(dt, goal)
+            apart, clear = 0.0, 0.0
+            self._wall_gap = np.zeros(self.active.shape)  # unknown: everyone is checked
         else:
-            self._social(dt, goal, boxes, box_mask, robots, robot_radius)
+            apart, clear = self._social(dt, goal, boxes, box_mask, robots, robot_radius)
+        separated = False
+        # who may end up within r of an obstacle: those who were within r + reach of one
+        near = self.active & (self._wall_gap < self.radius + reach)
+        if apart < 2 * self.radius + SKIN + 2 * reach and self.model == "social_force":
             for _ in range(CONSTRAINT_ITERATIONS):  # alternate: a push apart may meet a wall
                 if not self._separate():
                     break
+                separated = True
                 if walls:
-                    self._push_out(boxes, box_mask)
-        if walls:
-            self._push_out(boxes, box_mask)  # last: walls win
+                    self._push_out(boxes, box_mask, self.active)
+        if walls and (separated or clear < self.radius + reach):
+            self._push_out(boxes, box_mask, self.active if separated else near)  # walls win
         moving = np.hypot(self.vel[..., 0], self.vel[..., 1]) > 1e-3
         self.yaw = np.where(moving, np.arctan2(self.vel[..., 1], self.vel[..., 0]), self.yaw)
         self._advance(ARRIVAL if self.model == "social_force" else 1e-9)
@@ -175,18 +189,27 @@ class Crowd:
         self.vel = move / dt
         self.pos += move
 
-    def _social(self, dt: float, goal: np.ndarray, boxes, box_mask, robots, robot_radius) -> None:
+    def _social(self, dt: float, goal: np.ndarray, boxes, box_mask, robots, robot_radius
+                ) -> tuple[float, float]:
+        """One social force step; returns the smallest distance between two agents and the
+        smallest gap from an agent to an obstacle, both before the move."""
         active = self.active
-        delta = goal - self.pos
-        dist = np.hypot(delta[..., 0], delta[..., 1])
-        heading = delta / np.maximum(dist, 1e-9)[..., None]
+        px, py = self.pos[..., 0], self.pos[..., 1]
+        gx, gy = goal[..., 0] - px, goal[..., 1] - py
+        inv = 1.0 / np.maximum(np.sqrt(gx * gx + gy * gy), 1e-9)
+        heading = np.stack([gx * inv, gy * inv], -1)
         force = np.zeros_like(self.vel)
+        clear = np.inf
+        self._wall_gap = np.full(active.shape, np.inf)
         if boxes is not None and boxes.shape[1]:
             # the nearest obstacle only (as pedsim): a wall cut into many boxes pushes once
-            local = BoxFrames(self.pos, boxes, box_mask)
-            k = local.gap.argmin(axis=2)[..., None]
-            gap = np.take_along_axis(local.gap, k, axis=2)[..., 0]
-            normal = local.normals(lambda a: np.take_along_axis(a, k, axis=2)[..., 0])
+            local = BoxFrames(px[:, None], py[:, None], boxes[:, :, None],
+                              None if box_mask is None else box_mask[..., None])  # (E, B, P)
+            k = local.gap.argmin(axis=1)[:, None]
+            gap = np.take_along_axis(local.gap, k, axis=1)[:, 0]
+            clear = float(np.where(active, gap, np.inf).min(initial=np.inf))
+            self._wall_gap = gap
+            normal = local.normals(lambda a: np.take_along_axis(a, k, axis=1)[:, 0])
             a, b = OBSTACLE
             push = np.where(np.isfinite(gap), a * np.exp((self.radius - gap) / b), 0.0)
             force += (self.factors[2] * push)[..., None] * normal
@@ -194,7 +217,8 @@ class Crowd:
         # an agent at its only waypoint stays there (it stands: desired speed 0)
         speed0 = np.where(self._done(), 0.0, self.vmax)
         force += self.factors[0][..., None] * (speed0[..., None] * heading - self.vel) / TAU
-        force += self.factors[1][..., None] * self._social_force(heading)
+        social, apart = self._social_force(heading)
+        force += self.factors[1][..., None] * social
         if robots is not None:
             away = self.pos - robots[:, None, :2]
             d = np.hypot(away[..., 0], away[..., 1])
@@ -206,47 +230,87 @@ class Crowd:
         vel *= (np.minimum(speed, self.vmax) / np.maximum(speed, 1e-12))[..., None]
         self.vel = np.where(active[..., None], vel, 0.0)
         self.pos += self.vel * dt
+        return apart, clear
 
-    def _social_force(self, heading: np.ndarray) -> np.ndarray:
-        """Sum over the env's other agents j of A exp((2r - d_ij) / B) n_ij w(phi): (E, P, 2)."""
-        d = self.pos[:, :, None, :] - self.pos[:, None, :, :]  # i - j
-        dist = np.hypot(d[..., 0], d[..., 1])
-        pair = self.active[:, :, None] & self.active[:, None, :]
-        pair &= ~np.eye(self.capacity, dtype=bool)[None]
-        n = d / np.maximum(dist, 1e-9)[..., None]
-        # phi: between i's walking direction and the direction toward j (-n)
-        cos_phi = -np.einsum("epk,epqk->epq", heading, n)
-        weight = ANISOTROPY + (1 - ANISOTROPY) * (1 + cos_phi) / 2
+    def _pairs(self, within: float) -> tuple[float, tuple[np.ndarray, ...], np.ndarray,
+                                             np.ndarray, np.ndarray]:
+        """Active pairs i != j of an env closer than `within`: the smallest distance of any
+        active pair, the pairs' (env, i, j) indices and their dx, dy (i - j) and distance.
+        Only near pairs matter (the forces fade within metres), and they are few."""
+        px, py = self.pos[..., 0], self.pos[..., 1]
+        dx = px[:, :, None] - px[:, None, :]
+        dy = py[:, :, None] - py[:, None, :]
+        if self._pair_mask is None:  # 0 for active pairs, inf for the others
+            pair = self.active[:, :, None] & self.active[:, None, :]
+            pair &= ~np.eye(self.capacity, dtype=bool)[None]
+            self._pair_mask = np.where(pair, 0.0, np.inf)
+        dist = dx * dx
+        dist += dy * dy
+        np.sqrt(dist, out=dist)
+        dist += self._pair_mask
+        index = np.nonzero(dist < within)
+        return float(dist.min(initial=np.inf)), index, dx[index], dy[index], dist[index]
+
+    def _sum_over_j(self, index: tuple[np.ndarray, ...], fx: np.ndarray, fy: np.ndarray
+                    ) -> np.ndarray:
+        """(E, P, 2): per agent i, the sum of the pair terms (fx, fy) of its pairs."""
+        e, i, _ = index
+        flat, size = e * self.capacity + i, self.pos.shape[0] * self.capacity
+        out = np.stack([np.bincount(flat, fx, size), np.bincount(flat, fy, size)], -1)
+        return out.reshape(self.pos.shape)
+
+    def _social_force(self, heading: np.ndarray) -> tuple[np.ndarray, float]:
+        """Sum over the env's other agents j of A exp((2r - d_ij) / B) n_ij w(phi): (E, P, 2),
+        and the smallest distance between two active agents."""
         a, b = SOCIAL
-        magnitude = np.where(pair, a * np.exp((2 * self.radius - dist) / b) * weight, 0.0)
-        return (magnitude[..., None] * n).sum(axis=2)
+        apart, index, dx, dy, dist = self._pairs(2 * self.radius + FADE * b)
+        # who may overlap after this step: moves are < r each (step() checks), and each
+        # separation round moves an agent by less than that again
+        close = dist < 6 * self.radius + SKIN
+        self._close = tuple(i[close] for i in index)
+        inv = 1.0 / np.maximum(dist, 1e-9)
+        h = heading[index[0], index[1]]
+        # phi: between i's walking direction and the direction toward j (-n)
+        cos_phi = -(h[:, 0] * dx + h[:, 1] * dy) * inv
+        weight = ANISOTROPY + (1 - ANISOTROPY) * 0.5 * (1 + cos_phi)
+        magnitude = a * np.exp((2 * self.radius - dist) / b) * weight * inv
+        return self._sum_over_j(index, magnitude * dx, magnitude * dy), apart
 
     # ------------------------------------------------------------------ constraints
     def _separate(self) -> bool:
-        """Push overlapping agents of an env apart, half the overlap each; whether any were."""
-        pair = self.active[:, :, None] & self.active[:, None, :]
-        pair &= ~np.eye(self.capacity, dtype=bool)[None]
-        d = self.pos[:, :, None, :] - self.pos[:, None, :, :]
-        dist = np.hypot(d[..., 0], d[..., 1])
-        overlap = np.where(pair, np.maximum(2 * self.radius + SKIN - dist, 0.0), 0.0)
-        if not overlap.any():
+        """Push overlapping agents of an env apart, half the overlap each; whether any were.
+        Only pairs that were close before the step can overlap (`_close`)."""
+        e, i, j = self._close
+        dx = self.pos[e, i, 0] - self.pos[e, j, 0]
+        dy = self.pos[e, i, 1] - self.pos[e, j, 1]
+        dist = np.sqrt(dx * dx + dy * dy)
+        over = dist < 2 * self.radius + SKIN
+        if not over.any():
             return False
         self.separations += 1
-        n = d / np.maximum(dist, 1e-9)[..., None]
-        self.pos += 0.5 * (overlap[..., None] * n).sum(axis=2)
+        index = (e[over], i[over], j[over])
+        dx, dy, dist = dx[over], dy[over], dist[over]
+        push = (2 * self.radius + SKIN - dist) * 0.5 / np.maximum(dist, 1e-9)
+        self.pos += self._sum_over_j(index, push * dx, push * dy)
         return True
 
-    def _push_out(self, boxes: np.ndarray, box_mask: np.ndarray | None) -> None:
-        """Anyone closer than its radius to an obstacle steps back out along its normal."""
+    def _push_out(self, boxes: np.ndarray, box_mask: np.ndarray | None, who: np.ndarray
+                  ) -> None:
+        """Anyone of `who` (E, P) closer than its radius to an obstacle steps back out along
+        its normal."""
+        e, p = np.nonzero(who)
         for _ in range(2):  # a corner between two boxes may take a second push
-            local = BoxFrames(self.pos, boxes, box_mask)
-            hit = (local.gap < self.radius) & self.active[..., None]
+            if not len(e):
+                return
+            local = BoxFrames(self.pos[e, p, 0][:, None], self.pos[e, p, 1][:, None], boxes[e],
+                              None if box_mask is None else box_mask[e])
+            hit = local.gap < self.radius
             if not hit.any():
                 return
-            e, p, b = np.nonzero(hit)  # few: compute normals there only
-            normal = local.normals(lambda a, i=(e, p, b): a[i])
-            depth = self.radius - local.gap[e, p, b]
-            np.add.at(self.pos, (e, p), depth[:, None] * normal)
+            i, b = np.nonzero(hit)
+            normal = local.normals(lambda a, ib=(i, b): a[ib])
+            depth = self.radius - local.gap[i, b]
+            np.add.at(self.pos, (e[i], p[i]), depth[:, None] * normal)
 
     def _done(self) -> np.ndarray:
         """Agents with a single waypoint that they reached: nothing left to walk to."""
@@ -287,25 +351,32 @@ def _slide(heading: np.ndarray, normal: np.ndarray, near: np.ndarray) -> np.ndar
 
 
 class BoxFrames:
-    """Points (E, P, 2) in the frames of each env's boxes (E, B, 5): `gap` (E, P, B) from
-    each point to each box (negative inside, +inf for boxes masked out), and the boxes'
-    outward normals where asked (`normals`), which most steps need for few pairs only."""
+    """Points in the frames of boxes: `gap` from each point to each box (negative inside,
+    +inf where `mask` is False), and the boxes' outward normals where asked (`normals`),
+    which most steps need for few pairs only. `px`, `py` (point coordinates) and `boxes`'
+    columns (x, y, yaw, sx, sy along the last axis) broadcast against each other: (E, 1, P)
+    points with (E, B, 1, 5) boxes give (E, B, P) (points along the last axis, where numpy
+    broadcasts fastest), (n, 1) points with (n, B, 5) boxes give (n, B)."""
 
-    def __init__(self, points: np.ndarray, boxes: np.ndarray, mask: np.ndarray | None) -> None:
-        d = points[:, :, None, :] - boxes[:, None, :, :2]
-        self.c, self.s = np.cos(boxes[..., 2])[:, None], np.sin(boxes[..., 2])[:, None]
-        self.lx = self.c * d[..., 0] + self.s * d[..., 1]
-        self.ly = self.s * -d[..., 0] + self.c * d[..., 1]
-        self.ax = np.abs(self.lx) - boxes[..., 3][:, None] / 2  # > 0: outside along x
-        self.ay = np.abs(self.ly) - boxes[..., 4][:, None] / 2
-        outside = np.hypot(np.maximum(self.ax, 0.0), np.maximum(self.ay, 0.0))
-        self.gap = np.where((self.ax < 0) & (self.ay < 0), np.maximum(self.ax, self.ay), outside)
+    def __init__(self, px: np.ndarray, py: np.ndarray, boxes: np.ndarray,
+                 mask: np.ndarray | None) -> None:
+        dx, dy = px - boxes[..., 0], py - boxes[..., 1]
+        self.c, self.s = np.cos(boxes[..., 2]), np.sin(boxes[..., 2])
+        self.lx = self.c * dx + self.s * dy
+        self.ly = self.c * dy - self.s * dx
+        self.ax = np.abs(self.lx) - 0.5 * boxes[..., 3]  # > 0: outside along x
+        self.ay = np.abs(self.ly) - 0.5 * boxes[..., 4]
+        ox, oy = np.maximum(self.ax, 0.0), np.maximum(self.ay, 0.0)
+        gap = np.sqrt(ox * ox + oy * oy)
+        inside = gap == 0.0  # both axes within the box
+        gap[inside] = np.maximum(self.ax, self.ay)[inside]
         if mask is not None:
-            self.gap = np.where(mask[:, None, :], self.gap, np.inf)
+            gap[~np.broadcast_to(mask, gap.shape)] = np.inf
+        self.gap = gap
 
     def normals(self, pick) -> np.ndarray:
         """Unit normals (..., 2), in the world frame, from the box toward the point (inside:
-        out through the nearer face) for the entries `pick(array)` selects of (E, P, B)."""
+        out through the nearer face) for the entries `pick(array)` selects of `gap`."""
         lx, ly, ax, ay = pick(self.lx), pick(self.ly), pick(self.ax), pick(self.ay)
         c = pick(np.broadcast_to(self.c, self.lx.shape))
         s = pick(np.broadcast_to(self.s, self.lx.shape))
@@ -323,5 +394,6 @@ def nearest_on_boxes(points: np.ndarray, boxes: np.ndarray, mask: np.ndarray | N
     """For points (E, P, 2) and each env's boxes (E, B, 5): the unit normal from each box
     toward the point (E, P, B, 2; for a point inside, out through the nearest face) and the
     signed gap to the box (E, P, B; negative inside, +inf for boxes masked out)."""
-    frames = BoxFrames(points, boxes, mask)
+    frames = BoxFrames(points[..., 0][..., None], points[..., 1][..., None], boxes[:, None],
+                       None if mask is None else mask[:, None])
     return frames.normals(lambda a: a), frames.gap
