@@ -37,7 +37,13 @@ from arena_gym.envs.robots import resolve_robot
 from arena_gym.scene.obstacle_models import load_model
 from arena_gym.scene.rotations import quat_yaw, wrap_angle, yaw_quat
 from arena_gym.scene.store import SceneStore
-from arena_gym.sensors import COLLISION_CLASSES, CollisionSpec, LidarSpec, SensorSuite
+from arena_gym.sensors import (
+    COLLISION_CLASSES,
+    CollisionSpec,
+    LidarReading,
+    LidarSpec,
+    SensorSuite,
+)
 from arena_gym.sensors.contact import PEDESTRIAN
 from arena_gym.sim.simulator import Simulator
 from arena_gym.tasks import observation
@@ -276,6 +282,12 @@ class NavigationCore:
             self._mocap_quat[e][m] = yaw_quat(byaw)
         self.goal[e] = ep.goal
 
+    def _lidar_reach(self) -> float:
+        """The longest range of the suite's lidars (wrappers may add some): people beyond
+        it skip ray casts (Walkers)."""
+        return max((float(ch.reading.range_max) for ch in self._suite.channels.values()
+                    if isinstance(ch.reading, LidarReading)), default=0.0)
+
     def _place_walkers(self, e: int, ep: Episode) -> None:
         """This episode's walking people, drawn after the episode (same stream)."""
         rng = self.rngs[e]
@@ -306,6 +318,7 @@ class NavigationCore:
             full[:, 1] = twist[:, 1]
         full[~active] = 0.0
         if self.walkers is not None:  # people take their step of the control step too
+            self.walkers.lidar_range = self._lidar_reach()
             self.walkers.step(self.cfg.control_dt, self.pose[:, :2], self.params.radius)
         # staged for all envs at once; the controller writes ctrl at the step's ticks
         self.sim.controller.set_twists(ROBOT, full)

@@ -71,6 +71,12 @@ class PedestrianPool:
         self.actors: dict[str, str | None] = {}
         self.free: list[int] = list(range(POOL_SIZE - 1, -1, -1))  # pop() takes slot 0 first
         self.cursor = np.zeros(POOL_SIZE)  # clip cursor per slot (restarted by a teleport)
+        # slots in collision detection: a taken slot is, a free one is not (see Scene.
+        # set_pedestrian_contacts); MuJoCo's broadphase then skips the others entirely
+        self.contacts = np.zeros(POOL_SIZE, dtype=bool)
+        # slots lidars see (GROUP_STATIC); the others sit in GROUP_VISUAL, which cameras
+        # draw and rays skip (for people beyond every lidar's range)
+        self.rays = np.zeros(POOL_SIZE, dtype=bool)
 
     @property
     def bodies(self) -> list[str]:
@@ -113,6 +119,7 @@ class PedestrianPool:
         self.slots[ped.name] = slot
         self.actors[ped.name] = ped.actor
         self.cursor[slot] = 0.0
+        self.contacts[slot] = self.rays[slot] = True
         return slot
 
     def slot(self, env_id: int, name: str) -> int:
@@ -124,6 +131,7 @@ class PedestrianPool:
         slot = self.slots.pop(name)
         self.actors.pop(name, None)
         self.free.append(slot)
+        self.contacts[slot] = self.rays[slot] = False
         return slot
 
 

@@ -57,6 +57,7 @@ class Scene:
         self.entities: dict[str, Entity] = {}
         self.pedestrians = PedestrianPool(self.prefix)  # built by the first pedestrian
         self._ped_mocap: tuple[int, np.ndarray] = (-1, np.zeros(0, dtype=np.int64))
+        self._ped_bodies: tuple = (None,)  # (the model, body and geom ids, the geoms' bits)
         self.compile_count = 0
         self.version = 0  # bumped whenever model or data are replaced or edited
         self._pending: list[str] = []  # entities added since the last good compile
@@ -126,6 +127,8 @@ class Scene:
 
     def _install(self, model: mujoco.MjModel, data: mujoco.MjData) -> None:
         self._model, self._data = model, data
+        if self.pedestrians.built:
+            self._apply_pedestrian_contacts()
         self._pending.clear()
         self._dirty = False
         self.compile_count += 1
@@ -394,6 +397,38 @@ class Scene:
             self._ped_mocap = (self.version, np.array(ids, dtype=np.int64))
         return self._ped_mocap[1]
 
+    def set_pedestrian_detection(self, slots: np.ndarray, contacts: np.ndarray | None = None,
+                                 rays: np.ndarray | None = None) -> None:
+        """Whether pool `slots` take part in collision detection (`contacts`) and in ray
+        casts (`rays`: their capsule in GROUP_STATIC, else in GROUP_VISUAL, which cameras
+        still draw). For pedestrians that cannot matter before their next move: one far from
+        every robot cannot touch one, one beyond every lidar's range cannot be seen. MuJoCo's
+        broadphase then skips their bodies and its ray casts their capsules (64 capsules
+        otherwise cost about as much as the rest of a small world's step and lidar).
+        Written into the compiled model in place (the simulator steps these very models; a
+        layout does not change) and kept across recompiles. Spawning turns both on for a
+        slot, deleting turns them off."""
+        slots = np.asarray(slots, dtype=np.int64)
+        if contacts is not None:
+            self.pedestrians.contacts[slots] = contacts
+        if rays is not None:
+            self.pedestrians.rays[slots] = rays
+        self._apply_pedestrian_contacts()
+
+    def _apply_pedestrian_contacts(self) -> None:
+        model = self._model
+        if self._ped_bodies[0] is not model:
+            bodies = np.array([model.body(b).id for b in self.pedestrians.bodies])
+            geoms = model.body_geomadr[bodies]
+            self._ped_bodies = (model, bodies, geoms, model.geom_contype[geoms].copy(),
+                                model.geom_conaffinity[geoms].copy())
+        _, bodies, geoms, contype, conaffinity = self._ped_bodies
+        on, seen = self.pedestrians.contacts, self.pedestrians.rays
+        model.body_contype[bodies] = np.where(on, contype, 0)  # type: ignore[union-attr]
+        model.body_conaffinity[bodies] = np.where(on, conaffinity, 0)  # type: ignore[union-attr]
+        model.geom_group[geoms] = np.where(  # type: ignore[union-attr]
+            seen, builders.GROUP_STATIC, builders.GROUP_VISUAL)
+
     def spawn_pedestrians(self, peds: Iterable[Pedestrian]) -> list[int]:
         """Give each pedestrian a pool slot and stand it at its pose; returns the slots.
         The first pedestrian of the env builds the pool (one compile); later ones never
@@ -414,6 +449,7 @@ class Scene:
             self.flush()
         slots = [self.pedestrians.take(p) for p in peds]
         self._write_pedestrians(slots, *pose_rows(peds))
+        self._apply_pedestrian_contacts()
         return slots
 
     def move_pedestrians(self, peds: Iterable[Pedestrian]) -> None:
@@ -437,6 +473,7 @@ class Scene:
         if not names:
             return []
         slots = np.array([self.pedestrians.release(n) for n in names])
+        self._apply_pedestrian_contacts()
         self._write_pedestrians(slots.tolist(), parked(slots), np.tile([1.0, 0, 0, 0],
                                                                        (len(slots), 1)))
         return names

@@ -27,6 +27,10 @@ from arena_gym.tasks.footprints import distance_to_boxes
 from arena_gym.worlds.scenario import Scenario
 
 NAME = "crowd/p{}"
+# m beyond touching distance (or the lidar's range) within which people stay in collision
+# detection (ray casts): more than a robot and a person can close in one control step
+# (0.05 m + 0.022 m for the reference robot)
+CONTACT_MARGIN = 0.5
 # Arena's `waypoint_mode`: 0 walks the list round and round; 1 (pedsim's "random" order) is
 # played back and forth along the list, which keeps a scenario deterministic
 ARENA_MODES = {0: LOOP, 1: PING_PONG}
@@ -53,8 +57,9 @@ class Walkers:
 
     def __init__(self, sim: Simulator, capacity: int, walls: np.ndarray,
                  model: str = "social_force", ranges: AgentRanges | None = None,
-                 max_boxes: int = 0) -> None:
+                 max_boxes: int = 0, lidar_range: float = np.inf) -> None:
         self.sim, self.store = sim, sim.store
+        self.lidar_range = lidar_range  # m: people beyond it (and a margin) skip ray casts
         n = self.store.num_envs
         self.crowd = Crowd(n, capacity, model=model, ranges=ranges or AgentRanges())
         walls = np.asarray(walls, dtype=float).reshape(-1, 5)
@@ -68,6 +73,9 @@ class Walkers:
              for e in range(n) for k in range(capacity)])
         self.slots = np.array([slots[e] for e in range(n)], dtype=np.int64).reshape(n, capacity)
         self._version: tuple[int, ...] | None = None
+        self._contacts = np.ones((n, capacity), dtype=bool)  # spawned: detected
+        self._rays = np.ones((n, capacity), dtype=bool)
+        self._detect(np.zeros((n, capacity), dtype=bool), np.zeros((n, capacity), dtype=bool))
         self._parked = parked(self.slots.ravel()).reshape(n, capacity, 3)
 
     def _views(self) -> None:
@@ -86,6 +94,9 @@ class Walkers:
         their waypoints (Crowd.place); the others parked."""
         self.crowd.place(env, starts, waypoints, modes, rng, vmax)
         self.write([env])
+        contacts, rays = self._contacts.copy(), self._rays.copy()
+        contacts[env] = rays[env] = self.crowd.active[env]  # until a step knows the robot
+        self._detect(contacts, rays)
 
     def set_boxes(self, env: int, footprints: np.ndarray) -> None:
         """Env `env`'s movable obstacles (k, 5) for this episode (at most max_boxes)."""
@@ -100,9 +111,23 @@ class Walkers:
 
     def step(self, dt: float, robots: np.ndarray | None = None, robot_radius: float = 0.0,
              ) -> None:
-        """Move every env's pedestrians by `dt` and write their poses."""
+        """Move every env's pedestrians by `dt` and write their poses. With `robots` (E, 2),
+        only people within reach of their env's robot take part in collision detection
+        until the next step (Scene.set_pedestrian_contacts); the rest cannot touch it."""
         self.crowd.step(dt, self.boxes, self.box_mask, robots, robot_radius)
         self.write()
+        if robots is not None:
+            d = self.distances(robots)
+            self._detect(d < robot_radius + RADIUS + CONTACT_MARGIN,
+                         d < self.lidar_range + RADIUS + CONTACT_MARGIN)
+
+    def _detect(self, contacts: np.ndarray, rays: np.ndarray) -> None:
+        """Collision detection and ray casts for the (E, P) pedestrians where each is True
+        (Scene.set_pedestrian_detection), written where it changed."""
+        changed = (contacts != self._contacts).any(axis=1) | (rays != self._rays).any(axis=1)
+        for e in np.flatnonzero(changed).tolist():
+            self.store.scene(e).set_pedestrian_detection(self.slots[e], contacts[e], rays[e])
+        self._contacts, self._rays = contacts, rays
 
     def write(self, envs: Sequence[int] | None = None) -> None:
         """Pedestrians' poses into the envs' state: active ones where the crowd has them

@@ -127,3 +127,26 @@ def test_touching_a_pedestrian_is_a_pedestrian_collision():
     hit = int(np.flatnonzero(flags[:, 0])[0])
     assert hit > 5  # it drove into the pedestrian; it did not start touching it
     assert list(suite["robot/collision"].classes) == ["pedestrian", "none"]
+
+
+def test_a_pedestrian_out_of_collision_detection_is_driven_through_in_a_batch():
+    store, sim = _robots(2)
+    suite = SensorSuite(sim, [CollisionSpec("robot")], seed=0, hook=False)
+    store.spawn_pedestrians([Pedestrian(f"env_{e}/walker", (0.45, 0.0, 0.0)) for e in range(2)])
+    store.scene(1).set_pedestrian_detection([0], contacts=[False])  # env 1's walker: out
+    suite.reset()
+    assert sim.groups() == [("batch", [0, 1])]  # the same layout: the switch is in place
+    for env in range(2):
+        sim.set_cmd_vel(env, "robot", 0.2, 0.0)
+    flags = []
+    for _ in range(75):
+        sim.step(20)
+        suite.update()
+        flags.append(suite["robot/collision"].collided.copy())
+    flags = np.array(flags)
+    assert flags[:, 0].any() and not flags[:, 1].any()
+    assert store.get_pose(1, "robot/base_footprint")[0][0] > 0.45  # it drove through
+    store.delete_pedestrians(["env_0/walker"])
+    store.spawn_pedestrians([Pedestrian("env_1/second", (0.0, 2.0, 0.0))])
+    assert store.scene(1).pedestrians.contacts[:2].tolist() == [False, True]
+    assert not store.scene(0).pedestrians.contacts[0]
