@@ -9,7 +9,8 @@ that a change in machine speed hits both alike. The world is the default room ma
 `--room` m wide (default 20, so that 64 people fit on its floor with room to walk; the 6 m
 reference room holds about 30), with its 6-10 boxes; the pedestrians walk under the social
 force model. The table gives ms per env step (all envs) of each, the median of the
-per-repeat ratios, and the crowd model's own share (Crowd.step, timed inside the run).
+per-repeat ratios, the crowd model's own share (Crowd.step) and the physics (Simulator.step:
+the 64 mocap bodies per env cost MuJoCo time at every physics step), timed inside the run.
 Machines are noisy: compare the ratio, not absolute numbers across runs.
 """
 
@@ -53,6 +54,14 @@ def main() -> None:
         crowd_time[0] += time.perf_counter() - t
 
     walkers.crowd.step = timed_step
+    physics = {"none": [0.0], "people": [0.0]}  # Simulator.step: the MuJoCo share
+    for name, env in (("none", plain), ("people", people)):
+        def timed_physics(*a, _step=env.core.sim.step, _sum=physics[name], **k):
+            t = time.perf_counter()
+            _step(*a, **k)
+            _sum[0] += time.perf_counter() - t
+
+        env.core.sim.step = timed_physics
     compiles = [people.core.store.compile_count(e) for e in range(args.envs)]
     walking = int(walkers.crowd.active.sum())
     rng = np.random.default_rng(0)
@@ -61,7 +70,7 @@ def main() -> None:
     for _ in range(args.repeats):
         actions = rng.uniform(low, high, size=(args.steps, *low.shape))
         spent = {"none": 0.0, "people": 0.0}
-        crowd_time[0] = 0.0
+        crowd_time[0] = physics["none"][0] = physics["people"][0] = 0.0
         for start in range(0, args.steps, args.chunk):
             for name, env in (("none", plain), ("people", people)):
                 t = time.perf_counter()
@@ -69,19 +78,21 @@ def main() -> None:
                     env.step(a)
                 spent[name] += time.perf_counter() - t
         rows.append((spent["none"] / args.steps * 1e3, spent["people"] / args.steps * 1e3,
-                     crowd_time[0] / args.steps * 1e3))
+                     crowd_time[0] / args.steps * 1e3, physics["none"][0] / args.steps * 1e3,
+                     physics["people"][0] / args.steps * 1e3))
     assert [people.core.store.compile_count(e) for e in range(args.envs)] == compiles
-    none_ms = statistics.median(r[0] for r in rows)
-    people_ms = statistics.median(r[1] for r in rows)
-    crowd_ms = statistics.median(r[2] for r in rows)
+    med = [statistics.median(r[k] for r in rows) for k in range(5)]
     ratio = statistics.median(r[1] / r[0] for r in rows)
+    physics_ratio = statistics.median(r[4] / r[3] for r in rows)
     print(f"{args.envs} envs, {args.pedestrians} pedestrians each ({walking} walking at the "
           f"first reset), {args.room:g} m room, {args.repeats} x {args.steps} steps")
-    print("| envs | without (ms/step) | with (ms/step) | ratio | crowd model (ms/step) |")
-    print("|---|---|---|---|---|")
-    print(f"| {args.envs} | {none_ms:.2f} | {people_ms:.2f} | {ratio:.3f} | {crowd_ms:.2f} |")
-    print("per repeat (without, with, crowd):",
-          ", ".join(f"({a:.1f}, {b:.1f}, {c:.2f})" for a, b, c in rows))
+    print("| envs | without (ms/step) | with (ms/step) | ratio | crowd model (ms/step) | "
+          "physics without / with (ms/step) | physics ratio |")
+    print("|---|---|---|---|---|---|---|")
+    print(f"| {args.envs} | {med[0]:.2f} | {med[1]:.2f} | {ratio:.3f} | {med[2]:.2f} | "
+          f"{med[3]:.2f} / {med[4]:.2f} | {physics_ratio:.3f} |")
+    print("per repeat (without, with, crowd, physics without, physics with):",
+          ", ".join("(" + ", ".join(f"{v:.2f}" for v in r) + ")" for r in rows))
     print("compiles during the run: 0")
     plain.close()
     people.close()

@@ -90,6 +90,8 @@ class Crowd:
         self.separations = 0  # steps in which the forces left agents overlapping
         self._pair_mask: np.ndarray | None = None  # active pairs, cached until place()
         self._close: tuple[np.ndarray, ...] = (np.zeros(0, dtype=np.int64),) * 3
+        self._rows = np.arange(num_envs)[:, None]  # (E, 1) and (1, P): index grids
+        self._cols = np.arange(capacity)[None, :]
 
     @property
     def num_envs(self) -> int:
@@ -143,7 +145,7 @@ class Crowd:
 
     def goals(self) -> np.ndarray:
         """(E, P, 2): each agent's current waypoint."""
-        return np.take_along_axis(self.waypoints, self.target[..., None, None], axis=2)[:, :, 0]
+        return self.waypoints[self._rows, self._cols, self.target]
 
     def step(self, dt: float, boxes: np.ndarray | None = None, box_mask: np.ndarray | None = None,
              robots: np.ndarray | None = None, robot_radius: float = 0.0) -> None:
@@ -205,11 +207,11 @@ class Crowd:
             # the nearest obstacle only (as pedsim): a wall cut into many boxes pushes once
             local = BoxFrames(px[:, None], py[:, None], boxes[:, :, None],
                               None if box_mask is None else box_mask[..., None])  # (E, B, P)
-            k = local.gap.argmin(axis=1)[:, None]
-            gap = np.take_along_axis(local.gap, k, axis=1)[:, 0]
+            nearest = (self._rows, local.gap.argmin(axis=1), self._cols)  # (E, P) each
+            gap = local.gap[nearest]
             clear = float(np.where(active, gap, np.inf).min(initial=np.inf))
             self._wall_gap = gap
-            normal = local.normals(lambda a: np.take_along_axis(a, k, axis=1)[:, 0])
+            normal = local.normals(lambda a: np.broadcast_to(a, local.gap.shape)[nearest])
             a, b = OBSTACLE
             push = np.where(np.isfinite(gap), a * np.exp((self.radius - gap) / b), 0.0)
             force += (self.factors[2] * push)[..., None] * normal
@@ -236,20 +238,29 @@ class Crowd:
                                              np.ndarray, np.ndarray]:
         """Active pairs i != j of an env closer than `within`: the smallest distance of any
         active pair, the pairs' (env, i, j) indices and their dx, dy (i - j) and distance.
-        Only near pairs matter (the forces fade within metres), and they are few."""
-        px, py = self.pos[..., 0], self.pos[..., 1]
-        dx = px[:, :, None] - px[:, None, :]
+        Only near pairs matter (the forces fade within metres), and they are few: a float32
+        screen of all pairs finds them, float64 computes them."""
+        pos32 = self.pos.astype(np.float32)
+        px, py = pos32[..., 0], pos32[..., 1]
+        dist = px[:, :, None] - px[:, None, :]
+        dist *= dist
         dy = py[:, :, None] - py[:, None, :]
+        dy *= dy
+        dist += dy
+        np.sqrt(dist, out=dist)
         if self._pair_mask is None:  # 0 for active pairs, inf for the others
             pair = self.active[:, :, None] & self.active[:, None, :]
             pair &= ~np.eye(self.capacity, dtype=bool)[None]
-            self._pair_mask = np.where(pair, 0.0, np.inf)
-        dist = dx * dx
-        dist += dy * dy
-        np.sqrt(dist, out=dist)
+            self._pair_mask = np.where(pair, 0.0, np.inf).astype(np.float32)
         dist += self._pair_mask
-        index = np.nonzero(dist < within)
-        return float(dist.min(initial=np.inf)), index, dx[index], dy[index], dist[index]
+        flat = np.flatnonzero(dist < within)
+        p = self.capacity
+        e, i, j = flat // (p * p), (flat // p) % p, flat % p
+        dx = self.pos[e, i, 0] - self.pos[e, j, 0]
+        dyp = self.pos[e, i, 1] - self.pos[e, j, 1]
+        # float32 rounding: the screen's smallest distance may be off by ~1e-6 m
+        apart = float(dist.min(initial=np.inf)) - 1e-4
+        return apart, (e, i, j), dx, dyp, np.sqrt(dx * dx + dyp * dyp)
 
     def _sum_over_j(self, index: tuple[np.ndarray, ...], fx: np.ndarray, fy: np.ndarray
                     ) -> np.ndarray:
