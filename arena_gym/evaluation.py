@@ -20,11 +20,24 @@ class EvalSummary:
     mean_path_length: float  # over successful episodes
     mean_time: float  # s, over successful episodes
     results: list[str] = field(default_factory=list)
+    # worlds with pedestrians: means over all episodes of the social metrics (tasks/metrics.py)
+    # and the share of episodes that ended hitting a person; empty elsewhere
+    social: dict[str, float] = field(default_factory=dict)
 
     def line(self) -> str:
-        return (f"{self.episodes} episodes: success {self.success:.1%}, collision "
+        text = (f"{self.episodes} episodes: success {self.success:.1%}, collision "
                 f"{self.collision:.1%}, timeout {self.timeout:.1%}, mean path length "
                 f"{self.mean_path_length:.2f} m, mean time {self.mean_time:.1f} s")
+        if self.social:
+            s = self.social
+            text += (f"; pedestrian collisions {s['pedestrian_collision_rate']:.1%}, time in "
+                     f"personal space {s['time_in_personal_space']:.1f} s, min distance "
+                     f"{s['min_pedestrian_distance']:.2f} m, speed in personal space "
+                     f"{s['speed_in_personal_space']:.3f} m/s")
+        return text
+
+
+SOCIAL = ("time_in_personal_space", "min_pedestrian_distance", "speed_in_personal_space")
 
 
 def evaluate(env: ArenaVectorEnv, policy: Policy, episodes: int, seed: int = 10_000) -> EvalSummary:
@@ -42,6 +55,7 @@ def _run(env: ArenaVectorEnv, policy: Policy, episodes: int, seed: int) -> EvalS
     obs, _ = env.reset(seed=seed)
     results: list[str] = []
     paths, times = [], []
+    social: dict[str, list[float]] = {key: [] for key in (*SOCIAL, "pedestrian_collisions")}
     while (done < quota).any():
         obs, _, _, _, info = env.step(policy(obs))
         if "episode_result" not in info:
@@ -56,6 +70,9 @@ def _run(env: ArenaVectorEnv, policy: Policy, episodes: int, seed: int) -> EvalS
             if result == "goal":
                 paths.append(episode["path_length"][e])
                 times.append(episode["time"][e])
+            for key, values in social.items():
+                if key in episode:
+                    values.append(float(episode[key][e]))
     counts = Counter(results)
     return EvalSummary(
         episodes=episodes,
@@ -65,4 +82,14 @@ def _run(env: ArenaVectorEnv, policy: Policy, episodes: int, seed: int) -> EvalS
         mean_path_length=float(np.mean(paths)) if paths else 0.0,
         mean_time=float(np.mean(times)) if times else 0.0,
         results=results,
+        social=_social(social),
     )
+
+
+def _social(values: dict[str, list[float]]) -> dict[str, float]:
+    if not values["pedestrian_collisions"]:
+        return {}
+    out = {key: float(np.mean(values[key])) for key in SOCIAL}
+    out["pedestrian_collision_rate"] = float(np.mean(np.array(values["pedestrian_collisions"])
+                                                     > 0))
+    return out

@@ -121,3 +121,20 @@ def test_the_pedestrians_config_loads_with_its_people():
     cfg = load_config("pedestrians")
     assert (cfg.num_pedestrians, cfg.curriculum.pedestrians, cfg.curriculum.stages) == (
         8, ((8, 8),), ((6, 10),))
+
+
+def test_evaluation_reports_the_social_metrics():
+    from arena_gym.evaluation import evaluate
+    from arena_gym.policies import random_policy
+
+    env = ArenaVectorEnv(2, config="pedestrians", max_episode_steps=30)
+    summary = evaluate(env, random_policy(env.single_action_space), episodes=4)
+    assert set(summary.social) == {"time_in_personal_space", "min_pedestrian_distance",
+                                   "speed_in_personal_space", "pedestrian_collision_rate"}
+    assert 0 < summary.social["min_pedestrian_distance"] < np.inf
+    assert 0 <= summary.social["time_in_personal_space"] <= 30 * 0.1
+    assert "pedestrian collisions" in summary.line()
+    plain = ArenaVectorEnv(2, max_episode_steps=30)
+    assert evaluate(plain, random_policy(plain.single_action_space), episodes=2).social == {}
+    env.close()
+    plain.close()
