@@ -260,3 +260,10 @@ def test_pedestrian_counts_beyond_the_pool_are_rejected():
     with pytest.raises(ConfigError, match=re.escape(
             "curriculum.pedestrians: expected 0 <= min <= max <= num_pedestrians (4), got (2, 6)")):
         ArenaVectorEnv(1, num_pedestrians=4, curriculum={"pedestrians": [[2, 6]]})
+    with pytest.raises(ConfigError, match=re.escape(
+            "observe_pedestrians: expected 0 without pedestrians (num_pedestrians is 0), got 3")):
+        ArenaVectorEnv(1, observe_pedestrians=3)
+    with pytest.raises(ConfigError, match=re.escape(
+            "curriculum.pedestrians: expected one (min, max) per stage (2), got 1")):
+        ArenaVectorEnv(1, num_pedestrians=4, curriculum={"stages": [[0, 1], [2, 3]],
+                                                         "pedestrians": [[1, 2]]})

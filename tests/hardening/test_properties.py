@@ -177,3 +177,50 @@ def test_random_configs_build_a_stepping_env_or_raise_config_error(case):
     assert np.isfinite(reward).all() and all(np.isfinite(v).all() for v in obs.values())
     assert math.isclose(env.cfg.room_size, overrides.get("room_size", 6.0))
     env.close()
+
+
+PED_NAMES = ["a", "env_0/a", "env_1/b", "env_2/c", "env_0/", "b", "env_x/d", ""]
+ped_requests = st.lists(st.tuples(
+    st.sampled_from(["spawn", "move", "update", "delete"]),
+    st.lists(st.tuples(st.sampled_from(PED_NAMES), st.tuples(NUMBER, NUMBER, NUMBER)),
+             min_size=1, max_size=3),
+    st.sampled_from([None, 0, 1, 5])), min_size=1, max_size=6)
+
+
+def _ped_state(store: SceneStore) -> list:
+    out = []
+    for scene in store.scenes:
+        data = store.data(scene.env_id)
+        out.append((dict(scene.pedestrians.slots), scene.compile_count,
+                    data.mocap_pos.tobytes(), data.mocap_quat.tobytes()))
+    return out
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ped_requests)
+def test_random_pedestrian_requests_apply_whole_or_raise_and_change_nothing(requests):
+    from arena_gym.scene import Pedestrian
+
+    store = SceneStore(2)
+    store.spawn_pedestrians([Pedestrian("env_0/first", (0.0, 0.0, 0.0))])  # the pools exist
+    store.spawn_pedestrians([Pedestrian("env_1/first", (0.0, 0.0, 0.0))])
+    compiles = [store.compile_count(e) for e in range(2)]
+    for kind, items, env_id in requests:
+        before = _ped_state(store)
+        try:
+            peds = [Pedestrian(n, pose=p) for n, p in items]
+            if kind == "spawn":
+                store.spawn_pedestrians(peds, env_id=env_id)
+            elif kind == "move":
+                store.move_pedestrians(peds, env_id=env_id)
+            elif kind == "update":
+                store.update_pedestrians(peds, env_id=env_id)
+            else:
+                store.delete_pedestrians([p.name for p in peds], env_id=env_id)
+        except SceneError:
+            assert _ped_state(store) == before  # refused: nothing changed
+        for e in range(2):  # every pose in state is finite, every pedestrian has a slot
+            assert np.isfinite(store.data(e).mocap_pos).all()
+            slots = list(store.scenes[e].pedestrians.slots.values())
+            assert len(set(slots)) == len(slots)
+    assert [store.compile_count(e) for e in range(2)] == compiles  # never a compile
