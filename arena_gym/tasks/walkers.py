@@ -134,13 +134,14 @@ class Walkers:
         (standing on the ground, facing their heading), the others parked."""
         self._views()
         c = self.crowd
+        pos = np.where(c.active[..., None], np.concatenate(
+            [c.pos, np.zeros((*c.active.shape, 1))], -1), self._parked)
+        half = c.yaw / 2
+        quat = np.zeros((*c.active.shape, 4))
+        quat[..., 0], quat[..., 3] = np.cos(half), np.sin(half)
         for e in range(self.store.num_envs) if envs is None else envs:
-            pos = np.where(c.active[e, :, None],
-                           np.column_stack([c.pos[e], np.zeros(c.capacity)]), self._parked[e])
-            half = c.yaw[e] / 2
-            quat = np.column_stack([np.cos(half), np.zeros((c.capacity, 2)), np.sin(half)])
-            self._pos[e][self._mocap[e]] = pos
-            self._quat[e][self._mocap[e]] = quat
+            self._pos[e][self._mocap[e]] = pos[e]
+            self._quat[e][self._mocap[e]] = quat[e]
 
     def distances(self, points: np.ndarray) -> np.ndarray:
         """(E, P) distance from each env's point (E, 2) to its pedestrians' centres (inf for
