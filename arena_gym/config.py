@@ -183,6 +183,8 @@ class EnvConfig:
     model_paths: tuple[str, ...] = ()  # folders of obstacle models (Gazebo's model path)
     # walking people each env holds (its pedestrian pool has 64 slots); 0: none at all
     num_pedestrians: Annotated[int, At(ge=0, le=64)] = 0
+    # slots of each env's pedestrian pool (>= num_pedestrians); each costs physics time
+    pedestrian_pool: Annotated[int, At(ge=1, le=64)] = 64
     pedestrian_model: str = "social_force"  # or "waypoints" (arena_gym.tasks.crowd)
     # observe the k nearest pedestrians (robot frame: x, y, vx, vy, present); 0: no such key
     observe_pedestrians: Annotated[int, At(ge=0, le=64)] = 0
@@ -213,6 +215,8 @@ class EnvConfig:
                f"an integer > 0, got {self.max_episode_steps}")
         _check(self.pedestrian_model in ("social_force", "waypoints"), "pedestrian_model",
                f"'social_force' or 'waypoints', got {self.pedestrian_model!r}")
+        _check(self.pedestrian_pool >= self.num_pedestrians, "pedestrian_pool",
+               f"at least num_pedestrians ({self.num_pedestrians}), got {self.pedestrian_pool}")
         for lo, hi in self.curriculum.pedestrians:
             _check(hi <= self.num_pedestrians, "curriculum.pedestrians",
                    f"0 <= min <= max <= num_pedestrians ({self.num_pedestrians}), got {(lo, hi)}")

@@ -99,7 +99,8 @@ class NavigationCore:
         self.pool = ObstaclePool.make(cfg.obstacle_pool, cfg.obstacle_size, models, bbox)
         self.sample = EpisodeSampler(self.layout, self.pool, self.params.radius,
                                      cfg.start_clearance, cfg.min_start_goal_distance)
-        self.store = SceneStore(num_envs, timestep=cfg.physics_dt)
+        self.store = SceneStore(num_envs, timestep=cfg.physics_dt,
+                                pedestrian_pool=cfg.pedestrian_pool)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # a robot's dropped meshes warn once per env
             for env in range(num_envs):

@@ -21,7 +21,13 @@ from arena_gym.scene import builders, mesh_prims
 from arena_gym.scene.errors import AssetWarning, SceneError, SpawnError, unknown
 from arena_gym.scene.meshes import PathRefused, inside
 from arena_gym.scene.names import check_clashes, element_names, planned_names
-from arena_gym.scene.pedestrians import Pedestrian, PedestrianPool, parked, pose_rows
+from arena_gym.scene.pedestrians import (
+    POOL_SIZE,
+    Pedestrian,
+    PedestrianPool,
+    parked,
+    pose_rows,
+)
 from arena_gym.scene.records import Prim, PrimEdit, Slab, Wall
 from arena_gym.scene.robot import RobotInfo, add_collision_sensors, build_robot_spec
 from arena_gym.scene.sensor_mounts import find_model_params
@@ -49,13 +55,15 @@ class Entity:
 class Scene:
     """One env_id's world. Use it through `SceneStore`, which validates env ids."""
 
-    def __init__(self, env_id: int, timestep: float = 0.002) -> None:
+    def __init__(self, env_id: int, timestep: float = 0.002,
+                 pedestrian_pool: int = POOL_SIZE) -> None:
         self.env_id = env_id
         self.prefix = f"env_{env_id}/"
         self.spec = builders.base_world(timestep)
         self.path_roots: tuple[Path, ...] | None = None  # set by SceneStore(path_roots=...)
         self.entities: dict[str, Entity] = {}
-        self.pedestrians = PedestrianPool(self.prefix)  # built by the first pedestrian
+        # built by the first pedestrian
+        self.pedestrians = PedestrianPool(self.prefix, pedestrian_pool)
         self._ped_mocap: tuple[int, np.ndarray] = (-1, np.zeros(0, dtype=np.int64))
         self._ped_bodies: tuple = (None,)  # (the model, body and geom ids, the geoms' bits)
         self.compile_count = 0
@@ -387,7 +395,7 @@ class Scene:
 
     # ---------------------------------------------------------------- pedestrians
     def pedestrian_mocap(self) -> np.ndarray:
-        """Mocap ids (POOL_SIZE,) of the pool's slots, for writing their state directly (an
+        """Mocap ids (pool size,) of the pool's slots, for writing their state directly (an
         env moving many pedestrians per step); empty before the pool exists."""
         if not self.pedestrians.built:
             return np.zeros(0, dtype=np.int64)
@@ -441,7 +449,7 @@ class Scene:
             self.flush()
             self._sync()
             scratch = mujoco.MjSpec()
-            PedestrianPool(self.prefix).build(scratch)
+            PedestrianPool(self.prefix, self.pedestrians.size).build(scratch)
             check_clashes(self.env_id, lambda _: "the pedestrian pool", element_names(scratch),
                           element_names(self.spec), self._owner)
             self.pedestrians.build(self.spec)

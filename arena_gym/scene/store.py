@@ -18,7 +18,7 @@ import mujoco
 import numpy as np
 
 from arena_gym.scene.errors import SceneError
-from arena_gym.scene.pedestrians import Pedestrian, split_env
+from arena_gym.scene.pedestrians import POOL_SIZE, Pedestrian, split_env
 from arena_gym.scene.records import Prim, PrimEdit, Slab, Wall
 from arena_gym.scene.robot import RobotInfo
 from arena_gym.scene.scene import Scene
@@ -28,17 +28,24 @@ class SceneStore:
     """The scenes of `num_envs` envs, ids 0 .. num_envs - 1."""
 
     def __init__(self, num_envs: int = 1, timestep: float = 0.002,
-                 path_roots: Iterable[str | Path] | None = None) -> None:
+                 path_roots: Iterable[str | Path] | None = None,
+                 pedestrian_pool: int = POOL_SIZE) -> None:
         """`path_roots`: confine every file a spawn reads (URDF, package paths, plain mesh
-        paths) to these folders, for servers that spawn what others send."""
+        paths) to these folders, for servers that spawn what others send.
+        `pedestrian_pool`: the slots each env's pedestrian pool gets (built by its first
+        pedestrian; every slot costs physics time, walking or not)."""
         if not isinstance(num_envs, int) or isinstance(num_envs, bool) or num_envs < 1:
             raise SceneError(f"num_envs: expected an integer >= 1, got {num_envs!r}")
         if not timestep > 0:
             raise SceneError(f"timestep: expected a positive number of seconds, got {timestep!r}")
         if isinstance(path_roots, (str, bytes, Path)):
             raise SceneError(f"path_roots: expected a list of folders, got {str(path_roots)!r}")
+        if (not isinstance(pedestrian_pool, int) or isinstance(pedestrian_pool, bool)
+                or not 1 <= pedestrian_pool <= 1000):
+            raise SceneError(f"pedestrian_pool: expected an integer in [1, 1000], got "
+                             f"{pedestrian_pool!r}")
         roots = None if path_roots is None else tuple(Path(r).resolve() for r in path_roots)
-        self.scenes = [Scene(i, timestep) for i in range(num_envs)]
+        self.scenes = [Scene(i, timestep, pedestrian_pool) for i in range(num_envs)]
         for scene in self.scenes:
             scene.path_roots = roots
 

@@ -150,3 +150,15 @@ def test_a_pedestrian_out_of_collision_detection_is_driven_through_in_a_batch():
     store.spawn_pedestrians([Pedestrian("env_1/second", (0.0, 2.0, 0.0))])
     assert store.scene(1).pedestrians.contacts[:2].tolist() == [False, True]
     assert not store.scene(0).pedestrians.contacts[0]
+
+
+def test_a_store_sizes_its_pools_and_refuses_a_bad_size():
+    store = SceneStore(1, pedestrian_pool=3)
+    store.spawn_pedestrians([Pedestrian(f"env_0/p{k}", (k, 0.0, 0.0)) for k in range(3)])
+    assert store.model(0).nmocap == 3
+    with pytest.raises(SpawnError, match=re.escape(
+            "env 0: expected at most 0 more pedestrians (the pool holds 3, 3 in use), got 1")):
+        store.spawn_pedestrians([Pedestrian("env_0/p3")])
+    with pytest.raises(SceneError, match=re.escape(
+            "pedestrian_pool: expected an integer in [1, 1000], got 0")):
+        SceneStore(1, pedestrian_pool=0)
