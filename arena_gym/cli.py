@@ -139,7 +139,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def _config_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", default=None,
-                        help="a YAML config file, or a built-in one by name: default, staged")
+                        help="a YAML config file, or a built-in one by name: default, "
+                        "staged, pedestrians")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="override a config key, e.g. --set physics_dt=0.002 "
                         "--set reward.goal=20 (repeatable)")

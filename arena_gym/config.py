@@ -312,7 +312,7 @@ BUILTIN_CONFIGS = Path(__file__).resolve().parent / "configs"
 
 
 def config_path(name: str | Path) -> Path:
-    """A YAML file's path, or a built-in config's by name ("default", "staged"): the
+    """A YAML file's path, or a built-in config's by name ("default", "staged", "pedestrians"): the
     configs shipped in the package (the repository's configs/ links to them)."""
     path = Path(name)
     builtin = BUILTIN_CONFIGS / f"{path.name}.yaml"
