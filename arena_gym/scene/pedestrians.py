@@ -81,6 +81,8 @@ class PedestrianPool:
         # slots lidars see (GROUP_STATIC); the others sit in GROUP_VISUAL, which cameras
         # draw and rays skip (for people beyond every lidar's range)
         self.rays = np.zeros(size, dtype=bool)
+        self.skins: dict[int, str] = {}  # slot -> the actor (SDF path) whose skin it wears
+        self.last = np.full((size, 3), np.nan)  # x, y, sim time of each slot's last pose
 
     @property
     def bodies(self) -> list[str]:
@@ -118,12 +120,18 @@ class PedestrianPool:
                              f"(the pool holds {self.size}, {len(self.slots)} in use), got "
                              f"{len(peds)}")
 
-    def take(self, ped: Pedestrian) -> int:
-        slot = self.free.pop()
+    def take(self, ped: Pedestrian, actor: str | None = None) -> int:
+        """A free slot for `ped`: one already wearing its actor's skin, else one without a
+        skin, else any (lowest first)."""
+        order = sorted(self.free)
+        slot = next((k for k in order if actor is not None and self.skins.get(k) == actor),
+                    next((k for k in order if k not in self.skins), order[0]))
+        self.free.remove(slot)
         self.slots[ped.name] = slot
-        self.actors[ped.name] = ped.actor
+        self.actors[ped.name] = actor
         self.cursor[slot] = 0.0
         self.contacts[slot] = self.rays[slot] = True
+        self.last[slot] = np.nan
         return slot
 
     def slot(self, env_id: int, name: str) -> int:

@@ -21,13 +21,8 @@ from arena_gym.scene import builders, mesh_prims
 from arena_gym.scene.errors import AssetWarning, SceneError, SpawnError, unknown
 from arena_gym.scene.meshes import PathRefused, inside
 from arena_gym.scene.names import check_clashes, element_names, planned_names
-from arena_gym.scene.pedestrians import (
-    POOL_SIZE,
-    Pedestrian,
-    PedestrianPool,
-    parked,
-    pose_rows,
-)
+from arena_gym.scene.pedestrian_ops import PedestrianOps
+from arena_gym.scene.pedestrians import POOL_SIZE, PedestrianPool
 from arena_gym.scene.records import Prim, PrimEdit, Slab, Wall
 from arena_gym.scene.robot import RobotInfo, add_collision_sensors, build_robot_spec
 from arena_gym.scene.sensor_mounts import find_model_params
@@ -52,7 +47,7 @@ class Entity:
     geom: str = ""  # full MuJoCo name of a wall's geom
 
 
-class Scene:
+class Scene(PedestrianOps):
     """One env_id's world. Use it through `SceneStore`, which validates env ids."""
 
     def __init__(self, env_id: int, timestep: float = 0.002,
@@ -66,6 +61,7 @@ class Scene:
         self.pedestrians = PedestrianPool(self.prefix, pedestrian_pool)
         self._ped_mocap: tuple[int, np.ndarray] = (-1, np.zeros(0, dtype=np.int64))
         self._ped_bodies: tuple = (None,)  # (the model, body and geom ids, the geoms' bits)
+        self._bone_mocap: dict[int, np.ndarray] = {}  # skinned slot -> its bones' mocap ids
         self.compile_count = 0
         self.version = 0  # bumped whenever model or data are replaced or edited
         self._pending: list[str] = []  # entities added since the last good compile
@@ -392,110 +388,6 @@ class Scene:
     def reset_world(self) -> None:
         self.delete(list(self.entities))
         self.delete_pedestrians(list(self.pedestrians.slots))
-
-    # ---------------------------------------------------------------- pedestrians
-    def pedestrian_mocap(self) -> np.ndarray:
-        """Mocap ids (pool size,) of the pool's slots, for writing their state directly (an
-        env moving many pedestrians per step); empty before the pool exists."""
-        if not self.pedestrians.built:
-            return np.zeros(0, dtype=np.int64)
-        model = self.model
-        if self._ped_mocap[0] != self.version:  # a recompile may renumber mocap bodies
-            ids = [model.body_mocapid[model.body(b).id] for b in self.pedestrians.bodies]
-            self._ped_mocap = (self.version, np.array(ids, dtype=np.int64))
-        return self._ped_mocap[1]
-
-    def set_pedestrian_detection(self, slots: np.ndarray, contacts: np.ndarray | None = None,
-                                 rays: np.ndarray | None = None) -> None:
-        """Whether pool `slots` take part in collision detection (`contacts`) and in ray
-        casts (`rays`: their capsule in GROUP_STATIC, else in GROUP_VISUAL, which cameras
-        still draw). For pedestrians that cannot matter before their next move: one far from
-        every robot cannot touch one, one beyond every lidar's range cannot be seen. MuJoCo's
-        broadphase then skips their bodies and its ray casts their capsules (64 capsules
-        otherwise cost about as much as the rest of a small world's step and lidar).
-        Written into the compiled model in place (the simulator steps these very models; a
-        layout does not change) and kept across recompiles. Spawning turns both on for a
-        slot, deleting turns them off."""
-        slots = np.asarray(slots, dtype=np.int64)
-        if contacts is not None:
-            self.pedestrians.contacts[slots] = contacts
-        if rays is not None:
-            self.pedestrians.rays[slots] = rays
-        self._apply_pedestrian_contacts()
-
-    def _apply_pedestrian_contacts(self) -> None:
-        model = self._model
-        if self._ped_bodies[0] is not model:
-            bodies = np.array([model.body(b).id for b in self.pedestrians.bodies])
-            geoms = model.body_geomadr[bodies]
-            self._ped_bodies = (model, bodies, geoms, model.geom_contype[geoms].copy(),
-                                model.geom_conaffinity[geoms].copy())
-        _, bodies, geoms, contype, conaffinity = self._ped_bodies
-        on, seen = self.pedestrians.contacts, self.pedestrians.rays
-        model.body_contype[bodies] = np.where(on, contype, 0)  # type: ignore[union-attr]
-        model.body_conaffinity[bodies] = np.where(on, conaffinity, 0)  # type: ignore[union-attr]
-        model.geom_group[geoms] = np.where(  # type: ignore[union-attr]
-            seen, builders.GROUP_STATIC, builders.GROUP_VISUAL)
-
-    def spawn_pedestrians(self, peds: Iterable[Pedestrian]) -> list[int]:
-        """Give each pedestrian a pool slot and stand it at its pose; returns the slots.
-        The first pedestrian of the env builds the pool (one compile); later ones never
-        compile."""
-        peds = _checked(peds, Pedestrian, "spawn_pedestrians")
-        self.pedestrians.check_new(self.env_id, peds)
-        if not peds:
-            return []
-        if not self.pedestrians.built:
-            self.flush()
-            self._sync()
-            scratch = mujoco.MjSpec()
-            PedestrianPool(self.prefix, self.pedestrians.size).build(scratch)
-            check_clashes(self.env_id, lambda _: "the pedestrian pool", element_names(scratch),
-                          element_names(self.spec), self._owner)
-            self.pedestrians.build(self.spec)
-            self._dirty = True
-            self.flush()
-        slots = [self.pedestrians.take(p) for p in peds]
-        self._write_pedestrians(slots, *pose_rows(peds))
-        self._apply_pedestrian_contacts()
-        return slots
-
-    def move_pedestrians(self, peds: Iterable[Pedestrian]) -> None:
-        """Teleport pedestrians (their clip restarts)."""
-        slots = self._pedestrian_slots(peds, "move_pedestrians")
-        self.pedestrians.cursor[slots] = 0.0
-        self._write_pedestrians(slots, *pose_rows(list(peds)))  # type: ignore[arg-type]
-
-    def update_pedestrians(self, peds: Iterable[Pedestrian]) -> None:
-        """Continuous pose updates (heading included), e.g. from an outside crowd model."""
-        peds = list(peds) if not isinstance(peds, Pedestrian) else [peds]
-        slots = self._pedestrian_slots(peds, "update_pedestrians")
-        self._write_pedestrians(slots, *pose_rows(peds))
-
-    def delete_pedestrians(self, names: Iterable[str]) -> list[str]:
-        """Return pedestrians' slots to the pool and park their bodies; no compile."""
-        names = [names] if isinstance(names, str) else list(names)
-        for name in names:
-            self.pedestrians.slot(self.env_id, name)
-        names = list(dict.fromkeys(names))
-        if not names:
-            return []
-        slots = np.array([self.pedestrians.release(n) for n in names])
-        self._apply_pedestrian_contacts()
-        self._write_pedestrians(slots.tolist(), parked(slots), np.tile([1.0, 0, 0, 0],
-                                                                       (len(slots), 1)))
-        return names
-
-    def _pedestrian_slots(self, peds: Iterable[Pedestrian], what: str) -> list[int]:
-        peds = _checked(peds, Pedestrian, what)
-        return [self.pedestrians.slot(self.env_id, p.name) for p in peds]
-
-    def _write_pedestrians(self, slots: list[int], pos: np.ndarray, quat: np.ndarray) -> None:
-        mocap = self.pedestrian_mocap()[slots]
-        data = self.data  # synced: the simulator pushes it before the next step
-        data.mocap_pos[mocap] = pos
-        data.mocap_quat[mocap] = quat
-        mujoco.mj_kinematics(self._model, data)
 
     def _remove_entities(self, names: list[str]) -> None:
         for name in names:

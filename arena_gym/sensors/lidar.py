@@ -178,7 +178,8 @@ class LidarUnit(Unit):
         self.carrier[env] = np.flatnonzero(robot_geoms(model, root) & seen)
         self.carrier_groups[env] = model.geom_group[self.carrier[env]].copy()
         self.group_view[env] = model.geom_group  # a view of the model's memory, per compile
-        self.alone[env] = np.array_equal(
+        # skinned pedestrians' capsules move in and out of GROUP_ROBOT without a compile
+        self.alone[env] = not scene.pedestrians.skins and np.array_equal(
             np.flatnonzero(model.geom_group == builders.GROUP_ROBOT), self.carrier[env])
         data = mujoco.MjData(model)  # once per compile: the frame's offset at qpos0
         mujoco.mj_kinematics(model, data)

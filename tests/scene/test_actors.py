@@ -1,0 +1,128 @@
+"""Skinned actors (../shared/assets/pedestrians: Gazebo's walk.dae): loaded once, worn by a
+pool slot (bones as mocap bodies, a skin per material), the walk clip driven by distance,
+drawn by cameras where the capsule stands, the capsule still seen by lidars."""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+import pytest
+
+from arena_gym.scene import Pedestrian, SceneStore, builders
+from arena_gym.scene.actors import LOADS, load_actor
+from arena_gym.scene.pedestrians import RADIUS
+from arena_gym.sensors import LidarSpec, SensorSuite
+from arena_gym.sim import Simulator
+from arena_gym.worlds import builtin_robot_urdf
+from tests.conftest import require
+
+
+@pytest.fixture()
+def actor(assets):
+    require("collada", "pip install pycollada")
+    return str(assets / "pedestrians" / "actor2.sdf")
+
+
+def test_the_actor_loads_its_skin_skeleton_and_walk_once(actor):
+    asset = load_actor(actor)
+    loads = LOADS["count"]
+    assert load_actor(actor) is asset and LOADS["count"] == loads  # cached: parsed once
+    assert len(asset.bones) == 31 and asset.bones[0] == "Hips"
+    assert [p.material for p in asset.parts] == ["eyes-white", "eyes-brown", "eyes-black",
+                                                 "skin-mat", "sweater-green", "jeans-blue"]
+    top = max(float(p.vertices[:, 2].max()) for p in asset.parts)
+    low = min(float(p.vertices[:, 2].min()) for p in asset.parts)
+    assert low == pytest.approx(0.0, abs=1e-9) and 1.6 < top < 1.8  # stands, human-sized
+    walk = asset.clips["walking"]
+    assert walk.duration == pytest.approx(5.75, abs=0.01) and 1.0 < walk.stride < 2.0
+    foot = asset.bones.index("LeftFoot")
+    x = walk.poses[:, foot, 0, 3]
+    assert x.max() - x.min() > 0.4  # the foot swings back and forth along x (forward)...
+    hips = walk.poses[:, 0, :3, 3]
+    assert np.ptp(hips[:, 0]) < 0.1  # ...while the hips' steady advance is removed
+
+
+def _world(actor, n=1):
+    store = SceneStore(n)
+    for env in range(n):
+        store.spawn_urdf(env, "robot", builtin_robot_urdf())
+    sim = Simulator(store)
+    return store, sim
+
+
+def test_bones_follow_the_walk_clip_by_distance_and_skins_build_once(actor):
+    store, sim = _world(actor, 2)
+    store.spawn_pedestrians([Pedestrian(f"env_{e}/w", (2.0, 0.0, np.pi), actor=actor)
+                             for e in range(2)])
+    built = [store.compile_count(e) for e in range(2)]
+    asset = load_actor(actor)
+    walk = asset.clips["walking"]
+    model = store.model(0)
+    bones = [model.body(f"env_0/pedestrians/slot_0/bone_{asset.bones.index(b)}").id
+             for b in ("Hips", "LeftFoot", "RightFoot")]
+    track = []
+    for k in range(1, 6):  # 0.1 m per 0.1 s: 1 m/s, walking
+        store.update_pedestrians([Pedestrian("env_0/w", (2.0 - 0.1 * k, 0.0, np.pi))])
+        sim.step(50)
+        track.append(store.data(0).xpos[bones, 0].copy())
+    cursor = store.scene(0).pedestrians.cursor[0]
+    assert cursor == pytest.approx(0.5 / walk.stride * walk.duration)  # 5 moves of 0.1 m
+    track = np.array(track)
+    assert np.ptp(track[:, 0]) > 0.35  # the hips went along (0.4 m over these poses)...
+    assert min(np.ptp(track[:, 1]), np.ptp(track[:, 2])) < 0.05  # ...one foot stayed planted
+    store.delete_pedestrians(["env_0/w"])
+    store.spawn_pedestrians([Pedestrian("env_0/again", (1.0, 1.0, 0.0), actor=actor)])
+    sim.step(10)
+    assert [store.compile_count(e) for e in range(2)] == built  # the slot kept its skin
+    assert sim.groups() == [("batch", [0, 1])]
+
+
+def test_the_lidar_sees_a_skinned_pedestrians_capsule(actor):
+    store, sim = _world(actor)
+    suite = SensorSuite(sim, [LidarSpec("robot", key="scan")], seed=0, hook=False)
+    store.spawn_pedestrians([Pedestrian("env_0/w", (1.5, 0.0, np.pi), actor=actor)])
+    suite.reset()
+    mount = next(m for m in store.robot(0, "robot").sensor_mounts if m.kind == "lidar")
+    x, _, z = store.data(0).site(mount.site).xpos
+    surface = 1.5 - np.sqrt(RADIUS**2 - (RADIUS - z) ** 2)
+    assert suite["scan"].ranges[0, 0] == pytest.approx(surface - x, abs=1e-3)
+
+
+def _render(store) -> np.ndarray:
+    model, data = store.model(0), store.data(0)
+    with mujoco.Renderer(model, 120, 160) as renderer:
+        option = mujoco.MjvOption()
+        option.geomgroup[:] = 0
+        option.geomgroup[list(builders.CAMERA_GROUPS)] = 1  # what the cameras draw
+        camera = mujoco.MjvCamera()
+        camera.lookat[:] = (1.5, 0.0, 0.9)
+        camera.distance, camera.azimuth, camera.elevation = 4.0, 180.0, -5.0
+        renderer.update_scene(data, camera, option)
+        return renderer.render().astype(float) / 255
+
+
+def test_cameras_draw_the_skin_where_the_capsule_stands_and_not_the_capsule(actor):
+    store = SceneStore(1)
+    store.spawn_pedestrians([Pedestrian("env_0/anchor", (0.0, 5.0, 0.0))])  # the pool
+    empty = _render(store)
+    store.spawn_pedestrians([Pedestrian("env_0/plain", (1.5, 0.0, 0.0))])
+    capsule = np.abs(_render(store) - empty).sum(axis=-1) > 0.1
+    store.delete_pedestrians(["env_0/plain"])
+    store.spawn_pedestrians([Pedestrian("env_0/person", (1.5, 0.0, 0.0), actor=actor)])
+    person_img = _render(store)
+    person = np.abs(person_img - empty).sum(axis=-1) > 0.1
+    overlap = (capsule & person).sum() / person.sum()
+    assert person.sum() > 300 and overlap > 0.5  # drawn, and where the capsule stands
+    rows, cols = np.nonzero(person)
+    c_rows, c_cols = np.nonzero(capsule)
+    assert abs(cols.mean() - c_cols.mean()) < 5 and rows.min() <= c_rows.min() + 5
+    capsule_rgb = _render_plain_colour(store, capsule)
+    person_rgb = person_img[person].mean(axis=0)
+    assert np.abs(person_rgb - capsule_rgb).sum() > 0.2  # not the capsule's colour
+
+
+def _render_plain_colour(store, mask) -> np.ndarray:
+    store.delete_pedestrians(["env_0/person"])
+    store.spawn_pedestrians([Pedestrian("env_0/plain2", (1.5, 0.0, 0.0))])  # a plain slot
+    colour = _render(store)[mask].mean(axis=0)
+    return colour
