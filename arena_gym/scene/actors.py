@@ -12,8 +12,8 @@ What is kept (pycollada reads the files; `pip install pycollada` if missing):
   transforms), with the root's steady advance over the clip removed (the pedestrian's own
   pose carries it) and kept as `stride`, the distance one cycle covers.
 The actor frame: x forward (the clip's walking direction), z up, the soles at z = 0.
-Files resolve next to the SDF by bare name (as Gazebo's actors name them) and must stay in
-its folder.
+Files resolve next to the SDF (by bare name, relative path, or `model://<the SDF's folder
+name>/...`) and must stay in its folder.
 """
 
 from __future__ import annotations
@@ -142,9 +142,17 @@ def _lowest(parts: tuple[SkinPart, ...], bind: np.ndarray, poses: np.ndarray) ->
 
 
 def _beside(sdf: Path, name: str) -> Path:
-    """A file the SDF names, in the SDF's folder (Gazebo actors name files bare)."""
+    """A file the SDF names, in the SDF's folder: by bare name or a relative path (Arena's
+    actors), or `model://<its folder's name>/<path>` (a Gazebo model's own files)."""
     folder = sdf.parent
-    target = (folder / Path(name).name if "://" in name else folder / name).resolve()
+    if name.startswith("model://"):
+        model, _, rest = name[len("model://"):].partition("/")
+        relative = rest if model == folder.name else name  # another model's: refused below
+    elif "://" in name:
+        relative = Path(name).name
+    else:
+        relative = name
+    target = (folder / relative).resolve()
     if folder not in target.parents:
         raise SpawnError(f"actor {str(sdf)!r}: file {name!r} is outside the actor's folder")
     if not target.is_file():
@@ -155,6 +163,7 @@ def _beside(sdf: Path, name: str) -> Path:
 @dataclass(frozen=True)
 class _Skeleton:
     names: tuple[str, ...]
+    ids: tuple[str, ...]  # the joints' node ids (what animation channels target)
     parents: np.ndarray
     rest: np.ndarray  # (bones, 4, 4) local rest transforms
     base: np.ndarray  # (4, 4): the root joint's parent (its scene node) in the world
@@ -163,7 +172,7 @@ class _Skeleton:
 def _skeleton(doc) -> _Skeleton:
     from collada.scene import Node
 
-    names, parents, rest = [], [], []
+    names, ids, parents, rest = [], [], [], []
     base = [np.eye(4)]
 
     def visit(node, parent: int, above: np.ndarray) -> None:
@@ -175,6 +184,7 @@ def _skeleton(doc) -> _Skeleton:
             if parent < 0:
                 base[0] = above
             names.append(node.xmlnode.get("sid") or node.id)
+            ids.append(node.id or names[-1])
             parents.append(parent)
             rest.append(np.asarray(node.matrix, dtype=float))
             index = len(names) - 1
@@ -183,7 +193,7 @@ def _skeleton(doc) -> _Skeleton:
 
     for node in doc.scene.nodes:
         visit(node, -1, np.eye(4))
-    return _Skeleton(tuple(names), np.array(parents), np.array(rest), base[0])
+    return _Skeleton(tuple(names), tuple(ids), np.array(parents), np.array(rest), base[0])
 
 
 def _forward(skeleton: _Skeleton, local: np.ndarray) -> np.ndarray:
@@ -264,7 +274,8 @@ def _clip(name: str, doc, skeleton: _Skeleton) -> _RawClip:
                    for i in sampler.iter("{http://www.collada.org/2005/11/COLLADASchema}input")}
             times = np.asarray(anim.sourceById[src["INPUT"]].data, dtype=float).ravel()
             values = np.asarray(anim.sourceById[src["OUTPUT"]].data, dtype=float).ravel()
-            channels[joint] = (times, values.reshape(len(times), 4, 4))
+            if values.size == 16 * times.size:  # matrix channels only (what both assets use)
+                channels[joint] = (times, values.reshape(len(times), 4, 4))
         for child in anim.children:
             collect(child)
 
@@ -274,20 +285,25 @@ def _clip(name: str, doc, skeleton: _Skeleton) -> _RawClip:
         raise SpawnError(f"clip {name!r}: expected joint animations, got none")
     times = next(iter(channels.values()))[0]
     local = np.repeat(skeleton.rest[None], len(times), axis=0)
-    for j, bone in enumerate(skeleton.names):
-        if bone in channels:
-            t, m = channels[bone]
+    for j, (bone, node) in enumerate(zip(skeleton.names, skeleton.ids, strict=True)):
+        key = node if node in channels else bone
+        if key in channels:
+            t, m = channels[key]
             k = np.clip(np.searchsorted(t, times, side="right") - 1, 0, len(t) - 1)
             local[:, j] = m[k]
     poses = _forward(skeleton, local)
     root = poses[:, 0, :3, 3]
     advance = root[-1, :2] - root[0, :2]
     stride = float(np.hypot(*advance))
+    if stride < 1e-3:  # a walk in place: the stride is what the lowest foot sweeps, twice
+        foot = int(np.argmin(poses[:, :, 2, 3].mean(axis=0)))
+        stride = 2.0 * float(np.ptp(np.hypot(poses[:, foot, 0, 3], poses[:, foot, 1, 3])))
+        advance = np.zeros(2)
     # remove the steady advance: the root keeps its in-cycle sway only
     share = ((times - times[0]) / max(times[-1] - times[0], 1e-9))[:, None]
     poses[:, :, :2, 3] -= (share * advance)[:, None, :]
     clip = _RawClip(name, times - times[0], poses, stride)
-    object.__setattr__(clip, "heading", math.atan2(advance[1], advance[0]) if stride else 0.0)
+    object.__setattr__(clip, "heading", math.atan2(advance[1], advance[0]))
     return clip
 
 

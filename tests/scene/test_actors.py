@@ -4,6 +4,8 @@ drawn by cameras where the capsule stands, the capsule still seen by lidars."""
 
 from __future__ import annotations
 
+import re
+
 import mujoco
 import numpy as np
 import pytest
@@ -126,3 +128,27 @@ def _render_plain_colour(store, mask) -> np.ndarray:
     store.spawn_pedestrians([Pedestrian("env_0/plain2", (1.5, 0.0, 0.0))])  # a plain slot
     colour = _render(store)[mask].mean(axis=0)
     return colour
+
+
+def test_a_gazebo_model_actor_resolves_model_uris_and_loads_its_four_clips(assets):
+    require("collada", "pip install pycollada")
+    asset = load_actor(assets / "pedestrians" / "MaleVisitorPhone" / "model.sdf")
+    assert sorted(asset.clips) == ["idle", "idle_to_walk", "walk", "walk_to_idle"]
+    assert len(asset.bones) == 31 and asset.bones[0] == "Spine1"
+    walk = asset.clips["walk"]
+    assert walk.duration == pytest.approx(1.125, abs=0.01)
+    assert 0.3 < walk.stride < 1.5  # a walk in place: the stride its feet sweep
+    top = max(float(p.vertices[:, 2].max()) for p in asset.parts)
+    assert 1.6 < top < 1.9
+
+
+def test_an_actor_file_outside_its_folder_is_refused(tmp_path, assets):
+    require("collada", "pip install pycollada")
+    from arena_gym.scene import SpawnError
+
+    sdf = tmp_path / "evil.sdf"
+    sdf.write_text("<sdf><actor name='x'><skin><filename>../walk.dae</filename></skin>"
+                   "</actor></sdf>")
+    with pytest.raises(SpawnError, match=re.escape(
+            f"actor {str(sdf)!r}: file '../walk.dae' is outside the actor's folder")):
+        load_actor(sdf)
