@@ -152,3 +152,14 @@ def test_an_actor_file_outside_its_folder_is_refused(tmp_path, assets):
     with pytest.raises(SpawnError, match=re.escape(
             f"actor {str(sdf)!r}: file '../walk.dae' is outside the actor's folder")):
         load_actor(sdf)
+
+
+def test_a_confined_store_refuses_an_actor_outside_its_roots(tmp_path, assets):
+    from arena_gym.scene import SpawnError
+
+    store = SceneStore(1, path_roots=[tmp_path])
+    actor = str(assets / "pedestrians" / "actor2.sdf")
+    with pytest.raises(SpawnError, match=re.escape(
+            f"actor {actor!r}: expected a path inside the allowed roots")):
+        store.spawn_pedestrians([Pedestrian("env_0/w", (0.0, 0.0, 0.0), actor=actor)])
+    assert store.pedestrians(0) == [] and not store.scene(0).pedestrians.built
