@@ -20,9 +20,9 @@ import math
 
 import numpy as np
 
-_FULL = (-4.0, 4.0)  # rad: a bearing interval holding every ray (the origin is in the wall)
+_FULL = (-np.pi - 1.0, np.pi + 1.0)  # rad: every bearing (the origin is over the wall)
 _WIDEN = 1e-9  # rad: bearing intervals are widened by this, so round-off never drops a hit
-_FAN_GAP = 8.0  # rad between fans in the flattened sorted bearings (more than 2 * pi)
+_FAN_GAP = 9.0  # rad between fans in the flattened sorted bearings (more than 2 * (pi + 1))
 
 
 TILE = 2.0  # m: origins in one tile share one list of candidate walls
@@ -43,9 +43,9 @@ class FanCaster:
         n, nray = directions.shape[:2]
         best = np.full(n * nray, np.inf)
         first = np.full(n * nray, np.iinfo(np.int64).max)
-        fan, wall, lo, hi = self._near_walls(origins)
+        fan, wall, start, end, full = self._near_walls(origins)
         if fan.size:
-            ray, wall = _rays_in_bearing(fan, wall, lo, hi, directions)
+            ray, wall = _rays_in_bearing(fan, wall, start, end, full, directions)
             t = _slab(self.boxes[wall], self.zlo, self.zhi, origins[ray // nray],
                       directions.reshape(-1, 3)[ray])
             hit = (t >= 0) & (t <= self.reach)  # beyond reach a nearer wall may be untried
@@ -71,8 +71,7 @@ class FanCaster:
 
     def _near_walls(self, origins: np.ndarray):
         """(fan, wall) pairs with the wall's footprint within reach of the fan's origin, and
-        the wall's bearing interval [lo, hi] from the origin (every bearing when the origin
-        is above or inside the footprint)."""
+        the wall's bearing interval from the origin (_bearings)."""
         lists = [self._candidates(x, y) for x, y in origins[:, :2].tolist()]
         fan = np.repeat(np.arange(len(lists)), [len(w) for w in lists])
         wall = np.concatenate(lists) if lists else np.zeros(0, np.int64)
@@ -86,35 +85,36 @@ class FanCaster:
 
 
 def _bearings(b: np.ndarray, px: np.ndarray, py: np.ndarray, over: np.ndarray):
-    """Bearing intervals [lo, hi] of boxes b seen from points (px, py); every bearing where
-    the point is over the box's footprint."""
+    """Bearing intervals of boxes b seen from points (px, py): start in [-pi, pi) and end
+    (end - start < pi: a box is convex; an end past pi wraps), and every bearing (`over`)
+    where the point is over the box's footprint."""
     toward = np.arctan2((b[:, 1] + b[:, 3]) / 2 - py, (b[:, 0] + b[:, 2]) / 2 - px)
     corner = np.arctan2(b[:, [1, 1, 3, 3]] - py[:, None], b[:, [0, 2, 2, 0]] - px[:, None])
-    spread = (corner - toward[:, None] + np.pi) % (2 * np.pi) - np.pi  # < pi: the box is convex
+    spread = (corner - toward[:, None] + np.pi) % (2 * np.pi) - np.pi
     lo = toward + spread.min(axis=1) - _WIDEN
-    hi = toward + spread.max(axis=1) + _WIDEN
-    lo[over], hi[over] = _FULL
-    return lo, hi
+    width = spread.max(axis=1) - spread.min(axis=1) + 2 * _WIDEN
+    start = (lo + np.pi) % (2 * np.pi) - np.pi
+    end = start + width
+    start[over], end[over] = _FULL
+    return start, end, over
 
 
-def _rays_in_bearing(fan: np.ndarray, wall: np.ndarray, lo: np.ndarray, hi: np.ndarray,
-                     directions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _rays_in_bearing(fan: np.ndarray, wall: np.ndarray, start: np.ndarray, end: np.ndarray,
+                     full: np.ndarray, directions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(ray, wall) pairs, ray as fan * R + beam, of every ray whose bearing lies in its fan's
-    interval for the wall. Intervals that cross +-pi are split in two."""
+    interval [start, end] for the wall (any bearing where `full`). An interval ending past pi
+    goes on from -pi."""
     n, nray = directions.shape[:2]
     bearing = np.arctan2(directions[..., 1], directions[..., 0])  # a vertical ray reads 0
     order = np.argsort(bearing, axis=1)
     offset = _FAN_GAP * np.arange(n)[:, None]
     keys = (np.take_along_axis(bearing, order, axis=1) + offset).ravel()
     rays = (order + nray * np.arange(n)[:, None]).ravel()
-    start = (lo + np.pi) % (2 * np.pi) - np.pi  # the interval from its start in [-pi, pi)
-    start = np.where(lo <= _FULL[0], lo, start)
-    end = start + (hi - lo)
-    wrap = (end > np.pi) & (lo > _FULL[0])
+    wrap = (end > np.pi) & ~full
     fan = np.concatenate([fan, fan[wrap]])
     wall = np.concatenate([wall, wall[wrap]])
-    start = np.concatenate([start, start[wrap] - 2 * np.pi])
-    end = np.concatenate([end, end[wrap] - 2 * np.pi])
+    start = np.concatenate([start, np.full(wrap.sum(), -np.pi)])  # each piece within its
+    end = np.concatenate([np.where(wrap, np.pi, end), end[wrap] - 2 * np.pi])  # fan's keys
     base = _FAN_GAP * fan
     first = np.searchsorted(keys, start + base, side="left")
     count = np.searchsorted(keys, end + base, side="right") - first
