@@ -7,9 +7,13 @@ import os
 import warnings
 from pathlib import Path
 
-import mujoco
-import numpy as np
-import pytest
+# headless by default, as the package's own renderers are: mujoco.Renderer in tests reads this
+# at import (a machine without a display has no GLFW window to draw into)
+os.environ.setdefault("MUJOCO_GL", "egl")
+
+import mujoco  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
 
 ASSETS = Path(os.environ.get(
     "ARENA_GYM_ASSETS", Path(__file__).resolve().parents[1] / ".." / "shared" / "assets")).resolve()
