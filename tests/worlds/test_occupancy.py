@@ -209,7 +209,7 @@ def test_png_alpha_zero_is_unknown_and_rgb_is_averaged(tmp_path):
 
     rgba = np.array([[[0, 0, 0, 255], [0, 0, 0, 0], [255, 255, 255, 255], [0, 0, 240, 255]]],
                     np.uint8)
-    Image.fromarray(rgba, "RGBA").save(tmp_path / "m.png")
+    Image.fromarray(rgba).save(tmp_path / "m.png")  # (h, w, 4) uint8: RGBA
     m = load_map(_plain_yaml(tmp_path / "m.yaml", "m.png"))
     # blue (0, 0, 240): mean 80 -> p = 0.69 > 0.65 occupied
     np.testing.assert_array_equal(m.occupied, [[True, False, False, True]])
