@@ -35,7 +35,7 @@ from gymnasium import spaces
 from arena_gym.config import EnvConfig
 from arena_gym.envs.robots import resolve_robot
 from arena_gym.scene.obstacle_models import load_model
-from arena_gym.scene.rotations import quat_yaw, wrap_angle, yaw_quat
+from arena_gym.scene.rotations import quat_yaw, yaw_quat
 from arena_gym.scene.store import SceneStore
 from arena_gym.sensors import (
     COLLISION_CLASSES,
@@ -120,7 +120,8 @@ class NavigationCore:
                                   seed=0, hook=False)  # sampled once per control step
         self._sampled_at = -1.0  # sim clock of the suite's last update
         self.curriculum = Curriculum(cfg.curriculum)
-        self.metrics = EpisodeMetrics(num_envs, pedestrians=self.walkers is not None,
+        self.metrics = EpisodeMetrics(num_envs, cfg.max_episode_steps,
+                                      pedestrians=self.walkers is not None,
                                       personal_space=cfg.reward.pedestrian_safety_m)
         self._setup_spaces()
         self._setup_model()
@@ -259,10 +260,10 @@ class NavigationCore:
             episodes.append(ep)
         mask = np.zeros(self.n, bool)
         mask[envs] = True
-        self.metrics.reset(mask)
         self.steps[mask] = 0
         self.last_action[mask] = 0.0
         self._read_pose()
+        self.metrics.reset(mask, self.pose)
         self.distance[mask] = np.hypot(*(self.goal[mask] - self.pose[mask, :2]).T)
         self._suite.reset(envs)  # reset observations of the sensors are current
         return episodes
@@ -351,9 +352,7 @@ class NavigationCore:
         terms = reward_terms(self.cfg.reward, outcome)
         if not counted.all():
             terms = {k: np.where(counted, v, 0.0) for k, v in terms.items()}
-        turned = wrap_angle(self.pose[:, 3] - self._prev_pose[:, 3]) * counted
-        self.metrics.update(moved, turned, twist[:, 0] * active, end.collided,
-                            self.cfg.control_dt, active)
+        self.metrics.update(self.pose, end.collided, active, counted)
         self.distance = distance
         self.steps += active
         self.last_action[active] = twist[active]
@@ -375,7 +374,8 @@ class NavigationCore:
         results); the curriculum counts the policy's outcomes (a divergence is none)."""
         if result != "diverged":
             self.curriculum.record(result == "goal")
-        return {**self.metrics.episode(e, result, self.cfg.control_dt), "hit": hit}
+        return {**self.metrics.episode(e, result, self.cfg.control_dt), "hit": hit,
+                "goal": self.goal[e].copy()}
 
     def close(self) -> None:
         self._suite.close()

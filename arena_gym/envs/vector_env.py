@@ -12,8 +12,9 @@ ignores its action and returns the first observation with reward 0.
 Info, in Gymnasium's masked style (the merge of what ArenaEnv reports per env):
 `info["reward_terms"]` holds each named reward term (`_reward_terms`: the envs that stepped);
 at an episode's end `info["episode_result"]` holds its result ("goal", "collision",
-"timeout", "diverged") and metrics and `info["is_success"]` whether it reached the goal, both
-masked by `info["_episode_result"]`; an env whose physics diverged ends its episode truncated
+"timeout", "diverged"), Arena's metrics (arena_gym.tasks.metrics), its trajectory and
+goal, and `info["is_success"]` whether it reached the goal, both masked by
+`info["_episode_result"]`; an env whose physics diverged ends its episode truncated
 with `info["diverged"]` True (mask `_diverged`), the other envs go on; a collision that ends
 an episode names what was hit in `info["collision"]` ("wall", "obstacle", "robot"; mask
 `_collision`, also the episode result's "hit"). `info["episode"]` is

@@ -44,7 +44,14 @@ def test_collision_ends_the_episode_with_the_collision_reward():
     assert info["episode_result"]["result"][e] == "collision"
     assert info["reward_terms"]["collision"][e] == -15.0
     assert info["_episode_result"][e] and not info["is_success"][e]
-    assert info["episode_result"]["path_length"][e] > 0
+    episode = {key: value[e] for key, value in info["episode_result"].items()}
+    assert episode["collisions"] == 1  # the contact that ended it, counted once
+    steps = episode["steps"]
+    assert episode["trajectory"].shape == (steps + 1, 3)
+    assert episode["time"] == pytest.approx(steps * env.cfg.control_dt, rel=1e-12)
+    # the recorded trajectory is the path the metrics measured
+    hops = np.linalg.norm(np.diff(episode["trajectory"][:, :2], axis=0), axis=1)
+    assert episode["path_length"] == pytest.approx(hops.sum(), rel=1e-12) and hops.sum() > 0.1
     env.close()
 
 
