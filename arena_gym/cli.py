@@ -192,30 +192,21 @@ def _train(args: argparse.Namespace) -> int:
 def _eval(args: argparse.Namespace) -> int:
     from arena_gym.envs.vector_env import ArenaVectorEnv
     from arena_gym.evaluation import evaluate
-    from arena_gym.policies import random_policy, reactive_policy, sb3_policy
+    from arena_gym.policies import BASELINES, make_policy
 
     config, overrides = _overrides(args)
-    if args.policy not in ("random", "reactive"):
+    if args.policy not in BASELINES and ":" not in args.policy.removesuffix(".zip"):
         from arena_gym.model_files import check_model_file
 
         check_model_file(args.policy)  # before any env is built
     env = ArenaVectorEnv(args.num_envs, config=config,
                          render_mode="rgb_array" if args.video else None, **overrides)
     try:
-        space, core = env.single_action_space, env.core
         if args.video:
             from arena_gym.render.video import record_video
 
             env = record_video(env, args.video)
-        if args.policy == "random":
-            policy = random_policy(space, seed=args.seed)
-        elif args.policy == "reactive":
-            if core.cfg.action != "continuous":  # core: env may be wrapped for --video
-                raise UsageError(f"reactive: expected action=continuous, got {core.cfg.action}")
-            policy = reactive_policy(space, core.scan_angles, core.max_range, core.params.radius)
-        else:
-            policy = sb3_policy(args.policy, env.single_observation_space, space,
-                                trust=args.trust_model)
+        policy = make_policy(args.policy, env, seed=args.seed, trust=args.trust_model)
         summary = evaluate(env, policy, args.episodes, seed=args.seed)
     finally:
         env.close()

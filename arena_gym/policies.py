@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
@@ -82,3 +83,41 @@ def sb3_policy(path: str | Path, obs_space: spaces.Dict, action_space: spaces.Bo
         return low + (np.clip(action, -1, 1) + 1.0) * 0.5 * (high - low)
 
     return act
+
+
+BASELINES = ("random", "reactive")
+
+
+def make_policy(name: str, env: Any, seed: int = 0, trust: bool = False) -> Policy:
+    """The policy a command line names for `env` (an ArenaVectorEnv, possibly wrapped):
+    "random", "reactive", a model .zip saved by `arena-gym train`, or "module:attribute",
+    any importable callable obs -> action (batched Dict observations in, (num_envs, dim)
+    actions in the robot's range out): the plug-in point for other planners."""
+    core = env.unwrapped.core
+    space = env.single_action_space
+    if name == "random":
+        return random_policy(space, seed=seed)
+    if name == "reactive":
+        if core.cfg.action != "continuous":
+            raise ValueError(f"reactive: expected action=continuous, got {core.cfg.action}")
+        return reactive_policy(space, core.scan_angles, core.max_range, core.params.radius)
+    if ":" in name and not name.endswith(".zip"):
+        return _imported(name)
+    return sb3_policy(name, env.single_observation_space, space, trust=trust)
+
+
+def _imported(name: str) -> Policy:
+    import importlib
+
+    module, _, attr = name.partition(":")
+    try:
+        target: Any = importlib.import_module(module)
+        for part in attr.split("."):
+            target = getattr(target, part)
+    except (ImportError, AttributeError) as exc:
+        raise ValueError(f"policy {name!r}: expected an importable module:attribute, "
+                         f"got {type(exc).__name__}: {exc}") from None
+    if not callable(target):
+        raise ValueError(f"policy {name!r}: expected a callable obs -> action, "
+                         f"got {type(target).__name__}")
+    return target
