@@ -125,13 +125,44 @@ def _parser() -> argparse.ArgumentParser:
                           "the view; every env renders each step: few --num-envs is faster)")
     _config_args(evaluate)
     evaluate.set_defaults(run=_eval)
+    bench = commands.add_parser(
+        "bench",
+        help="run a benchmark suite (or compare two runs) and write records and a report",
+        description=(
+            "'arena-gym bench SUITE --policy P' runs every stage of SUITE (a YAML file, or "
+            "a built-in suite: default, large) with P in N batched envs, stage i's episode "
+            "k seeded SEED + 1000 i + k, and writes records.csv, records.json, "
+            "summary.json, report.md and report.html (with plots; needs matplotlib: pip "
+            "install 'arena_gym[bench]') to --out. 'arena-gym bench compare A B' writes "
+            "and prints a side-by-side report of two run folders."
+        ),
+    )
+    bench.add_argument("target", nargs="+", metavar="SUITE | compare A B",
+                       help="a suite file or built-in name; or 'compare' and two run folders")
+    bench.add_argument("--policy", default=None,
+                       help="'reactive', 'random', a .zip from 'arena-gym train', or "
+                       "module:callable (obs -> action)")
+    bench.add_argument("--envs", type=_positive_int, default=None, metavar="N",
+                       help="envs per stage (default: the suite's)")
+    bench.add_argument("--out", default=None, metavar="DIR",
+                       help="run folder (default: runs/bench/SUITE-POLICY; compare: A/compare)")
+    bench.add_argument("--seed", type=_seed, default=None, help="base seed (default: the suite's)")
+    bench.add_argument("--episodes", type=_positive_int, default=None, metavar="K",
+                       help="episodes per stage instead of the suite's (quick runs)")
+    bench.add_argument("--video", type=_seed, default=0, metavar="K",
+                       help="record K episodes per stage to MP4 (follow camera; "
+                       "needs 'arena_gym[video]')")
+    bench.add_argument("--no-progress", action="store_true", help="no progress bar")
+    bench.add_argument("--trust-model", action="store_true",
+                       help="allow pickled Python in the model file (it could run code)")
+    bench.set_defaults(run=_bench)
     version = commands.add_parser(
         "version",
         help="print the versions of arena_gym, MuJoCo and Python",
         description="Print the versions of arena_gym, MuJoCo and Python.",
     )
     version.set_defaults(run=_version)
-    for command in (demo, train, evaluate, version):  # after the command name too
+    for command in (demo, train, evaluate, bench, version):  # after the command name too
         command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                              help="show the Python traceback of an error")
     return parser
@@ -211,6 +242,40 @@ def _eval(args: argparse.Namespace) -> int:
     finally:
         env.close()
     print(f"{args.policy}: {summary.line()}")
+    return 0
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    if args.target[0] == "compare":
+        if len(args.target) != 3:
+            raise UsageError(f"bench compare: expected two run folders, got {args.target[1:]}")
+        from arena_gym.bench.compare import compare
+
+        out = compare(args.target[1], args.target[2], args.out)
+        print((out / "compare.md").read_text(encoding="utf-8"))
+        return 0
+    if len(args.target) != 1:
+        raise UsageError(f"bench: expected one suite, got {args.target}")
+    if args.policy is None:
+        raise UsageError("bench: expected --policy (reactive, random, a model .zip or "
+                         "module:callable)")
+    import dataclasses
+
+    from arena_gym.bench.runner import run_suite
+    from arena_gym.bench.suite import load_suite
+
+    suite = load_suite(args.target[0])
+    if args.episodes:
+        suite = dataclasses.replace(suite, stages=tuple(
+            dataclasses.replace(s, episodes=args.episodes) for s in suite.stages))
+    label = Path(args.policy).stem if args.policy.endswith(".zip") else args.policy
+    out = args.out or f"runs/bench/{suite.name}-{label.replace(':', '-')}"
+    run_suite(suite, args.policy, out, envs=args.envs, seed=args.seed, video=args.video,
+              progress=not args.no_progress, trust=args.trust_model)
+    print((Path(out) / "report.md").read_text(encoding="utf-8").split("\n## ")[0].strip())
+    print(f"run folder: {out}")
     return 0
 
 

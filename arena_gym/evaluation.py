@@ -119,4 +119,5 @@ def _run(env: ArenaVectorEnv, policy: Policy, episodes: int,
             owner[e] = handed if handed < episodes else -1
             seeds[e] = seed + handed if handed < episodes else seed + episodes + int(e)
             handed += handed < episodes
-        obs, _ = env.reset(seed=seeds, options={"reset_mask": ended})
+        if (owner >= 0).any():  # else done: no uncounted episode starts (nor its video)
+            obs, _ = env.reset(seed=seeds, options={"reset_mask": ended})

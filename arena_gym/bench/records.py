@@ -1,0 +1,59 @@
+"""Per-episode records of a benchmark run: records.json (everything, trajectories too) and
+records.csv (the scalar columns), one row per episode, ordered by stage and episode."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+from arena_gym.bench.suite import Stage, Suite
+from arena_gym.tasks.metrics import METRICS
+
+KEYS = ("suite", "stage", "policy", "episode", "seed", "world", "robot", "obstacles_min",
+        "obstacles_max", "result", "hit", *METRICS, "steps", "start_x", "start_y",
+        "start_yaw", "goal_x", "goal_y")
+
+
+def stage_records(suite: Suite, stage: Stage, policy: str, seed: int,
+                  episodes: list[dict[str, Any] | None]) -> list[dict[str, Any]]:
+    """One record per episode of a stage (episode k: its env's `episode_result`)."""
+    out = []
+    for k, episode in enumerate(episodes):
+        if episode is None:
+            raise RuntimeError(f"stage {stage.name}: episode {k} did not end")
+        trajectory = [[float(v) for v in row] for row in episode["trajectory"]]
+        record: dict[str, Any] = {
+            "suite": suite.name, "stage": stage.name, "policy": policy, "episode": k,
+            "seed": seed + k, "world": stage.world, "robot": stage.robot,
+            "obstacles_min": stage.obstacles[0], "obstacles_max": stage.obstacles[1],
+            "result": str(episode["result"]), "hit": str(episode["hit"]),
+        }
+        for key in (*METRICS, "steps"):
+            value = episode[key]
+            record[key] = int(value) if key in ("collisions", "steps") else float(value)
+        (record["start_x"], record["start_y"], record["start_yaw"]) = trajectory[0]
+        record["goal_x"], record["goal_y"] = (float(v) for v in episode["goal"])
+        record["trajectory"] = trajectory
+        out.append(record)
+    return out
+
+
+def write_records(out: Path, records: list[dict[str, Any]]) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "records.json").write_text(json.dumps(records) + "\n", encoding="utf-8")
+    with open(out / "records.csv", "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=KEYS, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(records)
+
+
+def read_records(run: str | Path) -> list[dict[str, Any]]:
+    """The records of a run folder (records.json)."""
+    path = Path(run) / "records.json"
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ValueError(f"{run}: expected a benchmark run folder with records.json, "
+                         f"got none") from None

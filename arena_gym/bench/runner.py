@@ -1,0 +1,154 @@
+"""Running a suite: every stage in the batched env, episodes through evaluation's one loop.
+
+    from arena_gym.bench import load_suite, run_suite
+    out = run_suite(load_suite("default"), "reactive", "runs/bench/reactive", envs=8)
+
+Stage i's episode k is seeded `suite.seed + 1000 i + k`, whichever env runs it, so records
+do not depend on `envs` (for policies that act on each env's observation alone: the
+reactive baseline, a model; the random baseline draws for the whole batch at once).
+Writes to `out`: records.csv and records.json (one record per episode, see
+arena_gym.bench.records), summary.json (per-stage rates with Wilson intervals and metric
+means), report.md and report.html with plots (arena_gym.bench.report), and with `video`
+K > 0, K episodes per stage as MP4 under videos/ (the same seeds, replayed in one env).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from arena_gym.bench.records import stage_records, write_records
+from arena_gym.bench.stats import summarise
+from arena_gym.bench.suite import Stage, Suite
+from arena_gym.config import EnvConfig, load_config
+from arena_gym.policies import BASELINES, Policy
+
+PolicySpec = str | Policy
+
+
+def stage_config(suite: Suite, stage: Stage) -> tuple[str, dict[str, Any], EnvConfig]:
+    """(config, overrides, the EnvConfig they make) of one stage; checks it."""
+    base = load_config(suite.config, **stage.set)
+    overrides = stage.overrides(base.control_dt)
+    return suite.config, overrides, load_config(suite.config, **overrides)
+
+
+def run_suite(suite: Suite, policy: PolicySpec, out: str | Path, envs: int | None = None,
+              seed: int | None = None, video: int = 0, progress: bool = True,
+              trust: bool = False, report: bool = True) -> Path:
+    """Run every stage of `suite` with `policy` ("random", "reactive", a model .zip,
+    "module:callable", or any callable obs -> action) and write the run folder `out`."""
+    from arena_gym.envs.vector_env import ArenaVectorEnv
+    from arena_gym.evaluation import run_episodes
+
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"out: expected a folder, got the file {str(out)!r}")
+    configs = [stage_config(suite, stage) for stage in suite.stages]  # all checked first
+    name = policy if isinstance(policy, str) else getattr(policy, "__name__", "callable")
+    if isinstance(policy, str) and policy not in BASELINES and ":" not in policy.removesuffix(
+            ".zip"):
+        from arena_gym.model_files import check_model_file
+
+        check_model_file(policy)
+    n = envs or suite.envs
+    bar = _progress(sum(s.episodes for s in suite.stages), progress)
+    records: list[dict[str, Any]] = []
+    timing: dict[str, dict[str, float]] = {}
+    try:
+        for i, (stage, (config, overrides, _cfg)) in enumerate(zip(suite.stages, configs,
+                                                                  strict=True)):
+            stage_seed = suite.stage_seed(i, seed)
+            t0 = time.perf_counter()
+            env = ArenaVectorEnv(min(n, stage.episodes), config=config, **overrides)
+            try:
+                act = _policy(policy, env, stage_seed, trust)
+                episodes = [None] * stage.episodes
+                for k, episode in run_episodes(env, act, stage.episodes, stage_seed):
+                    episodes[k] = episode
+                    bar(stage.name)
+            finally:
+                env.close()
+            timing[stage.name] = {"seconds": time.perf_counter() - t0}
+            records += stage_records(suite, stage, name, stage_seed, episodes)
+            if video:
+                _record_videos(stage, config, overrides, policy, stage_seed, video,
+                               out / "videos", trust)
+    finally:
+        bar(None)
+    write_records(out, records)
+    summary = {"suite": suite.name, "suite_path": suite.path, "policy": name,
+               "seed": suite.seed if seed is None else seed, "envs": n,
+               "stages": summarise(suite, records), "timing": timing}
+    _write_json(out / "summary.json", summary)
+    if report:
+        from arena_gym.bench.report import write_report
+
+        write_report(out, suite, summary, records)
+    return out
+
+
+def _policy(policy: PolicySpec, env: Any, seed: int, trust: bool) -> Policy:
+    from arena_gym.policies import make_policy
+
+    return make_policy(policy, env, seed=seed, trust=trust) if isinstance(policy, str) else policy
+
+
+def _record_videos(stage: Stage, config: str, overrides: dict[str, Any], policy: PolicySpec,
+                   seed: int, count: int, folder: Path, trust: bool) -> None:
+    """Episodes 0..count-1 of the stage again, in one env that renders the follow view."""
+    from arena_gym.envs.vector_env import ArenaVectorEnv
+    from arena_gym.evaluation import run_episodes
+    from arena_gym.render.video import record_video
+
+    env = ArenaVectorEnv(1, config=config, render_mode="rgb_array", **overrides)
+    try:
+        act = _policy(policy, env, seed, trust)
+        recorded = record_video(env, folder, prefix=stage.name)
+        for _ in run_episodes(recorded, act, min(count, stage.episodes), seed):
+            pass
+        recorded.close()
+    finally:
+        env.close()
+
+
+def _write_json(path: Path, data: Any) -> None:
+    import json
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+
+
+def _progress(total: int, show: bool) -> Callable[[str | None], None]:
+    """A progress bar over all episodes (tqdm when installed, else a line on stderr);
+    call with the stage's name per episode, with None at the end."""
+    if not show:
+        return lambda _: None
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        tqdm = None
+    if tqdm is not None:
+        bar = tqdm(total=total, unit="episode", file=sys.stderr)
+
+        def tick(stage: str | None) -> None:
+            if stage is None:
+                bar.close()
+            else:
+                bar.set_description(stage)
+                bar.update()
+
+        return tick
+    done = [0]
+
+    def line(stage: str | None) -> None:
+        if stage is None:
+            print(file=sys.stderr)
+            return
+        done[0] += 1
+        print(f"\r{stage}: {done[0]}/{total} episodes", end="", file=sys.stderr, flush=True)
+
+    return line
