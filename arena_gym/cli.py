@@ -274,7 +274,7 @@ def _bench(args: argparse.Namespace) -> int:
     out = args.out or f"runs/bench/{suite.name}-{label.replace(':', '-')}"
     run_suite(suite, args.policy, out, envs=args.envs, seed=args.seed, video=args.video,
               progress=not args.no_progress, trust=args.trust_model)
-    print((Path(out) / "report.md").read_text(encoding="utf-8").split("\n## ")[0].strip())
+    print((Path(out) / "report.md").read_text(encoding="utf-8").split("\n## Metrics")[0].strip())
     print(f"run folder: {out}")
     return 0
 

@@ -1,0 +1,68 @@
+"""`arena-gym bench compare A B`: two run folders side by side, stage by stage."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from arena_gym.bench.report import RATE_KEYS, RATE_NAMES, Block, number, rate_cell, write_blocks
+from arena_gym.tasks.metrics import METRICS
+
+
+def read_summary(run: str | Path) -> dict[str, Any]:
+    path = Path(run) / "summary.json"
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ValueError(f"{run}: expected a benchmark run folder with summary.json, "
+                         f"got none") from None
+
+
+def compare(a: str | Path, b: str | Path, out: str | Path | None = None) -> Path:
+    """Write compare.md, compare.html and plots/success_compare.png to `out` (default:
+    A/compare-<B's folder name>): the stages both runs share, A's numbers beside B's."""
+    from arena_gym.bench import plots
+
+    sa, sb = read_summary(a), read_summary(b)
+    la, lb = _labels(sa, sb, Path(a), Path(b))
+    shared = [s for s in sa["stages"] if s in sb["stages"]]
+    if not shared:
+        raise ValueError(f"compare: expected runs with stages in common, got "
+                         f"{list(sa['stages'])} and {list(sb['stages'])}")
+    out = Path(out) if out else Path(a) / f"compare-{Path(b).resolve().name}"
+    out.mkdir(parents=True, exist_ok=True)
+    header = ["stage", "episodes"]
+    for key in RATE_KEYS:
+        header += [f"{RATE_NAMES[key]} {la}", f"{RATE_NAMES[key]} {lb}"]
+    rows = []
+    for s in shared:
+        x, y = sa["stages"][s], sb["stages"][s]
+        row = [s, f"{x['episodes']} / {y['episodes']}"]
+        for key in RATE_KEYS:
+            row += [rate_cell(x[key]), rate_cell(y[key])]
+        rows.append(row)
+    metric_rows = [[s, *(f"{number(sa['stages'][s]['means'][k])} / "
+                         f"{number(sb['stages'][s]['means'][k])}" for k in METRICS)]
+                   for s in shared]
+    plots.success_rates(out / "plots" / "success_compare.png",
+                        [(la, {s: sa["stages"][s] for s in shared}),
+                         (lb, {s: sb["stages"][s] for s in shared})])
+    blocks: list[Block] = [
+        ("h1", f"{la} vs {lb}"),
+        ("p", f"A: {Path(a)} (suite {sa['suite']}, seed {sa['seed']}); "
+              f"B: {Path(b)} (suite {sb['suite']}, seed {sb['seed']}). "
+              "Rates with 95% Wilson intervals; metric means as A / B."),
+        ("h2", "Results"), ("table", header, rows),
+        ("h2", "Metrics (A / B)"), ("table", ["stage", *METRICS], metric_rows),
+        ("img", "plots/success_compare.png", "success rate per stage and policy"),
+    ]
+    write_blocks(out, "compare", blocks)
+    return out
+
+
+def _labels(sa: dict[str, Any], sb: dict[str, Any], a: Path, b: Path) -> tuple[str, str]:
+    """The policies' names, or the folders' where both runs used the same policy."""
+    if sa["policy"] != sb["policy"]:
+        return sa["policy"], sb["policy"]
+    return a.resolve().name, b.resolve().name

@@ -1,0 +1,89 @@
+"""Reports: their numbers are the records', intervals are Wilson's, plots are written."""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections import defaultdict
+
+import pytest
+
+from arena_gym.bench.stats import wilson
+from arena_gym.bench.suite import load_suite
+from arena_gym.cli import main
+from arena_gym.tasks.metrics import METRICS
+from tests.bench.suites import tiny_suite
+
+
+@pytest.mark.parametrize(("k", "n", "low", "high"), [
+    (19, 20, 0.7639, 0.9911), (0, 20, 0.0, 0.1611), (20, 20, 0.8389, 1.0), (5, 10, 0.2366, 0.7634)])
+def test_wilson_interval_matches_published_values(k, n, low, high):
+    lo, hi = wilson(k, n)
+    assert lo == pytest.approx(low, abs=5e-5) and hi == pytest.approx(high, abs=5e-5)
+
+
+def _table(markdown: str, title: str) -> list[list[str]]:
+    section = markdown.split(f"## {title}\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line.strip("|").split(" | ") for line in section.strip().splitlines()
+            if line.startswith("| ")]
+    return [[cell.strip() for cell in row] for row in rows[1:]]  # without the header
+
+
+def test_report_numbers_equal_the_records(tmp_path, capsys):
+    suite_file = tiny_suite(tmp_path)
+    out = tmp_path / "run"
+    assert main(["bench", str(suite_file), "--policy", "reactive", "--out", str(out),
+                 "--no-progress"]) == 0
+    assert "## Results" in capsys.readouterr().out
+    with open(out / "records.csv", newline="") as f:
+        by_stage: dict[str, list[dict]] = defaultdict(list)
+        for row in csv.DictReader(f):
+            by_stage[row["stage"]].append(row)
+    report = (out / "report.md").read_text()
+    results, metrics = _table(report, "Results"), _table(report, "Metrics")
+    assert [r[0] for r in results] == [s.name for s in load_suite(suite_file).stages]
+    for row, metric_row in zip(results, metrics, strict=True):
+        rows = by_stage[row[0]]
+        assert row[1] == str(len(rows))
+        for cell, result in zip(row[2:5], ("goal", "collision", "timeout"), strict=True):
+            k = sum(r["result"] == result for r in rows)
+            lo, hi = wilson(k, len(rows))
+            assert cell == f"{100 * k / len(rows):.1f}% [{100 * lo:.1f}, {100 * hi:.1f}]"
+        goals = [r for r in rows if r["result"] == "goal"]
+        expected = (f"{sum(float(r['time']) for r in goals) / len(goals):.3f}" if goals else "-")
+        assert row[5] == expected
+        for cell, key in zip(metric_row[1:], METRICS, strict=True):
+            assert cell == f"{sum(float(r[key]) for r in rows) / len(rows):.3f}", key
+    html = (out / "report.html").read_text()
+    assert all(f"<td>{cell}</td>" in html for cell in results[0])
+    for name in ("success", "distributions", "trajectories_empty", "trajectories_boxes"):
+        assert (out / "plots" / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert f"plots/{name}.png" in report
+
+
+def test_compare_puts_two_runs_side_by_side(tmp_path, capsys):
+    suite_file = str(tiny_suite(tmp_path))
+    for policy in ("reactive", "random"):
+        assert main(["bench", suite_file, "--policy", policy, "--out", str(tmp_path / policy),
+                     "--no-progress", "--episodes", "2"]) == 0
+    capsys.readouterr()
+    assert main(["bench", "compare", str(tmp_path / "reactive"), str(tmp_path / "random"),
+                 "--out", str(tmp_path / "cmp")]) == 0
+    printed = capsys.readouterr().out
+    assert "| stage | episodes | success reactive | success random |" in printed
+    summary = (tmp_path / "reactive" / "report.md").read_text()
+    reactive_empty = _table(summary, "Results")[0][2]
+    assert re.search(rf"\| empty \| 2 / 2 \| {re.escape(reactive_empty)} \| ", printed)
+    assert (tmp_path / "cmp" / "plots" / "success_compare.png").is_file()
+
+
+def test_bench_usage_errors_are_one_line(tmp_path, capsys):
+    assert main(["bench", "compare", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"arena-gym: error: bench compare: expected two run folders, got ['{tmp_path}']")
+    assert main(["bench", "default"]) == 2
+    assert "expected --policy" in capsys.readouterr().err
+    assert main(["bench", "compare", str(tmp_path), str(tmp_path)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"arena-gym: error: {tmp_path}: expected a benchmark run folder with summary.json, "
+        "got none")
