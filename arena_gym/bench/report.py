@@ -72,10 +72,10 @@ def write_report(out: Path, suite: Suite, summary: dict[str, Any],
         plots.trajectories(out / file, stage.name, layout,
                            [r for r in records if r["stage"] == stage.name])
         blocks.append(("img", file, f"trajectories of stage {stage.name}"))
-    videos = sorted((out / "videos").glob("*.mp4")) if (out / "videos").is_dir() else []
+    videos = sorted((out / "videos").rglob("*.mp4")) if (out / "videos").is_dir() else []
     if videos:
         blocks.append(("h2", "Videos"))
-        blocks += [("p", f"[{v.name}](videos/{v.name})") for v in videos]
+        blocks += [("p", f"[{v.name}]({v.relative_to(out).as_posix()})") for v in videos]
     write_blocks(out, "report", blocks)
 
 

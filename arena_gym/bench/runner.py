@@ -9,7 +9,8 @@ reactive baseline, a model; the random baseline draws for the whole batch at onc
 Writes to `out`: records.csv and records.json (one record per episode, see
 arena_gym.bench.records), summary.json (per-stage rates with Wilson intervals and metric
 means), report.md and report.html with plots (arena_gym.bench.report), and with `video`
-K > 0, K episodes per stage as MP4 under videos/ (the same seeds, replayed in one env).
+K > 0, K episodes per stage as MP4 under videos/STAGE/ (the same seeds, replayed in
+one env).
 """
 
 from __future__ import annotations
@@ -76,7 +77,7 @@ def run_suite(suite: Suite, policy: PolicySpec, out: str | Path, envs: int | Non
             records += stage_records(suite, stage, name, stage_seed, episodes)
             if video:
                 _record_videos(stage, config, overrides, policy, stage_seed, video,
-                               out / "videos", trust)
+                               out / "videos" / stage.name, trust)
     finally:
         bar(None)
     write_records(out, records)

@@ -14,12 +14,14 @@ def test_videos_replay_the_recorded_episodes(tmp_path):
 
     suite = load_suite(tiny_suite(tmp_path))
     out = run_suite(suite, "reactive", tmp_path / "run", video=1, progress=False)
-    videos = sorted(p.name for p in (out / "videos").iterdir())
-    assert videos == ["boxes-episode-0.mp4", "empty-episode-0.mp4"]
+    videos = sorted(p.relative_to(out / "videos").as_posix()
+                    for p in (out / "videos").rglob("*.mp4"))
+    assert videos == ["boxes/boxes-episode-0.mp4", "empty/empty-episode-0.mp4"]
     records = {(r["stage"], r["episode"]): r for r in
                json.loads((out / "records.json").read_text())}
     for stage in ("empty", "boxes"):
-        frames, _ = imageio_ffmpeg.count_frames_and_secs(str(out / "videos" /
-                                                             f"{stage}-episode-0.mp4"))
+        frames, _ = imageio_ffmpeg.count_frames_and_secs(str(
+            out / "videos" / stage / f"{stage}-episode-0.mp4"))
         assert frames == records[(stage, 0)]["steps"]  # one frame per control step
-    assert "[boxes-episode-0.mp4](videos/boxes-episode-0.mp4)" in (out / "report.md").read_text()
+    link = "[boxes-episode-0.mp4](videos/boxes/boxes-episode-0.mp4)"
+    assert link in (out / "report.md").read_text()
