@@ -1,5 +1,6 @@
 """Per-episode records of a benchmark run: records.json (everything, trajectories too) and
-records.csv (the scalar columns), one row per episode, ordered by stage and episode."""
+records.csv (the scalar columns; social metrics empty in stages without people), one row
+per episode, ordered by stage and episode."""
 
 from __future__ import annotations
 
@@ -9,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from arena_gym.bench.suite import Stage, Suite
-from arena_gym.tasks.metrics import METRICS
+from arena_gym.tasks.metrics import METRICS, SOCIAL
 
 KEYS = ("suite", "stage", "policy", "episode", "seed", "world", "robot", "obstacles_min",
-        "obstacles_max", "result", "hit", *METRICS, "steps", "start_x", "start_y",
-        "start_yaw", "goal_x", "goal_y")
+        "obstacles_max", "pedestrians_min", "pedestrians_max", "result", "hit", *METRICS,
+        *SOCIAL, "steps", "start_x", "start_y", "start_yaw", "goal_x", "goal_y")
 
 
 def stage_records(suite: Suite, stage: Stage, policy: str, seed: int,
@@ -28,11 +29,16 @@ def stage_records(suite: Suite, stage: Stage, policy: str, seed: int,
             "suite": suite.name, "stage": stage.name, "policy": policy, "episode": k,
             "seed": seed + k, "world": stage.world, "robot": stage.robot,
             "obstacles_min": stage.obstacles[0], "obstacles_max": stage.obstacles[1],
+            "pedestrians_min": stage.pedestrians[0], "pedestrians_max": stage.pedestrians[1],
             "result": str(episode["result"]), "hit": str(episode["hit"]),
         }
         for key in (*METRICS, "steps"):
             value = episode[key]
             record[key] = int(value) if key in ("collisions", "steps") else float(value)
+        for key in SOCIAL:  # None: no people in this stage (or none came: no distance)
+            value = episode.get(key)
+            record[key] = None if value is None or value == float("inf") else (
+                int(value) if key == "pedestrian_collisions" else float(value))
         (record["start_x"], record["start_y"], record["start_yaw"]) = trajectory[0]
         record["goal_x"], record["goal_y"] = (float(v) for v in episode["goal"])
         record["trajectory"] = trajectory

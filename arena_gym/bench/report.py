@@ -41,6 +41,18 @@ def metrics_table(stages: dict[str, Any]) -> Block:
     return ("table", header, rows)
 
 
+def pedestrians_table(stages: dict[str, Any]) -> Block | None:
+    """Stages with people: pedestrian collision rate and the social metrics' means."""
+    rows = [[name, str(s["episodes"]), rate_cell(s["social"]["pedestrian_collision"]),
+             number(s["social"]["time_in_personal_space"]),
+             number(s["social"]["speed_in_personal_space"]),
+             number(s["social"]["min_pedestrian_distance"])]
+            for name, s in stages.items() if s.get("social")]
+    header = ["stage", "episodes", "pedestrian collision", "time in personal space (s)",
+              "speed in personal space (m/s)", "min distance (m)"]
+    return ("table", header, rows) if rows else None
+
+
 def write_report(out: Path, suite: Suite, summary: dict[str, Any],
                  records: list[dict[str, Any]]) -> None:
     """report.md, report.html and plots/ in the run folder `out`."""
@@ -58,8 +70,13 @@ def write_report(out: Path, suite: Suite, summary: dict[str, Any],
               "(arena_gym.tasks.metrics), time and path to goal over the successful ones."),
         ("h2", "Results"), results_table(stages),
         ("h2", "Metrics"), metrics_table(stages),
-        ("h2", "Plots"),
     ]
+    people = pedestrians_table(stages)
+    if people:
+        blocks += [("h2", "Pedestrians"),
+                   ("p", "Personal space: reward.pedestrian_safety_m (1 m, Arena's), centre "
+                         "to centre; means over the episodes with people."), people]
+    blocks.append(("h2", "Plots"))
     plots.success_rates(out / "plots" / "success.png", [(summary["policy"], stages)])
     blocks.append(("img", "plots/success.png", "success rate per stage"))
     names = list(stages)

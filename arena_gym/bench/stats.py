@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 from arena_gym.bench.suite import Suite
-from arena_gym.tasks.metrics import METRICS
+from arena_gym.tasks.metrics import METRICS, SOCIAL
 
 RESULTS = ("goal", "collision", "timeout", "diverged")
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
@@ -42,6 +42,24 @@ def stage_summary(records: list[dict[str, Any]]) -> dict[str, Any]:
     goals = [r for r in records if r["result"] == "goal"]
     out["time_to_goal"] = _mean([r["time"] for r in goals])
     out["path_length_to_goal"] = _mean([r["path_length"] for r in goals])
+    out["social"] = social_summary(records)
+    return out
+
+
+def social_summary(records: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """In stages with people (None elsewhere): the share of episodes with a pedestrian
+    collision (Wilson interval) and the social metrics' means over the episodes that
+    have them (min distance: those where a person was present)."""
+    counted = [r for r in records if r.get("pedestrian_collisions") is not None]
+    if not counted:
+        return None
+    k = sum(r["pedestrian_collisions"] > 0 for r in counted)
+    lo, hi = wilson(k, len(counted))
+    out: dict[str, Any] = {"pedestrian_collision": {"count": k, "rate": k / len(counted),
+                                                    "ci_low": lo, "ci_high": hi}}
+    for key in SOCIAL:
+        if key != "pedestrian_collisions":
+            out[key] = _mean([r[key] for r in counted if r[key] is not None])
     return out
 
 

@@ -1,4 +1,5 @@
-"""Benchmark suites: stages of worlds, robots, obstacle counts and episodes, from YAML.
+"""Benchmark suites: stages of worlds, robots, obstacle and pedestrian counts, episodes,
+time limits, from YAML.
 
     name: default
     seed: 1000                 # stage i's episode k is seeded seed + 1000 * i + k
@@ -7,7 +8,8 @@
       - name: empty
         world: random          # "random" rooms, a ROS map.yaml or an Arena scenario .json
         robot: arena_diffbot   # a built-in robot or a URDF path
-        obstacles: [0, 0]      # (min, max) obstacles per episode
+        obstacles: [0, 0]      # (min, max) obstacles per episode (or one number)
+        pedestrians: [0, 2]    # (min, max) walking people per episode (default: none)
         episodes: 20
         time_limit: 30         # s of simulated time per episode
         set: {room_size: 8.0}  # any other env config keys
@@ -41,6 +43,8 @@ class Stage:
     world: str = "random"
     robot: str = ""  # "": the config's robot
     obstacles: tuple[Annotated[int, At(ge=0)], Annotated[int, At(ge=0)]] = (6, 10)
+    # (min, max) walking people per episode (the env's pedestrians, arena_gym.tasks.walkers)
+    pedestrians: tuple[Annotated[int, At(ge=0)], Annotated[int, At(ge=0, le=64)]] = (0, 0)
     episodes: Annotated[int, At(ge=1, le=STAGE_SEED_STRIDE)] = 20
     time_limit: Annotated[float, At(gt=0, le=3600)] = 30.0  # s
     set: Mapping[str, Any] = field(default_factory=dict)  # other env config keys
@@ -50,9 +54,10 @@ class Stage:
         if not re.fullmatch(r"[A-Za-z0-9_.-]+", self.name):
             raise ConfigError(f"stage name: expected letters, digits, '_', '-' or '.', "
                               f"got {self.name!r}")
-        lo, hi = self.obstacles
-        if lo > hi:
-            raise ConfigError(f"obstacles: expected min <= max, got {self.obstacles}")
+        for key in ("obstacles", "pedestrians"):
+            lo, hi = getattr(self, key)
+            if lo > hi:
+                raise ConfigError(f"{key}: expected min <= max, got {getattr(self, key)}")
         if not isinstance(self.set, Mapping):
             raise ConfigError(f"set: expected a mapping of env config keys, got {self.set!r}")
 
@@ -65,8 +70,12 @@ class Stage:
             out["world"] = self.world
         if self.robot:
             out["robot"] = self.robot
+        lo, hi = self.pedestrians
+        out["num_pedestrians"] = hi
+        if hi:  # a pool no larger than the stage needs: every slot costs physics time
+            out.setdefault("pedestrian_pool", hi)
         out["curriculum"] = {**out.get("curriculum", {}), "stages": [list(self.obstacles)],
-                             "start_stage": 0}
+                             "pedestrians": [[lo, hi]] if hi else [], "start_stage": 0}
         out["max_episode_steps"] = max(1, math.ceil(self.time_limit / control_dt - 1e-9))
         return out
 
@@ -124,8 +133,9 @@ def load_suite(name: str | Path) -> Suite:
         if not isinstance(raw, Mapping):
             raise ConfigError(f"{path}: stages[{i}]: expected a mapping, got {raw!r}")
         raw = dict(raw)
-        if isinstance(raw.get("obstacles"), int) and not isinstance(raw["obstacles"], bool):
-            raw["obstacles"] = [raw["obstacles"]] * 2
+        for key in ("obstacles", "pedestrians"):
+            if isinstance(raw.get(key), int) and not isinstance(raw[key], bool):
+                raw[key] = [raw[key]] * 2
         for key in ("world", "robot"):
             if isinstance(raw.get(key), str) and _is_path(raw[key]):
                 raw[key] = _resolve(raw[key], root, f"stages[{i}].{key}")

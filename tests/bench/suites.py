@@ -1,4 +1,4 @@
-"""A CI-sized suite: two stages, a few short episodes each."""
+"""A CI-sized suite: three stages (one with walking people), a few short episodes each."""
 
 from __future__ import annotations
 
@@ -18,6 +18,11 @@ stages:
     episodes: 3
     time_limit: 8
     set: {room_size: 5.0}
+  - name: people
+    obstacles: 0
+    pedestrians: [2, 3]
+    episodes: 3
+    time_limit: 8
 """
 
 

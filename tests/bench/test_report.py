@@ -54,9 +54,20 @@ def test_report_numbers_equal_the_records(tmp_path, capsys):
         assert row[5] == expected
         for cell, key in zip(metric_row[1:], METRICS, strict=True):
             assert cell == f"{sum(float(r[key]) for r in rows) / len(rows):.3f}", key
+    people = _table(report, "Pedestrians")
+    assert [r[0] for r in people] == ["people"]  # the stage with walking people only
+    rows = by_stage["people"]
+    k = sum(int(r["pedestrian_collisions"]) > 0 for r in rows)
+    lo, hi = wilson(k, len(rows))
+    assert people[0][2] == f"{100 * k / len(rows):.1f}% [{100 * lo:.1f}, {100 * hi:.1f}]"
+    for cell, key in zip(people[0][3:], ("time_in_personal_space", "speed_in_personal_space",
+                                         "min_pedestrian_distance"), strict=True):
+        values = [float(r[key]) for r in rows if r[key] != ""]
+        assert cell == f"{sum(values) / len(values):.3f}", key
+    assert all(r["pedestrian_collisions"] == "" for r in by_stage["empty"])
     html = (out / "report.html").read_text()
     assert all(f"<td>{cell}</td>" in html for cell in results[0])
-    for name in ("success", "distributions", "trajectories_empty", "trajectories_boxes"):
+    for name in ("success", "distributions", "trajectories_empty", "trajectories_people"):
         assert (out / "plots" / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert f"plots/{name}.png" in report
 

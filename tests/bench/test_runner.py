@@ -27,7 +27,8 @@ def test_same_suite_twice_gives_identical_records_whatever_the_env_count(tmp_pat
     records = json.loads(first)
     assert [(r["stage"], r["episode"], r["seed"]) for r in records] == [
         ("empty", 0, 7), ("empty", 1, 8), ("empty", 2, 9),
-        ("boxes", 0, 1007), ("boxes", 1, 1008), ("boxes", 2, 1009)]
+        ("boxes", 0, 1007), ("boxes", 1, 1008), ("boxes", 2, 1009),
+        ("people", 0, 2007), ("people", 1, 2008), ("people", 2, 2009)]
 
 
 def test_records_hold_each_episodes_result_and_metrics(tmp_path):
@@ -36,7 +37,7 @@ def test_records_hold_each_episodes_result_and_metrics(tmp_path):
     records = json.loads((out / "records.json").read_text())
     with open(out / "records.csv", newline="") as f:
         rows = list(csv.DictReader(f))
-    assert len(rows) == len(records) == 6
+    assert len(rows) == len(records) == 9
     for row, record in zip(rows, records, strict=True):
         assert row["result"] == record["result"] in ("goal", "collision", "timeout")
         assert float(row["path_length"]) == record["path_length"]  # CSV keeps every digit

@@ -104,12 +104,12 @@ def test_pedestrian_terms_and_metrics_follow_their_formulas():
     np.testing.assert_allclose(terms["pedestrian_collision"], [-5.0, 0, 0])
     np.testing.assert_allclose(terms["pedestrian_safety"], [-0.01, -0.01, 0])
     np.testing.assert_allclose(terms["pedestrian_speed"], [0, -0.05 * 0.2, 0])
-    metrics = EpisodeMetrics(1, pedestrians=True, personal_space=1.0)
+    metrics = EpisodeMetrics(1, max_steps=10, pedestrians=True, personal_space=1.0)
+    on = np.array([True])
+    metrics.reset(on, np.zeros((1, 4)))
     for d, v in ((2.0, 0.2), (0.8, 0.1), (0.5, 0.3), (1.2, 0.2)):
-        metrics.update_pedestrians(np.array([d]), np.array([v]), np.array([False]),
-                                   np.array([True]))
-        metrics.update(np.zeros(1), np.zeros(1), np.zeros(1), np.zeros(1, bool), 0.1,
-                       np.array([True]))
+        metrics.update_pedestrians(np.array([d]), np.array([v]), np.array([False]), on)
+        metrics.update(np.zeros((1, 4)), np.zeros(1, bool), on, on)
     episode = metrics.episode(0, "timeout", 0.1)
     assert episode["time_in_personal_space"] == pytest.approx(0.2)
     assert episode["min_pedestrian_distance"] == 0.5

@@ -129,7 +129,8 @@ def test_pickled_weights_are_refused(run, tmp_path, capsys):
     (["eval", "reactive", "--set", "action=discrete"],
      "reactive: expected action=continuous, got discrete"),
     (["fly"],
-     "argument COMMAND: invalid choice: 'fly' (choose from 'demo', 'train', 'eval', 'version')"),
+     "argument COMMAND: invalid choice: 'fly' (choose from 'demo', 'train', 'eval', 'bench', "
+     "'version')"),
 ])
 def test_user_mistakes_are_one_line_and_leave_no_files(tmp_path, monkeypatch, capsys, argv,
                                                        message):

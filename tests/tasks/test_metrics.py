@@ -91,18 +91,3 @@ def test_episode_buffers_keep_envs_apart_and_freeze_diverged_steps():
     assert b["path_length"] == pytest.approx(0.2) and b["collisions"] == 1
     assert a["steps"] == 2 and a["trajectory"].shape == (3, 3) and a["time"] == pytest.approx(0.2)
 
-
-def test_social_metrics_of_a_hand_made_approach():
-    rec = m.EpisodeMetrics(1, max_steps=5, pedestrians=True, personal_space=1.0)
-    rec.reset(np.array([True]), np.zeros((1, 4)))
-    on = np.array([True])
-    # nearest person at 2.0, 0.8, 0.5, 1.5 m; robot at 0.2, 0.1, 0.3, 0.2 m/s; a hit at 0.5 m
-    for distance, speed, hit in ((2.0, 0.2, False), (0.8, 0.1, False), (0.5, 0.3, True),
-                                 (1.5, 0.2, False)):
-        rec.update_pedestrians(np.array([distance]), np.array([speed]), np.array([hit]), on)
-        rec.update(np.zeros((1, 4)), np.array([hit]), on, on)
-    out = rec.episode(0, "timeout", 0.1)
-    assert out["time_in_personal_space"] == pytest.approx(0.2)  # two steps of 0.1 s
-    assert out["speed_in_personal_space"] == pytest.approx(0.2)  # mean of 0.1 and 0.3
-    assert out["min_pedestrian_distance"] == 0.5
-    assert out["pedestrian_collisions"] == 1 and out["collisions"] == 1
