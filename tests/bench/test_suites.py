@@ -1,0 +1,40 @@
+"""The built-in suites load, and every stage makes a valid env config."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from arena_gym.bench.runner import stage_config
+from arena_gym.bench.suite import load_suite
+from arena_gym.config import ConfigError
+
+
+def test_default_suite_stages_make_their_env_configs():
+    suite = load_suite("default")
+    configs = {s.name: stage_config(suite, s)[2] for s in suite.stages}
+    assert list(configs) == ["empty", "sparse", "cluttered", "large_room", "crowd"]
+    assert configs["empty"].curriculum.stages == ((0, 0),)
+    assert configs["large_room"].room_size == 10.0
+    assert configs["large_room"].max_episode_steps == 600  # 60 s at control_dt 0.1 s
+    crowd = configs["crowd"]
+    assert (crowd.num_pedestrians, crowd.pedestrian_pool, crowd.curriculum.pedestrians) == (
+        4, 4, ((2, 4),))
+
+
+def test_large_suite_reads_the_shared_worlds(assets, monkeypatch):
+    monkeypatch.setenv("ARENA_GYM_ASSETS", str(assets))
+    suite = load_suite("large")
+    configs = {s.name: stage_config(suite, s)[2] for s in suite.stages}
+    assert configs["map_empty_small"].world == str(
+        assets / "worlds" / "map_empty_small" / "map" / "map.yaml")
+    assert configs["arena_rooms1_scenario"].scenario.endswith("arena_rooms1/scenarios/default.json")
+
+
+def test_large_suite_names_the_missing_variable(monkeypatch):
+    monkeypatch.delenv("ARENA_GYM_ASSETS", raising=False)
+    with pytest.raises(ConfigError, match=re.escape(
+            "stages[4].world: expected the environment variables in "
+            "'$ARENA_GYM_ASSETS/worlds/map_empty_small/map/map.yaml' set")):
+        load_suite("large")
