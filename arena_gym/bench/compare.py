@@ -2,21 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from arena_gym.bench.records import read_run
 from arena_gym.bench.report import RATE_KEYS, RATE_NAMES, Block, number, rate_cell, write_blocks
 from arena_gym.tasks.metrics import METRICS
-
-
-def read_summary(run: str | Path) -> dict[str, Any]:
-    path = Path(run) / "summary.json"
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ValueError(f"{run}: expected a benchmark run folder with summary.json, "
-                         f"got none") from None
 
 
 def compare(a: str | Path, b: str | Path, out: str | Path | None = None) -> Path:
@@ -24,7 +15,7 @@ def compare(a: str | Path, b: str | Path, out: str | Path | None = None) -> Path
     A/compare-<B's folder name>): the stages both runs share, A's numbers beside B's."""
     from arena_gym.bench import plots
 
-    sa, sb = read_summary(a), read_summary(b)
+    sa, sb = read_run(a, "summary.json"), read_run(b, "summary.json")
     la, lb = _labels(sa, sb, Path(a), Path(b))
     shared = [s for s in sa["stages"] if s in sb["stages"]]
     if not shared:

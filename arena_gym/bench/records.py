@@ -55,11 +55,11 @@ def write_records(out: Path, records: list[dict[str, Any]]) -> None:
         writer.writerows(records)
 
 
-def read_records(run: str | Path) -> list[dict[str, Any]]:
-    """The records of a run folder (records.json)."""
-    path = Path(run) / "records.json"
+def read_run(run: str | Path, name: str = "records.json") -> Any:
+    """A JSON file of a run folder: records.json (the records) or summary.json."""
+    path = Path(run) / name
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ValueError(f"{run}: expected a benchmark run folder with records.json, "
+        raise ValueError(f"{run}: expected a benchmark run folder with {name}, "
                          f"got none") from None
