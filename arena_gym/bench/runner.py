@@ -1,6 +1,7 @@
 """Running a suite: every stage in the batched env, episodes through evaluation's one loop.
 
-    from arena_gym.bench import load_suite, run_suite
+    from arena_gym.bench.runner import run_suite
+    from arena_gym.bench.suite import load_suite
     out = run_suite(load_suite("default"), "reactive", "runs/bench/reactive", envs=8)
 
 Stage i's episode k is seeded `suite.seed + 1000 i + k`, whichever env runs it, so records

@@ -98,3 +98,15 @@ def test_bench_usage_errors_are_one_line(tmp_path, capsys):
     assert capsys.readouterr().err.strip() == (
         f"arena-gym: error: {tmp_path}: expected a benchmark run folder with summary.json, "
         "got none")
+
+
+def test_plots_without_matplotlib_say_how_to_install_it(monkeypatch, tmp_path):
+    import sys
+
+    from arena_gym.bench import plots
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if not installed
+    with pytest.raises(ImportError, match=re.escape(
+            "benchmark plots need matplotlib: pip install 'arena_gym[bench]'")):
+        plots.success_rates(tmp_path / "s.png", [("a", {})])
+    assert not (tmp_path / "s.png").exists()
