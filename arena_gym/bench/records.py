@@ -18,8 +18,9 @@ KEYS = ("suite", "stage", "policy", "episode", "seed", "world", "robot", "obstac
 
 
 def stage_records(suite: Suite, stage: Stage, policy: str, seed: int,
-                  episodes: list[dict[str, Any] | None]) -> list[dict[str, Any]]:
-    """One record per episode of a stage (episode k: its env's `episode_result`)."""
+                  episodes: list[dict[str, Any] | None], robot: str) -> list[dict[str, Any]]:
+    """One record per episode of a stage (episode k: its env's `episode_result`); `robot`
+    the robot the stage's env config names."""
     out = []
     for k, episode in enumerate(episodes):
         if episode is None:
@@ -27,7 +28,7 @@ def stage_records(suite: Suite, stage: Stage, policy: str, seed: int,
         trajectory = [[float(v) for v in row] for row in episode["trajectory"]]
         record: dict[str, Any] = {
             "suite": suite.name, "stage": stage.name, "policy": policy, "episode": k,
-            "seed": seed + k, "world": stage.world, "robot": stage.robot,
+            "seed": seed + k, "world": stage.world, "robot": robot,
             "obstacles_min": stage.obstacles[0], "obstacles_max": stage.obstacles[1],
             "pedestrians_min": stage.pedestrians[0], "pedestrians_max": stage.pedestrians[1],
             "result": str(episode["result"]), "hit": str(episode["hit"]),

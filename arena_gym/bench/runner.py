@@ -61,7 +61,7 @@ def run_suite(suite: Suite, policy: PolicySpec, out: str | Path, envs: int | Non
     records: list[dict[str, Any]] = []
     timing: dict[str, dict[str, float]] = {}
     try:
-        for i, (stage, (config, overrides, _cfg)) in enumerate(zip(suite.stages, configs,
+        for i, (stage, (config, overrides, cfg)) in enumerate(zip(suite.stages, configs,
                                                                   strict=True)):
             stage_seed = suite.stage_seed(i, seed)
             t0 = time.perf_counter()
@@ -75,7 +75,7 @@ def run_suite(suite: Suite, policy: PolicySpec, out: str | Path, envs: int | Non
             finally:
                 env.close()
             timing[stage.name] = {"seconds": time.perf_counter() - t0}
-            records += stage_records(suite, stage, name, stage_seed, episodes)
+            records += stage_records(suite, stage, name, stage_seed, episodes, cfg.robot)
             if video:
                 _record_videos(stage, config, overrides, policy, stage_seed, video,
                                out / "videos" / stage.name, trust)

@@ -40,6 +40,7 @@ def test_records_hold_each_episodes_result_and_metrics(tmp_path):
     assert len(rows) == len(records) == 9
     for row, record in zip(rows, records, strict=True):
         assert row["result"] == record["result"] in ("goal", "collision", "timeout")
+        assert row["robot"] == record["robot"] == "arena_diffbot"  # the config's robot
         assert float(row["path_length"]) == record["path_length"]  # CSV keeps every digit
         trajectory = np.array(record["trajectory"])
         assert trajectory.shape == (record["steps"] + 1, 3)
