@@ -64,7 +64,8 @@ def write_report(out: Path, suite: Suite, summary: dict[str, Any],
     seconds = sum(t["seconds"] for t in summary["timing"].values())
     blocks: list[Block] = [
         ("h1", f"Benchmark {summary['suite']}: {summary['policy']}"),
-        ("p", f"Suite {summary['suite_path']}, seed {summary['seed']}, {summary['envs']} envs, "
+        ("p", f"Suite {_where(summary['suite_path'])}, seed {summary['seed']}, "
+              f"{summary['envs']} envs, "
               f"{sum(s['episodes'] for s in stages.values())} episodes in {seconds:.1f} s. "
               "Rates with 95% Wilson intervals; metrics are means over all episodes "
               "(arena_gym.tasks.metrics), time and path to goal over the successful ones."),
@@ -94,6 +95,14 @@ def write_report(out: Path, suite: Suite, summary: dict[str, Any],
         blocks.append(("h2", "Videos"))
         blocks += [("p", f"[{v.name}]({v.relative_to(out).as_posix()})") for v in videos]
     write_blocks(out, "report", blocks)
+
+
+def _where(path: str) -> str:
+    """A built-in suite by its name, another by its path."""
+    from arena_gym.bench.suite import BUILTIN_SUITES
+
+    file = Path(path).resolve()
+    return f"{file.stem} (built-in)" if file.parent == BUILTIN_SUITES else path
 
 
 def write_blocks(out: Path, stem: str, blocks: list[Block]) -> None:
