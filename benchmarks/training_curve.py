@@ -2,9 +2,12 @@
 90% success, and its learning curve plotted, from the curve.csv `arena-gym train` writes.
 
     python benchmarks/training_curve.py [CURVE.csv] [--plot curve.png] [--json out.json]
+    python benchmarks/training_curve.py --train 15 [--config NAME] [--out DIR] [--plot ...]
 
-The default reads benchmarks/results/ppo_reference_curve.csv (the reference PPO run). This
-script runs no training: run `arena-gym train --minutes 15` to get a curve of your own.
+The default reads benchmarks/results/ppo_reference_curve.csv (the reference PPO run).
+`--train MINUTES` first runs that training (PPO, `arena-gym train`'s defaults, on the
+default world or `--config`) into --out, alone on the machine for a fair figure, and reads
+the curve it wrote.
 """
 
 from __future__ import annotations
@@ -32,7 +35,18 @@ def main() -> None:
     parser.add_argument("curve", nargs="?", default=str(DEFAULT))
     parser.add_argument("--plot", default=None, help="write the learning curve as PNG")
     parser.add_argument("--json", default=None, help="write the figures as JSON")
+    parser.add_argument("--train", type=float, default=None, metavar="MINUTES",
+                        help="run a training of this wall-time budget first, and read its curve")
+    parser.add_argument("--config", default=None, help="env config for --train (a file or "
+                        "a built-in name: default, staged, pedestrians)")
+    parser.add_argument("--out", default="runs/training-benchmark", help="run folder of --train")
     args = parser.parse_args()
+    if args.train is not None:
+        from arena_gym.training import TrainSettings, train
+
+        run = train(TrainSettings(minutes=args.train, out=args.out, progress_bar=False),
+                    {"config": args.config} if args.config else {})
+        args.curve = str(run / "curve.csv")
     with open(args.curve, newline="", encoding="utf-8") as f:
         rows = [{k: float(v) for k, v in r.items()} for r in csv.DictReader(f)]
     reached = {f"{int(100 * t)}%": first_reaching(rows, t) for t in THRESHOLDS}
