@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from arena_gym.scene.pedestrians import RADIUS
+from arena_gym.tasks.footprints import BoxFrames
 
 LOOP, PING_PONG = 0, 1
 MODELS = ("waypoints", "social_force")
@@ -359,45 +360,6 @@ def _slide(heading: np.ndarray, normal: np.ndarray, near: np.ndarray) -> np.ndar
     tangent = np.where((length > 1e-6)[..., None], tangent / np.maximum(length, 1e-12)[..., None],
                        left)
     return np.where(turn[..., None], tangent, heading)
-
-
-class BoxFrames:
-    """Points in the frames of boxes: `gap` from each point to each box (negative inside,
-    +inf where `mask` is False), and the boxes' outward normals where asked (`normals`),
-    which most steps need for few pairs only. `px`, `py` (point coordinates) and `boxes`'
-    columns (x, y, yaw, sx, sy along the last axis) broadcast against each other: (E, 1, P)
-    points with (E, B, 1, 5) boxes give (E, B, P) (points along the last axis, where numpy
-    broadcasts fastest), (n, 1) points with (n, B, 5) boxes give (n, B)."""
-
-    def __init__(self, px: np.ndarray, py: np.ndarray, boxes: np.ndarray,
-                 mask: np.ndarray | None) -> None:
-        dx, dy = px - boxes[..., 0], py - boxes[..., 1]
-        self.c, self.s = np.cos(boxes[..., 2]), np.sin(boxes[..., 2])
-        self.lx = self.c * dx + self.s * dy
-        self.ly = self.c * dy - self.s * dx
-        self.ax = np.abs(self.lx) - 0.5 * boxes[..., 3]  # > 0: outside along x
-        self.ay = np.abs(self.ly) - 0.5 * boxes[..., 4]
-        ox, oy = np.maximum(self.ax, 0.0), np.maximum(self.ay, 0.0)
-        gap = np.sqrt(ox * ox + oy * oy)
-        inside = gap == 0.0  # both axes within the box
-        gap[inside] = np.maximum(self.ax, self.ay)[inside]
-        if mask is not None:
-            gap[~np.broadcast_to(mask, gap.shape)] = np.inf
-        self.gap = gap
-
-    def normals(self, pick) -> np.ndarray:
-        """Unit normals (..., 2), in the world frame, from the box toward the point (inside:
-        out through the nearer face) for the entries `pick(array)` selects of `gap`."""
-        lx, ly, ax, ay = pick(self.lx), pick(self.ly), pick(self.ax), pick(self.ay)
-        c = pick(np.broadcast_to(self.c, self.lx.shape))
-        s = pick(np.broadcast_to(self.s, self.lx.shape))
-        inside = (ax < 0) & (ay < 0)
-        nx = np.where(inside, (ax >= ay).astype(float), np.maximum(ax, 0.0))
-        ny = np.where(inside, (ax < ay).astype(float), np.maximum(ay, 0.0))
-        nx, ny = np.where(lx < 0, -nx, nx), np.where(ly < 0, -ny, ny)
-        norm = np.maximum(np.hypot(nx, ny), 1e-12)
-        nx, ny = nx / norm, ny / norm
-        return np.stack([c * nx - s * ny, s * nx + c * ny], -1)
 
 
 def nearest_on_boxes(points: np.ndarray, boxes: np.ndarray, mask: np.ndarray | None
