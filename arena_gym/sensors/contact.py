@@ -279,22 +279,24 @@ class CollisionUnit(Unit):
 @functools.lru_cache(maxsize=64)
 def _gather_index(layout: tuple) -> tuple[np.ndarray, int]:
     """History columns of a counter layout, one gather: the stamps, then the values of the
-    all-contacts counter and of each foot's on the ground (n slots each).
-    Layout per scalar sensor (MuJoCo 4): two header slots, n stamps, n values."""
-    everything, feet_ground = layout
-    n = COLLISION_HISTORY
-    slots = np.arange(n)
-    starts = [everything + 2] + [a + 2 + n for a in (everything, *feet_ground)]
-    return np.concatenate([s + slots for s in starts]), len(feet_ground)
+    all-contacts counter and of each foot's on the ground (n slots each)."""
+    return _columns(layout, np.arange(COLLISION_HISTORY))
 
 
 @functools.lru_cache(maxsize=256)
 def _window_index(layout: tuple, cursor: int, k: int) -> tuple[np.ndarray, int]:
     """As _gather_index, but only the k newest slots, newest first: the header's second
     slot is the ring's cursor, the slot written last."""
+    n = COLLISION_HISTORY
+    return _columns(layout, (cursor - np.arange(min(k, n))) % n)
+
+
+def _columns(layout: tuple, slots: np.ndarray) -> tuple[np.ndarray, int]:
+    """The columns of `slots` of each ring of the layout (stamps, all contacts, each foot's),
+    and the number of feet. Layout per scalar sensor (MuJoCo 4): two header slots, n stamps,
+    n values."""
     everything, feet_ground = layout
     n = COLLISION_HISTORY
-    slots = (cursor - np.arange(min(k, n))) % n
     starts = [everything + 2] + [a + 2 + n for a in (everything, *feet_ground)]
     return np.concatenate([s + slots for s in starts]), len(feet_ground)
 
