@@ -36,8 +36,6 @@ class Channel:
 
     def run(self, frames: Frames, clock: float, dt: float, rngs: list[np.random.Generator]) -> None:
         """One tick: sample if needed, then publish what is due (delayed or not)."""
-        if self._direct(frames, clock):
-            return
         envs = np.flatnonzero(self.unit.present)
         delay = delay_steps(self.spec.delay, dt) * dt
         if (self.due or self.window is not None) and envs.size:
@@ -53,30 +51,6 @@ class Channel:
                     self.line.push(clock, envs, values)
         for stamp, ready, values in self.line.pop_ready(clock, delay):
             self._publish(stamp, ready, values)
-
-    def _direct(self, frames: Frames, clock: float) -> bool:
-        """The common case in one pass: a due sample of a sensor every env holds, with no
-        delay, averaging or noise, every env's sample fine: copied straight into the
-        reading. False (nothing done) otherwise."""
-        if (not self.due or self.window is not None or self.spec.delay > 0 or len(self.line)
-                or not self.unit.present.all() or self.unit.noisy(self.spec)):
-            return False
-        every = np.arange(self.reading.num_envs)
-        raw = self.unit.sample(frames, every)
-        if not self.unit.ok.all():
-            ok = every[self.unit.ok]
-            self._publish(clock, ok, {name: raw[name][ok] for name in self.fields})
-            return True
-        reading = self.reading
-        for name in self.fields:
-            np.copyto(reading.data[name], raw[name])
-        reading.valid[:] = True
-        reading.stamp[:] = clock
-        reading.count += 1
-        reading.fresh[:] = True
-        for subscriber in self.subscribers:
-            subscriber(reading, every)
-        return True
 
     def sample_now(self, frames: Frames, envs: np.ndarray, clock: float,
                    rngs: list[np.random.Generator]) -> None:
@@ -108,11 +82,12 @@ class Channel:
     def _values(self, raw: dict[str, np.ndarray], envs: np.ndarray,
                 rngs: list[np.random.Generator]) -> dict[str, np.ndarray]:
         values = {}
+        every = len(envs) == self.reading.num_envs  # sorted and unique: all, in order
         for name in self.fields:
             if self.window is not None and name in self.averaged:
                 values[name] = self.window.mean(name, envs).astype(raw[name].dtype)
-            else:
-                values[name] = raw[name][envs].copy()
+            else:  # a copy: the unit's buffers are overwritten by its next sample
+                values[name] = raw[name].copy() if every else raw[name][envs]
         if not self.unit.noisy(self.spec):
             return values
         for i, env in enumerate(envs):
@@ -123,11 +98,12 @@ class Channel:
         reading = self.reading
         if not envs.size:
             return
-        for name, rows in values.items():
-            reading.data[name][envs] = rows
-        reading.valid[envs] = True
-        reading.stamp[envs] = stamp
-        reading.count[envs] += 1
-        reading.fresh[envs] = True
+        rows = slice(None) if len(envs) == reading.num_envs else envs  # all: no fancy index
+        for name, values_of in values.items():
+            reading.data[name][rows] = values_of
+        reading.valid[rows] = True
+        reading.stamp[rows] = stamp
+        reading.count[rows] += 1
+        reading.fresh[rows] = True
         for subscriber in self.subscribers:
             subscriber(reading, envs)
