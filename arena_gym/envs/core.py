@@ -340,12 +340,12 @@ class NavigationCore:
         change = (twist - self.last_action) / self._action_high
         change = np.sqrt(np.einsum("ij,ij->i", change, change))
         counted = active & ~end.diverged  # a diverged step's motion is not the policy's
-        moved = np.hypot(*(self.pose[:, :2] - self._prev_pose[:, :2]).T) * counted
         outcome = StepOutcome(self.distance.copy(), distance, end.reached, end.collided,
                               ranges.min(axis=1) - self.params.radius, twist[:, 0], change)
         if self.walkers is not None:
             outcome.pedestrian_distance = self.walkers.distances(self.pose).min(axis=1)
             outcome.hit_pedestrian = end.collided & (self._suite["collision"].kind == PEDESTRIAN)
+            moved = np.hypot(*(self.pose[:, :2] - self._prev_pose[:, :2]).T) * counted
             outcome.speed = moved / self.cfg.control_dt
             self.metrics.update_pedestrians(outcome.pedestrian_distance, outcome.speed,
                                             outcome.hit_pedestrian, counted)
