@@ -58,7 +58,7 @@ def test_driving_into_a_person_is_a_pedestrian_collision_with_its_term_and_metri
     # robot frame: the person stands 0.6 m straight ahead; the second slot is empty
     np.testing.assert_allclose(obs["pedestrians"][0], [[0.6, 0.0, 0.0, 0.0, 1.0], [0.0] * 5],
                                atol=1e-3)
-    assert info["reward_terms"]["pedestrian_safety"][0] == -0.01  # within 1 m
+    assert info["reward_terms"]["pedestrian_safety"][0] == -0.002  # within 1 m
     for _ in range(200):
         obs, _, terminated, _, info = env.step(np.array([[0.22, 0.0]]))
         if terminated[0]:
@@ -102,8 +102,8 @@ def test_pedestrian_terms_and_metrics_follow_their_formulas():
                       speed=np.array([0.0, 0.2, 0.2]))
     terms = reward_terms(cfg, out)
     np.testing.assert_allclose(terms["pedestrian_collision"], [-5.0, 0, 0])
-    np.testing.assert_allclose(terms["pedestrian_safety"], [-0.01, -0.01, 0])
-    np.testing.assert_allclose(terms["pedestrian_speed"], [0, -0.05 * 0.2, 0])
+    np.testing.assert_allclose(terms["pedestrian_safety"], [-0.002, -0.002, 0])
+    np.testing.assert_allclose(terms["pedestrian_speed"], [0, -0.005 * 0.2, 0])
     metrics = EpisodeMetrics(1, max_steps=10, pedestrians=True, personal_space=1.0)
     on = np.array([True])
     metrics.reset(on, np.zeros((1, 4)))
