@@ -12,6 +12,14 @@ subpackages (scene, sim, tasks, envs, wrappers) load on first use.
 from arena_gym.envs.registration import ENV_ID, register_envs
 
 __version__ = "0.1.0"
-__all__ = ["ENV_ID", "__version__"]
+__all__ = ["ENV_ID", "Simulation", "__version__"]
 
 register_envs()
+
+
+def __getattr__(name: str) -> object:
+    if name == "Simulation":  # on first use: the simulator's face (arena_gym.simulation)
+        from arena_gym.simulation import Simulation
+
+        return Simulation
+    raise AttributeError(f"module 'arena_gym' has no attribute {name!r}")

@@ -162,7 +162,12 @@ def _parser() -> argparse.ArgumentParser:
         description="Print the versions of arena_gym, MuJoCo and Python.",
     )
     version.set_defaults(run=_version)
-    for command in (demo, train, evaluate, bench, version):  # after the command name too
+    plugins = commands.add_parser(
+        "plugins", help="list the registered sensor kinds, reward terms, policies, drives, plugins",
+        description="List every registry's entries (arena_gym.registry) and who registered "
+                    "them, and the installed plugins that failed to load.")
+    plugins.set_defaults(run=_plugins)
+    for command in (demo, train, evaluate, bench, version, plugins):  # after the command name too
         command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                              help="show the Python traceback of an error")
     return parser
@@ -223,10 +228,10 @@ def _train(args: argparse.Namespace) -> int:
 def _eval(args: argparse.Namespace) -> int:
     from arena_gym.envs.vector_env import ArenaVectorEnv
     from arena_gym.evaluation import evaluate
-    from arena_gym.policies import BASELINES, make_policy
+    from arena_gym.policies import is_named, make_policy
 
     config, overrides = _overrides(args)
-    if args.policy not in BASELINES and ":" not in args.policy.removesuffix(".zip"):
+    if not is_named(args.policy) and ":" not in args.policy.removesuffix(".zip"):
         from arena_gym.model_files import check_model_file
 
         check_model_file(args.policy)  # before any env is built
@@ -296,6 +301,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         print(f"arena-gym: error: {message}", file=sys.stderr)
         return 2
+
+
+def _plugins(args: argparse.Namespace) -> int:
+    from arena_gym.plugins import load_entry_points
+    from arena_gym.registry import REGISTRIES
+
+    for registry in REGISTRIES:
+        entries = [f"{name} ({registry.source(name)})" if registry.source(name) else name
+                   for name in registry.names()]
+        print(f"{registry.plural}: {', '.join(entries) or '-'}")
+    for failure in load_entry_points().values():
+        print(f"failed: {failure}")
+    return 0
 
 
 def _version(args: argparse.Namespace) -> int:

@@ -94,9 +94,31 @@ class RewardConfig:
     pedestrian_safety: Weight = -0.002  # per step with a person within pedestrian_safety_m
     pedestrian_safety_m: Annotated[float, At(ge=0, le=100)] = 1.0  # centre to centre
     pedestrian_speed: Weight = -0.005  # x the robot's speed (m/s) per step in that space
+    # weights of plugins' terms (arena_gym.registry.REWARD_TERMS), written `reward.<name>`
+    extra: tuple[tuple[str, Weight], ...] = ()
 
     def __post_init__(self) -> None:
         _check_ranges(self)
+
+    @classmethod
+    def is_builtin(cls, name: str) -> bool:
+        return name in _FIELDS.setdefault(cls, {f.name for f in dataclasses.fields(cls)})
+
+    @classmethod
+    def extra_key(cls, name: str) -> bool:
+        """A key that is no field but a registered reward term's name: a plugin's weight."""
+        from arena_gym.registry import REWARD_TERMS
+
+        return not cls.is_builtin(name) and name in REWARD_TERMS
+
+    def weight(self, name: str, default: float = 0.0) -> float:
+        """The weight of term `name`: its field, else its `extra` entry, else `default`."""
+        if self.is_builtin(name):
+            return float(getattr(self, name))
+        return dict(self.extra).get(name, default)
+
+
+_FIELDS: dict[type, set[str]] = {}
 
 
 @dataclass(frozen=True)
@@ -168,6 +190,37 @@ class OptimConfig:
 
 
 @dataclass(frozen=True)
+class SensorConfig:
+    """A sensor the env reads beyond its lidar and collision flag: a spec of a registered
+    kind (arena_gym.registry.SENSOR_KINDS) on the env's robot, `params` its spec's fields;
+    `observe` adds its reading to the observation under `key` (default: the kind)."""
+
+    kind: str = ""
+    key: str = ""
+    sensor: str = ""  # the robot's declared sensor of that kind; "" = its first, if any
+    observe: bool = True
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        _check(bool(self.kind), "sensors[].kind", "the name of a registered sensor kind, got ''")
+        _check(isinstance(self.params, Mapping), "sensors[].params",
+               f"a mapping, got {self.params!r}")
+
+
+@dataclass(frozen=True)
+class PluginConfig:
+    """A runtime plugin (arena_gym.plugins): its registered type and keyword params."""
+
+    type: str = ""
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        _check(bool(self.type), "plugins[].type", "the name of a registered plugin, got ''")
+        _check(isinstance(self.params, Mapping), "plugins[].params",
+               f"a mapping, got {self.params!r}")
+
+
+@dataclass(frozen=True)
 class EnvConfig:
     """Everything an ArenaMujoco-v0 env needs. See configs/default.yaml."""
 
@@ -204,6 +257,8 @@ class EnvConfig:
     curriculum: CurriculumConfig = field(default_factory=CurriculumConfig)
     render: RenderConfig = field(default_factory=RenderConfig)
     optim: OptimConfig = field(default_factory=OptimConfig)
+    sensors: tuple[SensorConfig, ...] = ()  # more sensors, e.g. a plugin's kind
+    plugins: tuple[PluginConfig, ...] = ()  # runtime plugins, by registered type
 
     def __post_init__(self) -> None:
         _check_ranges(self)
@@ -286,13 +341,19 @@ def from_dict(cls: type, data: Mapping[str, Any], prefix: str = "") -> Any:
     """Build dataclass `cls` from a mapping; unknown keys are errors with suggestions."""
     hints = typing.get_type_hints(cls, include_extras=True)
     names = [f.name for f in dataclasses.fields(cls)]
-    kwargs = {}
+    kwargs: dict[str, Any] = {}
+    extra = dict(data.get("extra", ()))  # sections with open keys (RewardConfig.extra_key)
     for key, value in data.items():
+        if key not in names and getattr(cls, "extra_key", lambda k: False)(key):
+            extra[key] = _convert(value, Weight, prefix + key)
+            continue
         if key not in names:
             close = difflib.get_close_matches(str(key), names, n=1)
             hint = f"; did you mean {prefix + close[0]!r}?" if close else ""
             raise ConfigError(f"unknown config key {prefix + str(key)!r}{hint}")
         kwargs[key] = _convert(value, hints[key], prefix + key)
+    if extra:
+        kwargs["extra"] = tuple(sorted(extra.items()))
     try:
         return cls(**kwargs)
     except ConfigError as exc:  # a section's own cross-checks name keys without the section

@@ -10,6 +10,8 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from arena_gym.registry import POLICIES
+
 Policy = Callable[[dict[str, np.ndarray]], np.ndarray]
 
 
@@ -85,22 +87,40 @@ def sb3_policy(path: str | Path, obs_space: spaces.Dict, action_space: spaces.Bo
     return act
 
 
-BASELINES = ("random", "reactive")
+# A named policy: factory(env, seed) -> Policy, `env` an ArenaVectorEnv (possibly wrapped).
+PolicyFactory = Callable[[Any, int], Policy]
+
+
+def _random(env: Any, seed: int) -> Policy:
+    return random_policy(env.single_action_space, seed=seed)
+
+
+def _reactive(env: Any, seed: int) -> Policy:
+    core = env.unwrapped.core
+    if core.cfg.action != "continuous":
+        raise ValueError(f"reactive: expected action=continuous, got {core.cfg.action}")
+    return reactive_policy(env.single_action_space, core.scan_angles, core.max_range,
+                           core.params.radius)
+
+
+POLICIES.register("random", _random)
+POLICIES.register("reactive", _reactive)
+
+
+def is_named(name: str) -> bool:
+    """Whether `name` is a registered policy (not a model file or module:attribute)."""
+    return name in POLICIES
 
 
 def make_policy(name: str, env: Any, seed: int = 0, trust: bool = False) -> Policy:
-    """The policy a command line names for `env` (an ArenaVectorEnv, possibly wrapped):
-    "random", "reactive", a model .zip saved by `arena-gym train`, or "module:attribute",
-    any importable callable obs -> action (batched Dict observations in, (num_envs, dim)
-    actions in the robot's range out): the plug-in point for other planners."""
-    core = env.unwrapped.core
+    """The policy a command line names for `env` (an ArenaVectorEnv, possibly wrapped): a
+    registered name (arena_gym.registry.POLICIES: "random", "reactive", and plugins'), a
+    model .zip saved by `arena-gym train`, or "module:attribute", any importable callable
+    obs -> action (batched Dict observations in, (num_envs, dim) actions in the robot's
+    range out): the plug-in points for other planners."""
+    if is_named(name):
+        return POLICIES[name](env, seed)
     space = env.single_action_space
-    if name == "random":
-        return random_policy(space, seed=seed)
-    if name == "reactive":
-        if core.cfg.action != "continuous":
-            raise ValueError(f"reactive: expected action=continuous, got {core.cfg.action}")
-        return reactive_policy(space, core.scan_angles, core.max_range, core.params.radius)
     if ":" in name and not name.endswith(".zip"):
         return _imported(name)
     return sb3_policy(name, env.single_observation_space, space, trust=trust)

@@ -26,7 +26,7 @@ from arena_gym.bench.records import stage_records, write_records
 from arena_gym.bench.stats import summarise
 from arena_gym.bench.suite import Stage, Suite
 from arena_gym.config import EnvConfig, load_config
-from arena_gym.policies import BASELINES, Policy
+from arena_gym.policies import Policy, is_named
 
 PolicySpec = str | Policy
 
@@ -51,7 +51,7 @@ def run_suite(suite: Suite, policy: PolicySpec, out: str | Path, envs: int | Non
         raise ValueError(f"out: expected a folder, got the file {str(out)!r}")
     configs = [stage_config(suite, stage) for stage in suite.stages]  # all checked first
     name = policy if isinstance(policy, str) else getattr(policy, "__name__", "callable")
-    if isinstance(policy, str) and policy not in BASELINES and ":" not in policy.removesuffix(
+    if isinstance(policy, str) and not is_named(policy) and ":" not in policy.removesuffix(
             ".zip"):
         from arena_gym.model_files import check_model_file
 

@@ -33,6 +33,7 @@ import numpy as np
 from gymnasium import spaces
 
 from arena_gym.config import EnvConfig
+from arena_gym.envs.extensions import Extensions
 from arena_gym.envs.robots import resolve_robot
 from arena_gym.scene.obstacle_models import load_model
 from arena_gym.scene.rotations import quat_yaw, yaw_quat
@@ -119,6 +120,7 @@ class NavigationCore:
         self._suite = SensorSuite(self.sim, [scan, CollisionSpec(ROBOT, key="collision")],
                                   seed=0, hook=False)  # sampled once per control step
         self._sampled_at = -1.0  # sim clock of the suite's last update
+        self.extensions = Extensions(cfg, self._suite, ROBOT)  # config's sensors, plugins
         self.curriculum = Curriculum(cfg.curriculum)
         self.metrics = EpisodeMetrics(num_envs, cfg.max_episode_steps,
                                       pedestrians=self.walkers is not None,
@@ -135,6 +137,12 @@ class NavigationCore:
         self._views_version: tuple[int, ...] | None = None
         for e, seed in enumerate(self._seeds):
             self._seed_suite(e, seed)
+        self.extensions.load_plugins(self)
+
+    @property
+    def plugins(self) -> list:
+        """Handles of the config's runtime plugins (arena_gym.plugins.PluginHandle)."""
+        return self.extensions.plugins
 
     @property
     def sensor_suite(self) -> SensorSuite:
@@ -167,6 +175,8 @@ class NavigationCore:
         if self.cfg.observe_pedestrians:
             self.observation_space["pedestrians"] = observation.pedestrians_space(
                 self.cfg.observe_pedestrians)
+        for key, space in self.extensions.spaces.items():
+            self.observation_space[key] = space
 
     def _setup_model(self) -> None:
         model = self.store.model(0)
@@ -239,6 +249,7 @@ class NavigationCore:
             obs["pedestrians"] = observation.nearest_pedestrians(
                 crowd.pos, crowd.vel, crowd.active, self.pose,
                 self.cfg.observe_pedestrians).astype(np.float32)
+        self.extensions.observe(obs)
         return obs, ranges
 
     # ------------------------------------------------------------------ reset
@@ -266,6 +277,7 @@ class NavigationCore:
         self.metrics.reset(mask, self.pose)
         self.distance[mask] = np.hypot(*(self.goal[mask] - self.pose[mask, :2]).T)
         self._suite.reset(envs)  # reset observations of the sensors are current
+        self.extensions.reset(self, envs)
         return episodes
 
     def _place(self, e: int, ep: Episode) -> None:
@@ -325,6 +337,7 @@ class NavigationCore:
         # staged for all envs at once; the controller writes ctrl at the step's ticks
         self.sim.controller.set_twists(ROBOT, full)
         self.sim.step(self.cfg.substeps)
+        self.extensions.step(self)
 
     def evaluate(self, twist: np.ndarray, active: np.ndarray) -> StepResult:
         """Observation, reward terms, termination after advance() (and any resets since).
@@ -341,7 +354,8 @@ class NavigationCore:
         change = np.sqrt(np.einsum("ij,ij->i", change, change))
         counted = active & ~end.diverged  # a diverged step's motion is not the policy's
         outcome = StepOutcome(self.distance.copy(), distance, end.reached, end.collided,
-                              ranges.min(axis=1) - self.params.radius, twist[:, 0], change)
+                              ranges.min(axis=1) - self.params.radius, twist[:, 0], change,
+                              sensors=self._suite)
         if self.walkers is not None:
             outcome.pedestrian_distance = self.walkers.distances(self.pose).min(axis=1)
             outcome.hit_pedestrian = end.collided & (self._suite["collision"].kind == PEDESTRIAN)
@@ -378,5 +392,6 @@ class NavigationCore:
                 "goal": self.goal[e].copy()}
 
     def close(self) -> None:
+        self.extensions.close()
         self._suite.close()
         self.sim.close()

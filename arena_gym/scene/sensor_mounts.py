@@ -134,15 +134,10 @@ def mount_sensors(
 
 
 def _kind(decl: SensorDecl) -> str | None:
-    if decl.is_ray:
-        return "lidar"
-    if decl.is_camera:
-        return "camera"
-    if decl.kind == "imu":
-        return "imu"
-    if decl.kind == "contact":
-        return "contact"
-    return None
+    """The registered sensor kind that mounts `decl` (arena_gym.sensors.kinds), if any."""
+    from arena_gym.sensors.kinds import mounted_kind  # the sensors layer sits above the scene
+
+    return mounted_kind(decl)
 
 
 def _unique(name: str, taken: set[str]) -> str:

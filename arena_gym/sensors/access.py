@@ -147,16 +147,15 @@ class Frames:
             group = self._groups[int(groups[0])]
             if isinstance(group, BatchGroup) and id(group) not in self._unbound:
                 return group.bound(field)[row_of[envs]]
-        rows = []
-        for env in envs.tolist():
-            group, row = self._where[env]
-            if self.forced or id(group) in self._unbound:
-                rows.append(np.asarray(getattr(self.snapshot(env, full=True), field)))
-            elif isinstance(group, BatchGroup):
-                rows.append(group.bound(field)[row])
-            else:
-                rows.append(np.asarray(getattr(self.scenes[env]._data, field)))
-        return np.stack(rows)
+        return np.stack([self._row(field, env) for env in envs.tolist()])
+
+    def _row(self, field: str, env: int) -> np.ndarray:
+        group, row = self._where[env]
+        if self.forced or id(group) in self._unbound:
+            return np.asarray(getattr(self.snapshot(env, full=True), field))
+        if isinstance(group, BatchGroup):
+            return group.bound(field)[row]
+        return np.asarray(getattr(self.scenes[env]._data, field))
 
     def columns(self, field: str, envs: np.ndarray, cols: np.ndarray) -> np.ndarray:
         """(len(envs), len(cols)): field_rows(field, envs)[:, cols], read without copying
@@ -170,7 +169,9 @@ class Frames:
                     and (row_of[envs] == np.arange(len(envs))).all()
                     and (group_of[envs] == group_of[envs[0]]).all()):
                 return group.bound(field)[:, cols]
-        return self.field_rows(field, envs)[:, cols]
+        # row by row: envs whose models differ (a robot spawned in one) differ in row length
+        return np.stack([self._row(field, env)[cols] for env in envs.tolist()]).reshape(
+            len(envs), len(cols))
 
     def sensordata(self, env: int) -> np.ndarray:
         """sensordata of env: as the last step computed it, or (forced) at the current state."""

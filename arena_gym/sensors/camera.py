@@ -242,6 +242,7 @@ class RendererPool:
 
 class CameraUnit(Unit):
     kind = "camera"
+    default_rate = DEFAULT_RATE
 
     def __init__(self, spec: CameraSpec, num_envs: int, pool: RendererPool) -> None:
         super().__init__(spec, num_envs)
@@ -249,6 +250,9 @@ class CameraUnit(Unit):
         self.outputs: set[str] = set()
         self.camera = np.full(num_envs, -1, dtype=np.int64)
         self.lens: Optics | None = None
+
+    def join(self, spec: CameraSpec) -> None:  # type: ignore[override]
+        self.want(spec.outputs)
 
     def want(self, outputs: tuple[str, ...]) -> None:
         """Render these outputs from now on (the union of what the specs ask for)."""

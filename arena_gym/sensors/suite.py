@@ -24,39 +24,18 @@ from typing import Self
 
 import numpy as np
 
+from arena_gym.registry import SENSOR_KINDS
 from arena_gym.scene.store import SceneStore
 from arena_gym.sensors.access import Frames
-from arena_gym.sensors.camera import DEFAULT_RATE, CameraUnit, RendererPool
+from arena_gym.sensors.camera import RendererPool
 from arena_gym.sensors.channel import Channel, Subscriber
-from arena_gym.sensors.contact import CollisionUnit, ContactUnit
 from arena_gym.sensors.errors import SensorError
-from arena_gym.sensors.imu import ImuUnit
 from arena_gym.sensors.lidar import LidarUnit, cast_lidars
-from arena_gym.sensors.odometry import OdometryUnit
-from arena_gym.sensors.readings import (
-    CameraReading,
-    CollisionReading,
-    ContactReading,
-    ImuReading,
-    LidarReading,
-    OdometryReading,
-    Reading,
-)
-from arena_gym.sensors.specs import (
-    CameraSpec,
-    CollisionSpec,
-    ContactSpec,
-    ImuSpec,
-    LidarSpec,
-    OdometrySpec,
-    SensorSpec,
-)
+from arena_gym.sensors.readings import Reading
+from arena_gym.sensors.specs import SensorSpec
 from arena_gym.sensors.units import Unit
 from arena_gym.sensors.workers import Workers
 from arena_gym.sim.simulator import Simulator
-
-_UNITS = {"lidar": LidarUnit, "imu": ImuUnit, "odometry": OdometryUnit, "contact": ContactUnit,
-          "collision": CollisionUnit}
 
 
 class SensorSuite:
@@ -134,9 +113,11 @@ class SensorSuite:
 
     def add(self, spec: SensorSpec) -> Reading:
         """Read `spec` from now on; the same spec again returns its reading."""
-        if not isinstance(spec, SensorSpec) or type(spec) is SensorSpec:
-            raise SensorError(f"add: expected a LidarSpec, CameraSpec, ImuSpec, OdometrySpec, "
-                              f"ContactSpec or CollisionSpec, got {spec!r}")
+        kind = SENSOR_KINDS.get(spec.kind) if isinstance(spec, SensorSpec) else None
+        if kind is None or not isinstance(spec, kind.spec):
+            specs = ", ".join(k.spec.__name__ for _, k in SENSOR_KINDS.items())
+            raise SensorError(f"add: expected a spec of a registered sensor kind ({specs}), "
+                              f"got {spec!r}")
         key = spec.reading_key
         existing = self.channels.get(key)
         if existing is not None:
@@ -147,12 +128,8 @@ class SensorSuite:
         unit = self.units.get(spec.unit_key)
         fresh_unit = unit is None
         if unit is None:
-            if isinstance(spec, CameraSpec):
-                unit = CameraUnit(spec, self.num_envs, self.renderers)
-            else:
-                unit = _UNITS[spec.kind](spec, self.num_envs)
-        if isinstance(spec, CameraSpec):
-            unit.want(spec.outputs)  # type: ignore[attr-defined]
+            unit = kind.unit(spec, self.num_envs, self)
+        unit.join(spec)
         if fresh_unit:
             self.sim.stepping_groups()  # compiles what is pending
             for scene in self.store.scenes:
@@ -163,7 +140,7 @@ class SensorSuite:
                 raise SensorError(f"{type(spec).__name__}: no env holds a robot named "
                                   f"{spec.robot!r}; expected one of {holders}")
             self.units[spec.unit_key] = unit
-        reading = _reading(spec, unit, self.num_envs, self._period(spec, unit))
+        reading = kind.reading(spec, unit, self.num_envs, self._period(spec, unit))
         self.channels[key] = Channel(spec, unit, reading, reading.period)
         return reading
 
@@ -248,8 +225,8 @@ class SensorSuite:
         if rate is None:
             decl = unit.reference.decl if unit.reference is not None else None
             rate = decl.update_rate if decl is not None else 0.0
-            if isinstance(spec, CameraSpec) and not rate:
-                rate = DEFAULT_RATE
+            if not rate:
+                rate = unit.default_rate
         return 1.0 / rate if rate > 0 else 0.0
 
     # ------------------------------------------------------------ lifetime
@@ -269,40 +246,21 @@ class SensorSuite:
 
 
 def default_specs(store: SceneStore) -> list[SensorSpec]:
-    """Each robot's (by name, as the first env holding it mounts it) lidars, IMUs and
-    declared contact sensors, its odometry and collision flag. Cameras are opt-in."""
+    """Each robot's (by name, as the first env holding it mounts it) declared sensors whose
+    kind gives a default spec (lidars, IMUs, contact sensors; cameras are opt-in), then one
+    spec of each kind that needs no declaration (odometry, the collision flag)."""
     specs: list[SensorSpec] = []
     seen: set[str] = set()
+    kinds = list(SENSOR_KINDS.items())
     for scene in store.scenes:
         for name, entity in scene.entities.items():
             if entity.kind != "robot" or name in seen:
                 continue
             seen.add(name)
             for mount in entity.record.sensor_mounts:  # type: ignore[attr-defined]
-                if mount.kind == "lidar":
-                    specs.append(LidarSpec(name, mount.name))
-                elif mount.kind == "imu":
-                    specs.append(ImuSpec(name, mount.name))
-                elif mount.kind == "contact":
-                    specs.append(ContactSpec(name, sensor=mount.name))
-            specs += [OdometrySpec(name), CollisionSpec(name)]
+                kind = SENSOR_KINDS.get(mount.kind)
+                if kind is not None and kind.default is not None:
+                    specs.append(kind.default(name, mount))
+            specs += [k.default(name, None) for _, k in kinds
+                      if k.declares is None and k.default is not None]
     return specs
-
-
-def _reading(spec: SensorSpec, unit: Unit, num_envs: int, period: float) -> Reading:
-    key = spec.reading_key
-    name = unit.reference.name if unit.reference is not None else ""
-    if isinstance(unit, LidarUnit):
-        return LidarReading(key, spec.robot, name, num_envs, period, unit.pattern)
-    if isinstance(unit, CameraUnit):
-        return CameraReading(key, spec.robot, name, num_envs, period, unit.lens,
-                             spec.outputs)  # type: ignore[attr-defined]
-    if isinstance(unit, ImuUnit):
-        return ImuReading(key, spec.robot, name, num_envs, period)
-    if isinstance(unit, OdometryUnit):
-        return OdometryReading(key, spec.robot, name, num_envs, period)
-    if isinstance(unit, ContactUnit):
-        reading = ContactReading(key, spec.robot, name, num_envs, period, unit.max_contacts)
-        reading.geom_names = unit.geom_names
-        return reading
-    return CollisionReading(key, spec.robot, name, num_envs, period)

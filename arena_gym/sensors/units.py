@@ -21,6 +21,7 @@ class Unit:
     `_allocate` and fill it in `_compute`; `_bind_env` caches ids for one env."""
 
     kind = ""
+    default_rate = 0.0  # Hz when neither the spec nor the declaration gives one; 0: every tick
 
     def __init__(self, spec: SensorSpec, num_envs: int) -> None:
         self.robot = spec.robot
@@ -33,6 +34,9 @@ class Unit:
         self.out: dict[str, np.ndarray] = {}
         self._round = -1
         self._done = np.zeros(num_envs, dtype=bool)
+
+    def join(self, spec: SensorSpec) -> None:
+        """`spec` reads this unit from now on (specs naming one sensor share its unit)."""
 
     # ------------------------------------------------------------ binding
     def describe(self) -> str:

@@ -19,10 +19,11 @@ from typing import Any
 
 import numpy as np
 
+from arena_gym.registry import DRIVES
 from arena_gym.scene.errors import SceneError, unknown
 from arena_gym.scene.robot import POS_SUFFIX, VEL_SUFFIX
 from arena_gym.scene.store import SceneStore
-from arena_gym.sim.drive import WheelDrive, wheel_drive
+from arena_gym.sim.drive import WheelDrive
 
 
 @dataclass
@@ -88,7 +89,7 @@ class Controller:
         cached = self._drives.get(key)
         if cached is None or cached[0] != scene.compile_count:
             model = scene.model if scene.dirty else scene._model  # no state sync needed
-            drive = wheel_drive(model, info)
+            drive = DRIVES[info.drive](model, info)
             if len(drive.actuator_ids) == 0 and len(drive.base_ids) == 0:
                 raise SceneError(f"robot {robot!r} has no wheels or planar drive to move it")
             self._drives[key] = cached = (scene.compile_count, drive)

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
+from arena_gym.registry import DRIVES
 from arena_gym.scene.robot import RobotInfo
 from arena_gym.scene.wheels import Wheel, wheel_geometry
 
@@ -145,3 +146,9 @@ def wheel_drive(model: mujoco.MjModel, robot: RobotInfo) -> WheelDrive:
         loop = YawLoop(dof, robot.separation_multiplier)
     return WheelDrive(ids, matrix, wheels, np.array(grips).reshape(-1, 2), base_ids, holonomic,
                       loop)
+
+
+# Every built-in drive kind (RobotInfo.drive) is the one formulation above; a plugin's drive
+# registers a factory(model, robot) -> WheelDrive under its own name.
+for _kind in ("wheels", "mecanum", "planar"):
+    DRIVES.register(_kind, wheel_drive)

@@ -54,6 +54,7 @@ class Simulator:
         self._clock = 0.0
         self.diverged: list[int] = []  # envs whose physics diverged in the last step() call
         self.rt_factor = 1.0
+        self.busywait = False  # pace the free-running loop by spinning instead of sleeping
         self._hooks: list[TickHook] = []
         self._pool = ThreadPoolExecutor(self.nthread) if self.nthread > 1 else None
         self._groups: list[BatchGroup | PoolGroup] = []
@@ -358,7 +359,11 @@ class Simulator:
         if self.rt_factor > 0:
             target = self._rtf_window[0] + (self.clock - self._rtf_window[1]) / self.rt_factor
             if target > now:
-                time.sleep(target - now)
+                if self.busywait:  # sub-millisecond pacing, at the price of a busy core
+                    while time.perf_counter() < target:
+                        pass
+                else:
+                    time.sleep(target - now)
                 now = time.perf_counter()
         elapsed = now - self._rtf_window[0]
         if elapsed > 0:

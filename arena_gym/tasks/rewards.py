@@ -2,16 +2,21 @@
 
 Each term maps (weights, what happened in the step) to a (num_envs,) array; the reward is
 their sum, and `info["reward_terms"]` carries each term per env (as in MuJoCo Playground).
+Terms are looked up in REWARD_TERMS (arena_gym.registry), where a plugin's term registers
+like the built-ins below; its weight is the config's `reward.<name>` (its registered default
+without one), and a term whose weight is 0 is not computed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from arena_gym.config import RewardConfig
+from arena_gym.registry import REWARD_TERMS
 
 
 @dataclass
@@ -29,6 +34,21 @@ class StepOutcome:
     pedestrian_distance: np.ndarray | None = None  # m, robot to the nearest person, centres
     hit_pedestrian: np.ndarray | None = None  # bool: the collision was with a person
     speed: np.ndarray | None = None  # m/s the robot moved in the step
+    sensors: Any = None  # the env's SensorSuite: sensors[key] is a reading (for plugins' terms)
+
+
+TermFn = Callable[[RewardConfig, StepOutcome], np.ndarray]
+
+
+@dataclass(frozen=True)
+class RewardTerm:
+    """A term: `fn(cfg, outcome)` -> (num_envs,) values. A built-in reads its weight from
+    its RewardConfig field; a plugin's from `cfg.weight(name)` (default `weight`).
+    `pedestrians`: only in worlds with people."""
+
+    fn: TermFn
+    weight: float = 0.0
+    pedestrians: bool = False
 
 
 def goal(cfg: RewardConfig, out: StepOutcome) -> np.ndarray:
@@ -78,28 +98,23 @@ def pedestrian_speed(cfg: RewardConfig, out: StepOutcome) -> np.ndarray:
     return np.where(near, cfg.pedestrian_speed * np.abs(out.speed), 0.0)  # type: ignore[arg-type]
 
 
-TERMS: dict[str, Callable[[RewardConfig, StepOutcome], np.ndarray]] = {
-    "goal": goal,
-    "collision": collision,
-    "progress": progress,
-    "safe_distance": safe_distance,
-    "reverse": reverse,
-    "abrupt_velocity": abrupt_velocity,
-    "time": time,
-}
-
-
-PEDESTRIAN_TERMS: dict[str, Callable[[RewardConfig, StepOutcome], np.ndarray]] = {
-    "pedestrian_collision": pedestrian_collision,
-    "pedestrian_safety": pedestrian_safety,
-    "pedestrian_speed": pedestrian_speed,
-}
+for _name, _fn in (("goal", goal), ("collision", collision), ("progress", progress),
+                  ("safe_distance", safe_distance), ("reverse", reverse),
+                  ("abrupt_velocity", abrupt_velocity), ("time", time)):
+    REWARD_TERMS.register(_name, RewardTerm(_fn))
+for _name, _fn in (("pedestrian_collision", pedestrian_collision),
+                   ("pedestrian_safety", pedestrian_safety),
+                   ("pedestrian_speed", pedestrian_speed)):
+    REWARD_TERMS.register(_name, RewardTerm(_fn, pedestrians=True))
 
 
 def reward_terms(cfg: RewardConfig, out: StepOutcome) -> dict[str, np.ndarray]:
-    """TERMS, and PEDESTRIAN_TERMS in worlds with pedestrians."""
-    terms = TERMS if out.pedestrian_distance is None else {**TERMS, **PEDESTRIAN_TERMS}
-    return {name: term(cfg, out) for name, term in terms.items()}
+    """Every registered term that applies (pedestrian terms in worlds with people; a
+    plugin's term while its weight is not 0)."""
+    people = out.pedestrian_distance is not None
+    return {name: term.fn(cfg, out) for name, term in REWARD_TERMS.items()
+            if (people or not term.pedestrians)
+            and (cfg.is_builtin(name) or cfg.weight(name, term.weight) != 0)}
 
 
 def total(terms: dict[str, np.ndarray]) -> np.ndarray:

@@ -68,14 +68,16 @@ def test_a_second_load_reuses_the_cache_and_a_corrupt_part_is_rebuilt(assets, tm
     ("empty.obj", "o empty\n", "holds no triangles"),
     ("empty_mtl.obj", "mtllib none.mtl\no empty\n", "holds no triangles"),
     ("garbage.dae", "\x00\x01 not a mesh \xff" * 10, "cannot read"),
-    ("garbage.stl", "solid x\n\x00\x01 not a mesh \xff" * 10, "cannot read"),
+    # trimesh decodes the text with charset_normalizer when that is installed (ray pulls
+    # it in) and then finds no facets; without it the decoding fails: either names the file
+    ("garbage.stl", "solid x\n\x00\x01 not a mesh \xff" * 10, "cannot read|holds no triangles"),
 ])
 def test_bad_files_name_the_file_and_the_reason(tmp_path, name, content, reason):
     path = tmp_path / name
     path.write_text(content, encoding="latin-1")
     with pytest.raises(MeshUnavailable, match=re.escape(f"{str(path)!r}")) as info:
         mesh_parts(path, tmp_path / "cache")
-    assert reason in str(info.value)
+    assert re.search(reason, str(info.value))
 
 
 def test_missing_file_is_named(tmp_path):

@@ -1,0 +1,157 @@
+"""Plugins: third-party sensor kinds, reward terms, policies and runtime plugins.
+
+Two ways in, both ending in the registries of arena_gym.registry:
+- The `arena_gym.plugins` entry-point group. Each entry point names either a callable that
+  registers entries (`SENSOR_KINDS.register(...)`, `REWARD_TERMS.register(...)`, ...) or a
+  `Plugin` subclass, registered in PLUGINS under the entry point's name. They load once, on
+  the first lookup in any registry; one that fails to load is reported (PluginWarning) and
+  named again, with its error, when a config asks for it.
+- The env config: `plugins: [{type: NAME, params: {...}}]` makes one runtime `Plugin` of the
+  registered type per env with those keyword arguments. Its `PluginHandle` reports its name,
+  type, load and reset times and the moving average of its step callback, and refuses to
+  hand out the plugin after the env it belonged to was closed or rebuilt.
+
+    # pyproject.toml of a plugin package
+    [project.entry-points."arena_gym.plugins"]
+    thermo = "arena_thermo:register"
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from arena_gym import registry
+from arena_gym.registry import PLUGINS
+
+ENTRY_POINT_GROUP = "arena_gym.plugins"
+EMA = 0.1  # weight of the newest sample in a handle's moving averages
+
+
+class PluginError(RuntimeError):
+    """A plugin that cannot be loaded or used; the message names it."""
+
+
+class PluginWarning(UserWarning):
+    """An installed plugin failed to load (the rest of arena_gym works without it)."""
+
+
+class Plugin:
+    """A runtime plugin of an env, made from config with `params` as keyword arguments.
+    Override what you need; `env` is the env's NavCore (sensor suite, simulator, store)."""
+
+    def __init__(self, **params: Any) -> None:
+        self.params = params
+
+    def load(self, env: Any) -> None:
+        """Once, after the env's world is built."""
+
+    def reset(self, env: Any, env_ids: np.ndarray) -> None:
+        """After the envs `env_ids` started new episodes."""
+
+    def step(self, env: Any) -> None:
+        """After every env step."""
+
+
+_state: dict[str, Any] = {"loaded": False, "failures": {}}
+
+
+def load_entry_points(reload: bool = False) -> dict[str, str]:
+    """Load every installed plugin of the entry-point group (once unless `reload`); returns
+    the failures, entry-point name -> message."""
+    if _state["loaded"] and not reload:
+        return _state["failures"]
+    _state["loaded"] = True
+    from importlib.metadata import entry_points
+
+    for source in _state.get("sources", ()):  # a reload starts from the built-ins
+        for reg in registry.REGISTRIES:
+            reg.unregister_source(source)
+    failures: dict[str, str] = {}
+    sources = []
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        sources.append(ep.value)
+        where = f"plugin {ep.name!r} (entry point {ep.value!r})"
+        registry._loading.append(ep.value)
+        try:
+            obj = ep.load()
+            if isinstance(obj, type) and issubclass(obj, Plugin):
+                PLUGINS.register(ep.name, obj)
+            elif callable(obj):
+                obj()
+            else:
+                raise TypeError(f"expected a callable that registers entries or a Plugin "
+                                f"subclass, got {obj!r}")
+        except Exception as exc:  # one broken plugin must not take the others down
+            failures[ep.name] = f"{where}: {type(exc).__name__}: {exc}"
+            warnings.warn(failures[ep.name], PluginWarning, stacklevel=2)
+        finally:
+            registry._loading.pop()
+    _state["failures"], _state["sources"] = failures, sources
+    return failures
+
+
+def plugin_class(name: str) -> type[Plugin]:
+    """The runtime plugin type `name`; a failed entry point of that name says why."""
+    failure = load_entry_points().get(name)
+    if failure is not None and name not in PLUGINS:
+        raise PluginError(failure)
+    return PLUGINS[name]
+
+
+class PluginHandle:
+    """One runtime plugin of an env: its timings, and the plugin while its env lives."""
+
+    def __init__(self, name: str, params: dict[str, Any], env: Any,
+                 generation: Callable[[], int]) -> None:
+        cls = plugin_class(name)
+        self.name, self.type = name, f"{cls.__module__}.{cls.__qualname__}"
+        self._generation, self._born = generation, generation()
+        try:
+            self._plugin = cls(**params)
+        except TypeError as exc:
+            raise PluginError(f"plugin {name!r}: params {params!r}: {exc}") from None
+        self.load_s = self._timed(self._plugin.load, env)
+        self.reset_s = 0.0  # the last reset's seconds
+        self.step_s = 0.0  # moving average of the step callback, seconds
+        self.steps = 0
+
+    @property
+    def active(self) -> bool:
+        return self._generation() == self._born
+
+    @property
+    def plugin(self) -> Plugin:
+        if not self.active:
+            raise PluginError(
+                f"plugin {self.name!r}: this handle belongs to an inactive generation "
+                f"({self._born}; the env is at {self._generation()}): its env was closed or "
+                "rebuilt; take the new handle from env.plugins")
+        return self._plugin
+
+    def reset(self, env: Any, env_ids: np.ndarray) -> None:
+        self.reset_s = self._timed(self.plugin.reset, env, env_ids)
+
+    def step(self, env: Any) -> None:
+        seconds = self._timed(self.plugin.step, env)
+        self.step_s = seconds if self.steps == 0 else (1 - EMA) * self.step_s + EMA * seconds
+        self.steps += 1
+
+    def _timed(self, callback: Callable[..., None], *args: Any) -> float:
+        t0 = time.perf_counter()
+        try:
+            callback(*args)
+        except PluginError:
+            raise
+        except Exception as exc:
+            raise PluginError(f"plugin {self.name!r}: {callback.__name__}: "
+                              f"{type(exc).__name__}: {exc}") from exc
+        return time.perf_counter() - t0
+
+    def __repr__(self) -> str:
+        return (f"PluginHandle({self.name!r}, type={self.type}, load {self.load_s * 1e3:.2f} ms, "
+                f"reset {self.reset_s * 1e3:.2f} ms, step {self.step_s * 1e3:.3f} ms avg)")

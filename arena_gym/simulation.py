@@ -1,0 +1,260 @@
+"""Simulation: the simulator's face for users who drive it themselves, as mujoco_ros's
+MujocoEnv: a context manager over one world (an env config's robot, world, obstacles,
+sensors and plugins) with its Simulator and SensorSuite.
+
+    with arena_gym.Simulation(config="default", num_envs=2, seed=0) as sim:
+        sim.step(100)                                  # lockstep, paused or not
+        sim.start(); sim.pause(); sim.unpause()        # free running at settings.rt_factor
+        opts = sim.runtime_options                     # frozen snapshot, opts.epoch
+        sim.apply_runtime_options({"timestep": 0.002}) # all or nothing: ValueError("field: ...")
+        sim.settings.rt_factor = 2.0                   # validated setters; reads are copies
+        rgb = sim.cameras.borrow_latest_rgb("cam")     # read-only view of the latest frame
+        keep = sim.cameras.copy_rgb("cam")             # a copy that later renders leave alone
+        sim.reload()                                   # rebuild: load_count + 1
+
+Plugin handles (`sim.plugins`) belong to one load: after `reload()` the old ones raise.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Self
+
+import numpy as np
+
+from arena_gym.config import EnvConfig, load_config
+from arena_gym.sensors import CameraReading, SensorError, SensorSpec
+from arena_gym.sim.options import DISABLE_FLAGS, ENABLE_FLAGS, INTEGRATORS, validate
+
+
+@dataclass(frozen=True)
+class RuntimeOptions:
+    """MuJoCo options of the world at one moment, and the epoch of the accepted patch that
+    made them (0: as built)."""
+
+    epoch: int
+    timestep: float
+    gravity: tuple[float, float, float]
+    integrator: str
+    iterations: int
+    disabled: tuple[str, ...]  # names of the disable flags set
+    enabled: tuple[str, ...]  # names of the enable flags set
+
+
+@dataclass(frozen=True)
+class SimulationInfo:
+    """`Simulator.sim_info` of the current load, with the number of loads."""
+
+    load_count: int
+    clock: float
+    step_count: int
+    paused: bool
+    rt_factor_target: float
+    rt_factor_measured: float
+    compile_counts: tuple[int, ...]
+
+
+class Settings:
+    """Settings of the running simulator: reads return copies; writes are validated and
+    either applied whole or rejected with ValueError("field: message")."""
+
+    def __init__(self, owner: Simulation) -> None:
+        self._owner = owner
+
+    @property
+    def running(self) -> bool:
+        return bool(self._owner._core.sim.settings["running"])
+
+    @property
+    def rt_factor(self) -> float:
+        return float(self._owner._core.sim.rt_factor)
+
+    @rt_factor.setter
+    def rt_factor(self, value: float) -> None:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
+                math.isfinite(value) and value >= 0):
+            raise ValueError(f"rt_factor: expected a finite number >= 0 (0: as fast as "
+                             f"possible), got {value!r}")
+        self._owner._core.sim.rt_factor = float(value)
+
+    @property
+    def busywait(self) -> bool:
+        return bool(self._owner._core.sim.busywait)
+
+    @busywait.setter
+    def busywait(self, value: bool) -> None:
+        if not isinstance(value, bool):
+            raise ValueError(f"busywait: expected true or false, got {value!r}")
+        self._owner._core.sim.busywait = value
+
+    @property
+    def gravity(self) -> tuple[float, float, float]:
+        return self._owner.runtime_options.gravity
+
+    @gravity.setter
+    def gravity(self, value: Any) -> None:
+        self._owner.apply_runtime_options({"gravity": value})
+
+
+class Cameras:
+    """The latest frames of the suite's camera readings, by reading key."""
+
+    def __init__(self, owner: Simulation) -> None:
+        self._owner = owner
+
+    def add(self, spec: SensorSpec) -> CameraReading:
+        """Render `spec` (a CameraSpec) from now on; its key names it here."""
+        reading = self._owner.sensor_suite.add(spec)
+        if not isinstance(reading, CameraReading):
+            raise SensorError(f"cameras.add: expected a CameraSpec, got {spec!r}")
+        return reading
+
+    def _frame(self, key: str, field: str, env: int) -> np.ndarray:
+        reading = self._owner.sensor_suite[key]
+        if not isinstance(reading, CameraReading):
+            raise SensorError(f"camera {key!r}: expected the key of a camera reading, got a "
+                              f"{reading.kind} reading")
+        frames = reading.data.get(field)
+        if frames is None:
+            raise SensorError(f"camera {key!r}: expected one of its outputs "
+                              f"{sorted(reading.data)}, got {field!r}")
+        if not reading.valid[env]:
+            raise SensorError(f"camera {key!r}: env {env} has no frame yet (step first)")
+        return frames[env]
+
+    def borrow_latest_rgb(self, key: str, env: int = 0) -> np.ndarray:
+        """The latest RGB frame, read-only, without a copy: the next render overwrites it."""
+        return _read_only(self._frame(key, "rgb", env))
+
+    def borrow_latest_depth(self, key: str, env: int = 0) -> np.ndarray:
+        return _read_only(self._frame(key, "depth", env))
+
+    def copy_rgb(self, key: str, env: int = 0) -> np.ndarray:
+        """A copy of the latest RGB frame: yours to keep."""
+        return self._frame(key, "rgb", env).copy()
+
+    def copy_depth(self, key: str, env: int = 0) -> np.ndarray:
+        return self._frame(key, "depth", env).copy()
+
+
+def _read_only(frame: np.ndarray) -> np.ndarray:
+    view = frame.view()
+    view.flags.writeable = False
+    return view
+
+
+class Simulation:
+    """One world of `num_envs` envs built from an env config (a path, a built-in name or an
+    EnvConfig, with keyword overrides), stepped directly; see the module docstring."""
+
+    def __init__(self, config: str | Path | EnvConfig | None = None, num_envs: int = 1,
+                 seed: int | None = 0, **overrides: Any) -> None:
+        self.cfg = config if isinstance(config, EnvConfig) else load_config(config, **overrides)
+        if isinstance(config, EnvConfig) and overrides:
+            from arena_gym.config import merged
+
+            self.cfg = merged(config, overrides)
+        self.num_envs, self.seed = num_envs, seed
+        self.load_count = 0
+        self._epoch = 0
+        self._core: Any = None
+        self.settings = Settings(self)
+        self.cameras = Cameras(self)
+        self._load()
+
+    def _load(self) -> None:
+        from arena_gym.envs.core import NavigationCore
+
+        core = NavigationCore(self.num_envs, self.cfg)
+        for env in range(self.num_envs):
+            core.seed(env, None if self.seed is None else self.seed + env)
+        core.reset_envs(list(range(self.num_envs)))
+        core.sim.add_tick_hook(lambda sim: core.sensor_suite.update())
+        self._core, self._epoch = core, 0
+        self.load_count += 1
+        self._options = self._snapshot()
+
+    def reload(self) -> None:
+        """Close this load and build the world again from the config: load_count + 1, the
+        options of the config again (epoch 0), and new plugin handles."""
+        self._core.close()
+        self._load()
+
+    # ------------------------------------------------------------ parts
+    @property
+    def simulator(self) -> Any:
+        return self._core.sim
+
+    @property
+    def store(self) -> Any:
+        return self._core.store
+
+    @property
+    def sensor_suite(self) -> Any:
+        return self._core.sensor_suite
+
+    @property
+    def plugins(self) -> list[Any]:
+        return self._core.plugins
+
+    # ------------------------------------------------------------ stepping
+    def step(self, n: int = 1) -> None:
+        """`n` physics steps of every env (lockstep; works paused or not)."""
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise ValueError(f"step: expected an integer >= 1, got {n!r}")
+        self._core.sim.step(int(n))
+
+    def start(self, paused: bool = False) -> None:
+        self._core.sim.start(paused=paused)
+
+    def pause(self) -> None:
+        self._core.sim.pause()
+
+    def unpause(self) -> None:
+        self._core.sim.unpause()
+
+    @property
+    def sim_info(self) -> SimulationInfo:
+        info = self._core.sim.sim_info
+        return SimulationInfo(self.load_count, **dataclasses.asdict(info))
+
+    # ------------------------------------------------------------ options
+    @property
+    def runtime_options(self) -> RuntimeOptions:
+        return self._options
+
+    def apply_runtime_options(self, patch: dict[str, Any]) -> RuntimeOptions:
+        """Apply a patch of MuJoCo option fields (arena_gym.sim.options) to every env: all
+        of it and a new snapshot with the next epoch, or (ValueError "field: message")
+        nothing, the snapshot and epoch unchanged."""
+        validate(patch)  # before anything changes
+        self._core.sim.apply_runtime_options(patch)
+        self._epoch += 1
+        self._options = self._snapshot()
+        return self._options
+
+    def _snapshot(self) -> RuntimeOptions:
+        opt = self._core.store.scenes[0].model.opt
+        integrators = {v: k for k, v in INTEGRATORS.items()}
+        return RuntimeOptions(
+            epoch=self._epoch, timestep=float(opt.timestep),
+            gravity=tuple(float(g) for g in opt.gravity),  # type: ignore[arg-type]
+            integrator=integrators.get(int(opt.integrator), str(int(opt.integrator))),
+            iterations=int(opt.iterations),
+            disabled=tuple(n for n, bit in DISABLE_FLAGS.items() if int(opt.disableflags) & bit),
+            enabled=tuple(n for n, bit in ENABLE_FLAGS.items() if int(opt.enableflags) & bit))
+
+    # ------------------------------------------------------------ lifetime
+    def close(self) -> None:
+        if self._core is not None:
+            self._core.close()
+            self._core = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
