@@ -145,4 +145,5 @@ REWARD_TERMS: Registry = Registry("reward term", "arena_gym.tasks.rewards")
 POLICIES: Registry = Registry("policy", "arena_gym.policies")
 PLUGINS: Registry = Registry("plugin", "arena_gym.plugins")
 DRIVES: Registry = Registry("drive", "arena_gym.sim.drive")  # factory(model, robot) -> drive
-REGISTRIES = (SENSOR_KINDS, REWARD_TERMS, POLICIES, PLUGINS, DRIVES)
+WORLDS: Registry = Registry("world source", "arena_gym.tasks.layouts")  # factory(...) -> layout
+REGISTRIES = (SENSOR_KINDS, REWARD_TERMS, POLICIES, PLUGINS, DRIVES, WORLDS)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from arena_gym.registry import WORLDS
 from arena_gym.scene.records import WALL_THICKNESS
 from arena_gym.scene.store import SceneStore
 from arena_gym.worlds.default import ROOM_SIZE, WALL_HEIGHT, room_walls
@@ -144,12 +145,19 @@ class ScenarioLayout(MapLayout):
 def make_layout(world: str, scenario: str, room_size: float, clearance: float = 0.0,
                 model_paths: tuple[str, ...] = (), bbox: bool = False):
     """The layout a config names: a scenario (its points `clearance` from walls, its static
-    obstacles' models found under `model_paths`, as boxes if `bbox`), a ROS map.yaml, or
-    "random" rooms."""
+    obstacles' models found under `model_paths`, as boxes if `bbox`), a ROS map.yaml, or a
+    world source registered in WORLDS by name ("random" rooms, or a plugin's)."""
     if scenario:
         return ScenarioLayout(scenario, clearance=clearance, model_paths=model_paths, bbox=bbox)
-    if world == "random":
-        return RoomLayout(room_size)
     if world.endswith((".yaml", ".yml")):
         return MapLayout(world)
-    raise ValueError(f"world: expected 'random' or a ROS map.yaml path, got {world!r}")
+    if world in WORLDS:
+        return WORLDS[world](room_size=room_size, clearance=clearance, model_paths=model_paths,
+                             bbox=bbox)
+    raise ValueError(f"world: expected a ROS map.yaml path or one of {WORLDS.names()}, "
+                     f"got {world!r}")
+
+
+# A world source: factory(room_size=, clearance=, model_paths=, bbox=) -> a layout (build,
+# footprints, bounds, free: as RoomLayout). Maps and scenarios are paths, not names.
+WORLDS.register("random", lambda room_size, **_: RoomLayout(room_size))

@@ -13,7 +13,14 @@ import pytest
 
 from arena_gym.config import ConfigError, load_config
 from arena_gym.policies import make_policy
-from arena_gym.registry import DRIVES, POLICIES, REWARD_TERMS, SENSOR_KINDS, RegistryError
+from arena_gym.registry import (
+    DRIVES,
+    POLICIES,
+    REWARD_TERMS,
+    SENSOR_KINDS,
+    WORLDS,
+    RegistryError,
+)
 from arena_gym.sensors import LidarSpec
 from arena_gym.sensors.kinds import SensorKind
 from arena_gym.sensors.odometry import OdometryUnit
@@ -145,3 +152,24 @@ def test_the_cli_lists_every_registry(capsys):
         "plugins: -",
         "drives: wheels, mecanum, planar",
     ]
+    assert lines[5] == "world sources: random"
+
+
+def test_a_registered_world_source_is_named_by_the_config():
+    from arena_gym.tasks.layouts import RoomLayout
+
+    with pytest.raises(ValueError, match=re.escape(
+            "world: expected a ROS map.yaml path or one of ['random'], got 'closet'")):
+        gym.make_vec("ArenaMujoco-v0", num_envs=1, vectorization_mode="vector_entry_point",
+                     world="closet")
+    WORLDS.register("closet", lambda room_size, **_: RoomLayout(3.0))
+    try:
+        env = gym.make_vec("ArenaMujoco-v0", num_envs=1, vectorization_mode="vector_entry_point",
+                           world="closet", curriculum={"stages": [[0, 0]]},
+                           min_start_goal_distance=0.5)
+        env.reset(seed=0)
+        pose = env.unwrapped.core.pose[0]
+        assert np.abs(pose[:2]).max() < 1.5  # inside the 3 m closet, not the 6 m room
+        env.close()
+    finally:
+        WORLDS.unregister("closet")
