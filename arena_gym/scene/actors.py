@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from arena_gym.scene import actor_cache
 from arena_gym.scene.errors import SpawnError
 
 LOADS = {"count": 0}  # COLLADA files parsed so far (each actor's once: tests count them)
@@ -70,22 +71,20 @@ class ActorAsset:
     clips: dict[str, Clip]
 
 
-def load_actor(sdf: str | Path) -> ActorAsset:
-    """The actor an `<actor>` SDF names, parsed once per file (see the module docstring)."""
+def load_actor(sdf: str | Path, cache: Path | None = None) -> ActorAsset:
+    """The actor an `<actor>` SDF names, parsed once per file (see the module docstring):
+    later calls in the process return the same object, later processes read it from the
+    mesh cache (`cache`, default ARENA_GYM_CACHE or the user's cache dir)."""
     path = Path(sdf).resolve()
     try:
         stamp = path.stat().st_mtime_ns
     except OSError:
         raise SpawnError(f"actor {str(sdf)!r}: expected an existing SDF file, got none") from None
-    return _load(path, stamp)
+    return _load(path, stamp, cache)
 
 
 @functools.lru_cache(maxsize=32)
-def _load(path: Path, _stamp: int) -> ActorAsset:
-    try:
-        import collada
-    except ImportError:
-        raise SpawnError("skinned actors need pycollada: pip install pycollada") from None
+def _load(path: Path, _stamp: int, cache: Path | None) -> ActorAsset:
     try:
         root = ET.parse(path).getroot()
     except (OSError, ET.ParseError) as exc:
@@ -96,10 +95,25 @@ def _load(path: Path, _stamp: int) -> ActorAsset:
         raise SpawnError(f"actor {str(path)!r}: expected an <actor> with a <skin><filename>, "
                          "got none")
     skin_dae = _beside(path, skin_file)
-    LOADS["count"] += 1
-    doc = collada.Collada(str(skin_dae))
     clips_xml = [(a.get("name") or f"clip{i}", a.findtext("filename") or "")
                  for i, a in enumerate(actor.findall("animation"))]
+    files = [skin_dae, *dict.fromkeys(_beside(path, f) for _, f in clips_xml)]
+    folder = actor_cache.entry(path, files, cache)
+    stored = actor_cache.restore(folder)
+    if stored is not None:
+        return stored
+    asset = _parse(path, skin_dae, clips_xml)
+    actor_cache.store(folder, asset)
+    return asset
+
+
+def _parse(path: Path, skin_dae: Path, clips_xml: list[tuple[str, str]]) -> ActorAsset:
+    try:
+        import collada
+    except ImportError:
+        raise SpawnError("skinned actors need pycollada: pip install pycollada") from None
+    LOADS["count"] += 1
+    doc = collada.Collada(str(skin_dae))
     docs = {skin_dae: doc}
     skeleton = _skeleton(doc)
     parts, bind = _skin(doc, skeleton)

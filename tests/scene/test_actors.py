@@ -163,3 +163,28 @@ def test_a_confined_store_refuses_an_actor_outside_its_roots(tmp_path, assets):
             f"actor {actor!r}: expected a path inside the allowed roots")):
         store.spawn_pedestrians([Pedestrian("env_0/w", (0.0, 0.0, 0.0), actor=actor)])
     assert store.pedestrians(0) == [] and not store.scene(0).pedestrians.built
+
+
+def test_a_second_process_reads_the_actor_from_the_mesh_cache(actor, tmp_path):
+    from arena_gym.scene.actors import _load
+
+    _load.cache_clear()  # as a fresh process: nothing in memory
+    before = LOADS["count"]
+    cold = load_actor(actor, cache=tmp_path)
+    assert LOADS["count"] == before + 1  # one COLLADA file (skin and walk share it)
+    _load.cache_clear()
+    warm = load_actor(actor, cache=tmp_path)
+    assert LOADS["count"] == before + 1 and warm is not cold  # read back, not parsed
+    assert warm.bones == cold.bones and warm.clips.keys() == cold.clips.keys()
+    np.testing.assert_array_equal(warm.clips["walking"].poses, cold.clips["walking"].poses)
+    for a, b in zip(warm.parts, cold.parts, strict=True):
+        assert (a.material, a.rgba) == (b.material, b.rgba)
+        np.testing.assert_array_equal(a.vertices, b.vertices)
+        for va, vb in zip(a.bone_vertices + a.bone_weights, b.bone_vertices + b.bone_weights,
+                          strict=True):
+            np.testing.assert_array_equal(va, vb)
+    (npz,) = tmp_path.glob("actors/*/actor.npz")
+    npz.write_bytes(npz.read_bytes()[:-100])  # truncated: the entry is not trusted
+    _load.cache_clear()
+    again = load_actor(actor, cache=tmp_path)
+    assert LOADS["count"] == before + 2 and again.bones == cold.bones
