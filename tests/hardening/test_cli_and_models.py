@@ -130,7 +130,7 @@ def test_pickled_weights_are_refused(run, tmp_path, capsys):
      "reactive: expected action=continuous, got discrete"),
     (["fly"],
      "argument COMMAND: invalid choice: 'fly' (choose from 'demo', 'train', 'eval', 'bench', "
-     "'version')"),
+     "'version', 'plugins')"),
 ])
 def test_user_mistakes_are_one_line_and_leave_no_files(tmp_path, monkeypatch, capsys, argv,
                                                        message):
