@@ -386,8 +386,7 @@ class NavigationCore:
     def _finish(self, e: int, result: str, hit: str) -> dict[str, Any]:
         """The episode's result and metrics, and what a collision hit ("" for other
         results); the curriculum counts the policy's outcomes (a divergence is none)."""
-        if result != "diverged":
-            self.curriculum.record(result == "goal")
+        self.curriculum.count(result)
         return {**self.metrics.episode(e, result, self.cfg.control_dt), "hit": hit,
                 "goal": self.goal[e].copy()}
 

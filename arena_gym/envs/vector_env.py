@@ -66,7 +66,7 @@ class ArenaVectorEnv(VectorEnv):
 
     def reset(self, *, seed: int | list[int] | None = None, options: dict | None = None):
         self._check_open("reset")
-        seeds = _seeds(seed, self.num_envs)
+        seeds = per_env_seeds(seed, self.num_envs)
         super().reset(seed=seeds[0])  # Gymnasium's own generator takes one int
         mask = np.ones(self.num_envs, bool)
         if options and "reset_mask" in options:
@@ -131,7 +131,7 @@ class ArenaVectorEnv(VectorEnv):
                 f"{what}() called after close(): expected an open env (make a new one)")
 
 
-def _seeds(seed: int | list[int] | None, n: int) -> list[int | None]:
+def per_env_seeds(seed: int | list[int] | None, n: int) -> list[int | None]:
     """Per-env seeds: None, an int (env i gets seed + i) or a list of num_envs ints >= 0."""
     if seed is None:
         return [None] * n

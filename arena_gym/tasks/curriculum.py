@@ -46,6 +46,12 @@ class Curriculum:
     def success_rate(self) -> float:
         return sum(self.results) / len(self.results) if self.results else 0.0
 
+    def count(self, result: str) -> None:
+        """Record an episode by its result ("goal", "collision", "timeout", "diverged"):
+        a divergence is none of the policy's outcomes and does not count."""
+        if result != "diverged":
+            self.record(result == "goal")
+
     def record(self, success: bool) -> None:
         if not self.learning:
             return
