@@ -102,6 +102,14 @@ def _parser() -> argparse.ArgumentParser:
                        help="wall seconds between evaluations (default: 90)")
     train.add_argument("--out", default="runs/arena", help="run folder (default: runs/arena)")
     train.add_argument("--no-progress", action="store_true", help="no progress bar")
+    train.add_argument("--shards", type=_positive_int, default=None, metavar="K",
+                       help="run the training envs as K Ray actors (needs: pip install "
+                       "'arena_gym[distributed]'; see docs/distributed.md)")
+    train.add_argument("--on-failure", choices=("raise", "restart"), default="raise",
+                       help="with --shards: stop on a dead actor, or re-create its shard")
+    train.add_argument("--ray-address", default=None, metavar="ADDR",
+                       help="with --shards: the Ray cluster to join (default: RAY_ADDRESS, "
+                       "else a local one; 'auto': the running one)")
     _config_args(train)
     train.set_defaults(run=_train)
     evaluate = commands.add_parser(
@@ -217,9 +225,19 @@ def _train(args: argparse.Namespace) -> int:
         raise UsageError(f"--out: expected a folder, got the file {args.out!r}")
     if config:
         overrides["config"] = config
+    distributed = None
+    if args.shards is not None:
+        from arena_gym.distributed.settings import DistributedSettings, shard_slices
+
+        distributed = DistributedSettings(shards=args.shards, on_failure=args.on_failure,
+                                          address=args.ray_address)
+        shard_slices(args.num_envs, args.shards)  # fail early: more shards than envs
+    elif args.ray_address is not None or args.on_failure != "raise":
+        raise UsageError("--ray-address and --on-failure: expected with --shards")
     settings = TrainSettings(algo=args.algo, num_envs=args.num_envs, minutes=args.minutes,
                              timesteps=args.steps, seed=args.seed, eval_every_s=args.eval_every,
-                             out=args.out, progress_bar=not args.no_progress)
+                             out=args.out, progress_bar=not args.no_progress,
+                             distributed=distributed)
     out = train(settings, overrides)
     print(f"run folder: {out}")
     return 0

@@ -2,6 +2,7 @@
 
     arena-gym train --minutes 15                 # the reference world, defaults below
     arena-gym train --algo sac --num-envs 16 --set physics_dt=0.002
+    arena-gym train --num-envs 64 --shards 4     # the envs as 4 Ray actors (docs/distributed.md)
 
 Writes to the run folder: TensorBoard logs, checkpoints, `best_model.zip`, `final_model.zip`
 and `curve.csv` (wall time, env steps, training and evaluation success / collision / timeout
@@ -15,6 +16,7 @@ from __future__ import annotations
 import csv
 import time
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,6 +43,9 @@ class TrainSettings:
     learning_rate: float = 3e-4
     gamma: float = 0.99
     net: tuple[int, ...] = (64, 64)
+    # None: one local ArenaVectorEnv; else arena_gym.distributed's settings (a mapping like
+    # {"shards": 2, "on_failure": "restart"}): the training envs run as Ray actors
+    distributed: Mapping[str, Any] | None = None
 
 
 def _import_sb3():
@@ -59,6 +64,7 @@ def train(settings: TrainSettings, overrides: dict[str, Any] | None = None) -> P
     from stable_baselines3.common.callbacks import BaseCallback
     from stable_baselines3.common.vec_env import VecMonitor, VecNormalize
 
+    from arena_gym.distributed import vector_env
     from arena_gym.envs.vector_env import ArenaVectorEnv
     from arena_gym.policies import sb3_policy
     from arena_gym.training_progress import progress_callback
@@ -67,7 +73,7 @@ def train(settings: TrainSettings, overrides: dict[str, Any] | None = None) -> P
     overrides = overrides or {}
     out = Path(settings.out)
     torch.manual_seed(settings.seed)
-    train_env = ArenaVectorEnv(settings.num_envs, **overrides)
+    train_env = vector_env(settings.num_envs, settings.distributed, **overrides)
     raw = ArenaSB3VecEnv(train_env, seed=settings.seed)
     venv = VecNormalize(VecMonitor(raw), norm_obs=False, norm_reward=True, gamma=settings.gamma)
     eval_env = ArenaVectorEnv(settings.eval_envs, **overrides)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 from gymnasium import spaces
+from gymnasium.vector import VectorEnv, VectorObservationWrapper
+from gymnasium.vector.utils import batch_space
 
 GOAL_SCALE = 10.0  # m
 
@@ -26,3 +28,16 @@ def flatten(obs: dict[str, np.ndarray], obs_space: spaces.Dict) -> np.ndarray:
     high = np.maximum(np.abs(obs_space["last_action"].low), np.abs(obs_space["last_action"].high))
     action = obs["last_action"] / high
     return np.concatenate([scan, goal, action], axis=1).astype(np.float32)
+
+
+class FlatObservation(VectorObservationWrapper):
+    """A vector env's Dict observation as the flat, fixed-scale Box above (for policies
+    whose encoders take a Box: RLlib's defaults)."""
+
+    def __init__(self, env: VectorEnv) -> None:
+        super().__init__(env)
+        self.single_observation_space = flat_space(env.single_observation_space)
+        self.observation_space = batch_space(self.single_observation_space, env.num_envs)
+
+    def observations(self, observations: dict[str, np.ndarray]) -> np.ndarray:
+        return flatten(observations, self.env.single_observation_space)
