@@ -44,8 +44,9 @@ from arena_gym.envs.vector_env import per_env_seeds
 from arena_gym.tasks.curriculum import Curriculum
 
 
-class ShardDiedError(RuntimeError):
-    """A shard's Ray actor died; `shard` and `env_ids` name it."""
+class ShardDiedError(ConnectionError):
+    """A shard's Ray actor died (the env lost its connection to those envs); `shard` and
+    `env_ids` name it. An OSError, so `arena-gym` reports it as one line."""
 
     def __init__(self, shard: int, env_ids: range, cause: BaseException) -> None:
         self.shard, self.env_ids = shard, env_ids

@@ -123,3 +123,21 @@ def test_settings_are_checked_before_any_actor_starts():
     with pytest.raises(ValueError, match=re.escape(
             "distributed.shards: expected at most num_envs (2) shards, got 3")):
         DistributedVectorEnv(2, distributed={"shards": 3})
+
+
+def test_wrapped_shards_equal_the_wrapped_local_env(ray_cluster):
+    from functools import partial
+
+    from arena_gym.wrappers.vector import ScanStack
+
+    stack = partial(ScanStack, key="scan", k=3)  # picklable: built inside each actor
+    local = stack(ArenaVectorEnv(3, max_episode_steps=4))
+    remote = distributed(3, max_episode_steps=4, wrap=stack)
+    assert remote.single_observation_space == local.single_observation_space
+    assert_identical(remote.reset(seed=4), local.reset(seed=4))
+    rng = np.random.default_rng(1)
+    for _ in range(6):  # past an episode end: the stacks refill on the reset observation
+        a = actions(local, rng)
+        assert_identical(remote.step(a), local.step(a))
+    remote.close()
+    local.close()
