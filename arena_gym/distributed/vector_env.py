@@ -39,7 +39,13 @@ from arena_gym.distributed.gather import concat_obs, merge_infos
 from arena_gym.distributed.settings import DistributedSettings, import_ray, shard_slices
 from arena_gym.distributed.shard import ShardEnv
 from arena_gym.envs.rendering import RENDER_MODES, check_render_mode
-from arena_gym.envs.validation import check_actions
+from arena_gym.envs.validation import (
+    check_actions,
+    check_num_envs,
+    check_open,
+    check_reset_first,
+    reset_mask,
+)
 from arena_gym.envs.vector_env import per_env_seeds
 from arena_gym.tasks.curriculum import Curriculum
 
@@ -68,8 +74,7 @@ class DistributedVectorEnv(VectorEnv):
                  config: str | None = None, render_mode: str | None = None,
                  wrap: Callable[[VectorEnv], VectorEnv] | None = None,
                  **overrides: Any) -> None:
-        if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
-            raise ValueError(f"num_envs: expected an integer >= 1, got {num_envs!r}")
+        check_num_envs(num_envs)
         self.settings = DistributedSettings.parse(distributed or {})
         self.slices = shard_slices(num_envs, self.settings.shards)
         self.render_mode = check_render_mode(render_mode)
@@ -97,15 +102,10 @@ class DistributedVectorEnv(VectorEnv):
 
     # ------------------------------------------------------------------ API
     def reset(self, *, seed: int | list[int] | None = None, options: dict | None = None):
-        self._check_open("reset")
+        check_open(self.closed, "reset")
         seeds = per_env_seeds(seed, self.num_envs)
         super().reset(seed=seeds[0])
-        mask = None
-        if options and "reset_mask" in options:
-            mask = np.asarray(options["reset_mask"], dtype=bool)
-            if mask.shape != (self.num_envs,):
-                raise ValueError(
-                    f"options['reset_mask'] must have shape ({self.num_envs},), got {mask.shape}")
+        mask = reset_mask(options, self.num_envs)
         if isinstance(seed, (int, np.integer)):
             self._base_seed = int(seed)
         for k, restart_seeds in sorted(self._pending.items()):  # a new actor never reset
@@ -130,9 +130,8 @@ class DistributedVectorEnv(VectorEnv):
         return concat_obs(obs), info
 
     def step(self, actions: Any):
-        self._check_open("step")
-        if not self._reset_once:
-            raise RuntimeError("step() called before reset(): expected env.reset() first")
+        check_open(self.closed, "step")
+        check_reset_first(self._reset_once)
         actions = check_actions(actions, self.action_space, self.num_envs)
         stage = self._curriculum.stage
         pending, self._pending = self._pending, {}
@@ -229,8 +228,3 @@ class DistributedVectorEnv(VectorEnv):
             results = info["episode_result"]["result"]
             for e in np.flatnonzero(info["_episode_result"]):
                 self._curriculum.count(results[e])
-
-    def _check_open(self, what: str) -> None:
-        if self.closed:
-            raise RuntimeError(
-                f"{what}() called after close(): expected an open env (make a new one)")

@@ -29,7 +29,7 @@ import numpy as np
 from arena_gym.config import EnvConfig, load_config
 from arena_gym.envs.core import NavigationCore
 from arena_gym.envs.rendering import RENDER_MODES, check_render_mode
-from arena_gym.envs.validation import check_actions
+from arena_gym.envs.validation import check_actions, check_reset_first
 from arena_gym.render.env_view import EnvView
 
 
@@ -71,8 +71,7 @@ class ArenaEnv(gym.Env):
         return {k: v[0] for k, v in obs.items()}, {}
 
     def step(self, action: Any):
-        if not self._reset_once:
-            raise RuntimeError("step() called before reset(): expected env.reset() first")
+        check_reset_first(self._reset_once)
         batched = np.asarray(action)[None] if self.cfg.action == "continuous" else action
         space = self.action_space
         if isinstance(space, gym.spaces.Discrete):

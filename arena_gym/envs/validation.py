@@ -1,4 +1,4 @@
-"""Checking actions once, at the boundary, before anything steps."""
+"""Checking what a vector env is given (actions, masks, call order), once, at the boundary."""
 
 from __future__ import annotations
 
@@ -36,3 +36,30 @@ def check_actions(actions: Any, space: spaces.Space, num_envs: int) -> np.ndarra
         bad = np.argwhere(~np.isfinite(array))[0].tolist()
         raise ValueError(f"actions: expected finite numbers, got {array[tuple(bad)]} at {bad}")
     return np.clip(array, space.low, space.high)
+
+
+def check_num_envs(num_envs: Any) -> int:
+    if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
+        raise ValueError(f"num_envs: expected an integer >= 1, got {num_envs!r}")
+    return num_envs
+
+
+def reset_mask(options: dict | None, num_envs: int) -> np.ndarray | None:
+    """`options["reset_mask"]` as a (num_envs,) bool array; None when not given."""
+    if not options or "reset_mask" not in options:
+        return None
+    mask = np.asarray(options["reset_mask"], dtype=bool)
+    if mask.shape != (num_envs,):
+        raise ValueError(
+            f"options['reset_mask'] must have shape ({num_envs},), got {mask.shape}")
+    return mask
+
+
+def check_reset_first(reset_once: bool) -> None:
+    if not reset_once:
+        raise RuntimeError("step() called before reset(): expected env.reset() first")
+
+
+def check_open(closed: bool, what: str) -> None:
+    if closed:
+        raise RuntimeError(f"{what}() called after close(): expected an open env (make a new one)")

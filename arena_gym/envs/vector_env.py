@@ -35,7 +35,13 @@ from gymnasium.vector.utils import batch_space
 from arena_gym.config import EnvConfig, load_config
 from arena_gym.envs.core import NavigationCore, StepResult
 from arena_gym.envs.rendering import RENDER_MODES, check_render_mode
-from arena_gym.envs.validation import check_actions
+from arena_gym.envs.validation import (
+    check_actions,
+    check_num_envs,
+    check_open,
+    check_reset_first,
+    reset_mask,
+)
 from arena_gym.render.env_view import EnvView
 from arena_gym.tasks.curriculum import Curriculum
 
@@ -49,8 +55,7 @@ class ArenaVectorEnv(VectorEnv):
 
     def __init__(self, num_envs: int = 1, config: str | None = None,
                  render_mode: str | None = None, **overrides: Any) -> None:
-        if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
-            raise ValueError(f"num_envs: expected an integer >= 1, got {num_envs!r}")
+        check_num_envs(num_envs)
         self.render_mode = check_render_mode(render_mode)
         self.cfg: EnvConfig = load_config(config, **overrides)
         self.num_envs = num_envs
@@ -65,16 +70,11 @@ class ArenaVectorEnv(VectorEnv):
         self._reset_once = False
 
     def reset(self, *, seed: int | list[int] | None = None, options: dict | None = None):
-        self._check_open("reset")
+        check_open(self.closed, "reset")
         seeds = per_env_seeds(seed, self.num_envs)
         super().reset(seed=seeds[0])  # Gymnasium's own generator takes one int
-        mask = np.ones(self.num_envs, bool)
-        if options and "reset_mask" in options:
-            mask = np.asarray(options["reset_mask"], dtype=bool)
-            if mask.shape != (self.num_envs,):
-                raise ValueError(
-                    f"options['reset_mask'] must have shape ({self.num_envs},), got {mask.shape}"
-                )
+        mask = reset_mask(options, self.num_envs)
+        mask = np.ones(self.num_envs, bool) if mask is None else mask
         envs = list(np.flatnonzero(mask))
         for e in envs:
             if seeds[e] is not None or not self._reset_once:
@@ -87,9 +87,8 @@ class ArenaVectorEnv(VectorEnv):
         return obs, {}
 
     def step(self, actions: Any):
-        self._check_open("step")
-        if not self._reset_once:
-            raise RuntimeError("step() called before reset(): expected env.reset() first")
+        check_open(self.closed, "step")
+        check_reset_first(self._reset_once)
         actions = check_actions(actions, self.action_space, self.num_envs)
         twist = self.core.twist(actions)
         active = ~self._ended
@@ -124,11 +123,6 @@ class ArenaVectorEnv(VectorEnv):
     def close_extras(self, **kwargs: Any) -> None:
         self.view.close()
         self.core.close()
-
-    def _check_open(self, what: str) -> None:
-        if self.closed:
-            raise RuntimeError(
-                f"{what}() called after close(): expected an open env (make a new one)")
 
 
 def per_env_seeds(seed: int | list[int] | None, n: int) -> list[int | None]:
