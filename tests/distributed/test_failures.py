@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 
 import numpy as np
 import pytest
@@ -20,13 +21,26 @@ def make(on_failure: str):
                                 max_episode_steps=50)
 
 
+def kill(ray, actor) -> None:
+    """ray.kill, then wait until calls see the actor dead (a kill is asynchronous)."""
+    ray.kill(actor)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            ray.get(actor.spaces.remote())  # side-effect free: the actor is not dead yet
+        except ray.exceptions.RayActorError:
+            return
+        time.sleep(0.05)
+    raise AssertionError("the killed actor still answers after 60 s")
+
+
 def test_a_killed_actor_stops_the_run_naming_its_shard_and_envs(ray_cluster):
     from arena_gym.distributed import ShardDiedError
 
     env = make("raise")
     env.reset(seed=0)
     env.step(np.zeros((4, 2), np.float32))
-    ray_cluster.kill(env.actors[1])
+    kill(ray_cluster, env.actors[1])
     with pytest.raises(ShardDiedError, match=re.escape("shard 1 (envs 2-3) died: ")) as caught:
         env.step(np.zeros((4, 2), np.float32))
     assert (caught.value.shard, list(caught.value.env_ids)) == (1, [2, 3])
@@ -46,7 +60,7 @@ def test_with_restart_the_shard_is_recreated_and_reseeded_deterministically(ray_
         last, *_ = env.step(action)
         local.step(action)
     dead = env.actors[1]
-    ray_cluster.kill(dead)
+    kill(ray_cluster, dead)
     obs, reward, terminated, truncated, info = env.step(action)
     want, *_ = local.step(action)
     assert env.actors[1] is not dead and env.restarts == 1

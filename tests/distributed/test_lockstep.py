@@ -141,3 +141,16 @@ def test_wrapped_shards_equal_the_wrapped_local_env(ray_cluster):
         assert_identical(remote.step(a), local.step(a))
     remote.close()
     local.close()
+
+
+def test_render_gathers_every_shards_frames_in_env_order(ray_cluster):
+    local = ArenaVectorEnv(3, render_mode="rgb_array", render={"width": 64, "height": 48})
+    remote = distributed(3, render_mode="rgb_array", render={"width": 64, "height": 48})
+    local.reset(seed=9)
+    remote.reset(seed=9)
+    got, want = remote.render(), local.render()
+    assert len(got) == 3 and got[0].shape == (48, 64, 3)
+    assert [f.tobytes() for f in got] == [f.tobytes() for f in want]
+    assert len({f.tobytes() for f in got}) == 3  # three different rooms, each in its place
+    remote.close()
+    local.close()
