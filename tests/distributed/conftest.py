@@ -1,8 +1,11 @@
-"""One local Ray cluster per test process (per xdist worker), two CPUs, started on first use.
+"""One local Ray cluster per test process, two CPUs, started on first use and shut down at
+the session's end: under `pytest -n 2` each xdist worker that runs these tests has its own
+(side by side, ~10-20 s start each). Grouping them on one worker (`--dist loadgroup`) does
+not work with pytest 9.2 and pytest-xdist 3.8 (xdist renames `item._nodeid`, which pytest 9
+no longer reads).
 
 Its actors are real processes: they import this worktree's arena_gym through PYTHONPATH,
-which Ray's workers inherit. `.ci/run` groups these tests on one xdist worker
-(`--dist loadgroup`, mark `xdist_group("ray")`) so only one cluster starts.
+which Ray's workers inherit.
 """
 
 from __future__ import annotations

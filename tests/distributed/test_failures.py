@@ -11,8 +11,6 @@ import pytest
 from arena_gym.envs.vector_env import ArenaVectorEnv
 from tests.distributed.compare import assert_identical
 
-pytestmark = pytest.mark.xdist_group("ray")
-
 
 def make(on_failure: str):
     from arena_gym.distributed import DistributedVectorEnv

@@ -15,8 +15,6 @@ from gymnasium.wrappers.vector import RecordEpisodeStatistics
 from arena_gym.envs.vector_env import ArenaVectorEnv
 from tests.distributed.compare import assert_identical
 
-pytestmark = pytest.mark.xdist_group("ray")
-
 # short episodes and a curriculum that moves every two episodes: the stage each shard's
 # resets use must be the one the run's episodes, counted in env order, reached
 STAGED = {"max_episode_steps": 30,

@@ -11,8 +11,6 @@ from arena_gym.wrappers.policy_obs import flatten
 from tests.conftest import require
 from tests.distributed.compare import assert_identical
 
-pytestmark = pytest.mark.xdist_group("ray")
-
 
 @pytest.fixture
 def registry(ray_cluster):

@@ -10,8 +10,6 @@ from arena_gym.envs.vector_env import ArenaVectorEnv
 from tests.conftest import require
 from tests.distributed.compare import assert_identical
 
-pytestmark = pytest.mark.xdist_group("ray")
-
 
 @pytest.fixture(autouse=True)
 def sb3():
