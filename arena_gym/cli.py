@@ -175,10 +175,94 @@ def _parser() -> argparse.ArgumentParser:
         description="List every registry's entries (arena_gym.registry) and who registered "
                     "them, and the installed plugins that failed to load.")
     plugins.set_defaults(run=_plugins)
-    for command in (demo, train, evaluate, bench, version, plugins):  # after the command name too
+    ros = _ros_parser(commands)
+    bridge = commands.add_parser(
+        "bridge", help="serve the envs over ROS 2 (the Arena backend's topics and services)",
+        description=(
+            "Run the simulator headless and publish /clock, /tf, /tf_static and per robot "
+            "odom, scan, imu, joint_states (env 0 under /ROBOT, env i under /env_i/ROBOT), "
+            "take cmd_vel, and serve /mujoco/* (pause, unpause, step, reset_world, "
+            "spawn_prims, delete_prims, spawn_urdf, pedestrians). The rclpy node runs in the "
+            "venv of 'arena-gym ros setup'. SIGUSR1 prints every thread's stack."))
+    bridge.add_argument("--world", default="default", help="default (a room with random "
+                        "boxes) or empty (default: default)")
+    bridge.add_argument("--robot", default="builtin", help="builtin or a URDF file")
+    bridge.add_argument("--envs", type=_positive_int, default=1, metavar="N")
+    bridge.add_argument("--lockstep", action="store_true",
+                        help="start paused: only /mujoco/step advances the clock")
+    bridge.add_argument("--rt-factor", type=_positive_float, default=1.0,
+                        help="real-time factor when free-running (default: 1)")
+    bridge.add_argument("--seed", type=_seed, default=0)
+    bridge.add_argument("--venv", default=None, help="the ROS venv (default: as ros setup)")
+    bridge.set_defaults(run=_bridge)
+    rec = commands.add_parser(
+        "record", help="write the bridge's messages to an MCAP file (no ROS install needed)",
+        description=(
+            "Step the envs for the given sim seconds, every robot driving --cmd-vel, and "
+            "write the messages the ROS bridge publishes (/clock, /tf, /tf_static, odom, scan, "
+            "imu, joint_states) to an MCAP file with ROS 2 encoding, openable in Foxglove. "
+            "Needs: pip install 'arena_gym[record]'."))
+    rec.add_argument("--out", default="arena.mcap", help="the MCAP file (default: arena.mcap)")
+    rec.add_argument("--seconds", type=_positive_float, default=5.0)
+    rec.add_argument("--world", default="default", help="default or empty")
+    rec.add_argument("--robot", default="builtin", help="builtin or a URDF file")
+    rec.add_argument("--envs", type=_positive_int, default=1, metavar="N")
+    rec.add_argument("--cmd-vel", type=float, nargs=2, default=(0.0, 0.0),
+                     metavar=("V", "OMEGA"), help="every robot's command (m/s, rad/s)")
+    rec.add_argument("--seed", type=_seed, default=0)
+    rec.set_defaults(run=_record)
+    # --debug after the command name too
+    for command in (demo, train, evaluate, bench, version, plugins, ros, bridge, rec):
         command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                              help="show the Python traceback of an error")
     return parser
+
+
+def _ros_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    ros = commands.add_parser(
+        "ros", help="the ROS 2 bridge's own virtual environment",
+        description="Manage the virtual environment the ROS 2 bridge node runs in.")
+    sub = ros.add_subparsers(dest="ros_command", metavar="ACTION", parser_class=_Parser,
+                             required=True)
+    setup = sub.add_parser(
+        "setup", help="create the ROS 2 venv (idempotent)",
+        description=(
+            "Create (or check) a virtual environment with ROS 2 wheels: rclpy with FastDDS, "
+            "the message packages, and tf2_msgs plus arena_gym_interfaces built locally with "
+            "the rosidl toolchain from the wheels (needs cmake, a C/C++ compiler and "
+            "apt-get download for Debian's ament_cmake .debs). A second run returns at once."))
+    setup.add_argument("--distro", choices=("jazzy", "kilted"), default="jazzy")
+    setup.add_argument("--venv", default=None,
+                       help="where (default: $ARENA_GYM_ROS_VENV, else "
+                       "~/.cache/arena_gym/ros-DISTRO)")
+    setup.add_argument("--force", action="store_true", help="rebuild even when up to date")
+    setup.set_defaults(run=_ros_setup)
+    return ros
+
+
+def _ros_setup(args: argparse.Namespace) -> int:
+    from arena_gym.ros.setup_venv import setup
+
+    setup(args.venv, args.distro, force=args.force, progress=lambda m: print(m, flush=True))
+    return 0
+
+
+def _bridge(args: argparse.Namespace) -> int:
+    from arena_gym.ros.run import run
+
+    return run(args.world, args.robot, args.envs, args.lockstep, args.rt_factor, args.seed,
+               args.venv)
+
+
+def _record(args: argparse.Namespace) -> int:
+    from arena_gym.ros.record import record
+
+    counts = record(args.out, args.world, args.robot, args.envs, args.seconds,
+                    tuple(args.cmd_vel), args.seed)
+    print(f"wrote {sum(counts.values())} messages to {args.out}:")
+    for topic, count in sorted(counts.items()):
+        print(f"  {topic:32} {count}")
+    return 0
 
 
 def _config_args(parser: argparse.ArgumentParser) -> None:

@@ -130,7 +130,10 @@ def test_pickled_weights_are_refused(run, tmp_path, capsys):
      "reactive: expected action=continuous, got discrete"),
     (["fly"],
      "argument COMMAND: invalid choice: 'fly' (choose from 'demo', 'train', 'eval', 'bench', "
-     "'version', 'plugins')"),
+     "'version', 'plugins', 'ros', 'bridge', 'record')"),
+    (["bridge", "--world", "moon"], "--world: expected one of ['default', 'empty'], got 'moon'"),
+    (["record", "--robot", "/no/robot.urdf"],
+     "--robot: expected 'builtin' or a URDF file, got '/no/robot.urdf'"),
 ])
 def test_user_mistakes_are_one_line_and_leave_no_files(tmp_path, monkeypatch, capsys, argv,
                                                        message):

@@ -1,0 +1,113 @@
+"""The simulator side of the `/mujoco/*` services: one function per command, each a thin
+call of the scene store's or simulator's public method (they validate). A failure is an
+answer (success False, the error's text), never the end of the server."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from arena_gym.scene.pedestrians import Pedestrian
+from arena_gym.scene.records import Prim
+from arena_gym.sim.simulator import Simulator
+
+Reply = dict[str, Any]
+
+
+class Commands:
+    """Executes commands on `sim`; `robot` is the bridged robot (cmd_vel's target)."""
+
+    def __init__(self, sim: Simulator, robot: str, on_reset: Callable[[int], None]) -> None:
+        self.sim, self.store, self.robot = sim, sim.store, robot
+        self.paused = True
+        self._on_reset = on_reset
+
+    def run(self, message: dict) -> Reply:
+        op = message.get("op", "")
+        handler = getattr(self, f"_{op}", None)
+        if handler is None:
+            return {"success": False, "message": f"unknown command {op!r}"}
+        try:
+            return {"success": True, "message": "", **(handler(message) or {})}
+        except (ValueError, KeyError, TypeError, IndexError, OSError) as exc:
+            text = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
+            return {"success": False, "message": f"{op}: {text or type(exc).__name__}"}
+
+    def _env(self, message: dict) -> int:
+        env = message.get("env")
+        n = self.store.num_envs
+        if not isinstance(env, int) or not 0 <= env < n:
+            raise ValueError(f"unknown env_id {env!r}: expected 0 <= env_id < {n}")
+        return env
+
+    # ------------------------------------------------------------ simulation
+    def _pause(self, message: dict) -> Reply:
+        self.paused = True
+        return {"message": f"paused at {self.sim.clock:.3f} s"}
+
+    def _unpause(self, message: dict) -> Reply:
+        self.paused = False
+        return {"message": f"running from {self.sim.clock:.3f} s"}
+
+    def _step(self, message: dict) -> Reply:
+        steps = message.get("steps")
+        self.sim.step(steps)
+        return {"clock": self.sim.clock, "message": f"stepped {steps}"}
+
+    def _cmd_vel(self, message: dict) -> Reply:
+        vx, vy, wz = message["twist"]
+        twist = (vx, wz) if vy == 0.0 else (vx, vy, wz)
+        self.sim.set_cmd_vel(self._env(message), self.robot, *twist)
+        return {}
+
+    # ------------------------------------------------------------ scene
+    def _reset_world(self, message: dict) -> Reply:
+        env = self._env(message)
+        self.store.delete_prims(env, [n for n in self.store.names(env) if n != self.robot])
+        self.sim.reset_envs([env])
+        self._on_reset(env)
+        return {}
+
+    def _spawn_prims(self, message: dict) -> Reply:
+        env = self._env(message)
+        prims = [Prim(p["name"], pose=tuple(p["pose"]), scale=tuple(p["scale"]),
+                      movable=bool(p["movable"])) for p in message["prims"]]
+        if not prims:
+            raise ValueError("expected at least one prim, got none")
+        taken = set(self.store.names(env)) & {p.name for p in prims}
+        if taken:
+            raise ValueError(f"names already in env {env}: {sorted(taken)}")
+        return {"names": self.store.spawn_prims(env, prims)}
+
+    def _delete_prims(self, message: dict) -> Reply:
+        env = self._env(message)
+        names = list(message["names"])
+        if self.robot in names:
+            raise ValueError(f"{self.robot!r} is the bridged robot; expected other names")
+        deleted = self.store.delete_prims(env, names)
+        if not deleted:
+            raise ValueError(f"nothing in env {env} matches {names}; it has "
+                             f"{self.store.names(env)}")
+        return {"deleted": deleted}
+
+    def _spawn_urdf(self, message: dict) -> Reply:
+        env = self._env(message)
+        self.store.spawn_urdf(env, message["name"], message["urdf"], pose=tuple(message["pose"]))
+        return {}
+
+    def _peds(self, message: dict) -> list[Pedestrian]:
+        return [Pedestrian(name, pose=(x, y, yaw)) for name, x, y, yaw in message["pedestrians"]]
+
+    def _spawn_pedestrians(self, message: dict) -> Reply:
+        env = self._env(message)
+        peds = self._peds(message)
+        self.store.spawn_pedestrians(peds, env)
+        return {"names": [p.name for p in peds]}
+
+    def _move_pedestrians(self, message: dict) -> Reply:
+        self.store.move_pedestrians(self._peds(message), self._env(message))
+        return {}
+
+    def _delete_pedestrians(self, message: dict) -> Reply:
+        env = self._env(message)
+        return {"deleted": self.store.delete_pedestrians(message["names"], env).get(env, [])}

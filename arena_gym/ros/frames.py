@@ -1,0 +1,156 @@
+"""What the bridge publishes, taken from the sensors layer: the frame layout, the static
+description the node needs (namespaces, frames, lidar geometry, sensor mounts), and the
+tick hook that copies the readings into a shared-memory slot.
+
+One path: odometry, scan and IMU are the SensorSuite's readings (the arrays a policy sees),
+copied as they are; joint states are the simulator's qpos/qvel columns of the robot's
+joints. Nothing here casts a ray or reads a sensor of its own.
+"""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+
+from arena_gym.scene.store import SceneStore
+from arena_gym.sensors.readings import ImuReading, LidarReading, OdometryReading, Reading
+from arena_gym.sensors.suite import SensorSuite
+from arena_gym.sim.simulator import Simulator
+
+ROLES = {"odom": OdometryReading, "scan": LidarReading, "imu": ImuReading}
+
+
+def namespace(env: int, robot: str) -> str:
+    """A robot's ROS namespace: `robot` in env 0 (as the Arena backend's single world),
+    `env_<e>/robot` in the others."""
+    return robot if env == 0 else f"env_{env}/{robot}"
+
+
+def role_readings(suite: SensorSuite, robot: str) -> dict[str, Reading]:
+    """The first odometry, lidar and IMU reading of `robot`, by role (odom, scan, imu)."""
+    out: dict[str, Reading] = {}
+    for reading in suite.readings.values():
+        for role, kind in ROLES.items():
+            if reading.robot == robot and isinstance(reading, kind) and role not in out:
+                out[role] = reading
+    if "odom" not in out:
+        raise ValueError(f"bridge: the sensor suite has no odometry of robot {robot!r}; "
+                         f"expected an OdometrySpec (it has {list(suite.readings)})")
+    return out
+
+
+def layout(readings: dict[str, Reading], num_envs: int, njoints: int) -> dict:
+    """{name: (shape, dtype)} of one frame."""
+    out: dict[str, tuple[list[int], str]] = {"clock": ([1], "f8")}
+    for role, reading in readings.items():
+        for field, array in reading.data.items():
+            out[f"{role}.{field}"] = (list(array.shape), array.dtype.str)
+        for field in ("valid", "fresh", "stamp"):
+            array = getattr(reading, field)
+            out[f"{role}.{field}"] = (list(array.shape), array.dtype.str)
+    out["joint_pos"] = ([num_envs, njoints], "f8")
+    out["joint_vel"] = ([num_envs, njoints], "f8")
+    return out
+
+
+def joint_columns(store: SceneStore, env: int, robot: str) -> tuple[list[str], list[int],
+                                                                       list[int]]:
+    """(names without the env prefix, qpos columns, qvel columns) of the robot's joints."""
+    info = store.robot(env, robot)
+    model = store.model(env)
+    names, qpos, qvel = [], [], []
+    for full in [*info.wheel_joints, *info.servo_joints]:
+        joint = model.joint(full)
+        names.append(full.removeprefix(info.prefix))
+        qpos.append(int(joint.qposadr[0]))
+        qvel.append(int(joint.dofadr[0]))
+    return names, qpos, qvel
+
+
+def mount_transforms(store: SceneStore, robot: str) -> list[dict]:
+    """Each sensor mount's pose in the robot's base frame (env 0's model, at qpos0)."""
+    info = store.robot(0, robot)
+    model = store.model(0)
+    data = mujoco.MjData(model)
+    mujoco.mj_kinematics(model, data)
+    base = model.body(info.root_body).id
+    base_pos, base_mat = data.xpos[base], data.xmat[base].reshape(3, 3)
+    out = []
+    for mount in info.sensor_mounts:
+        if mount.site:
+            i = model.site(mount.site).id
+            pos, mat = data.site_xpos[i], data.site_xmat[i].reshape(3, 3)
+        else:
+            i = model.body(mount.body).id
+            pos, mat = data.xpos[i], data.xmat[i].reshape(3, 3)
+        quat = np.empty(4)
+        mujoco.mju_mat2Quat(quat, (base_mat.T @ mat).ravel())
+        out.append({"child": mount.name, "xyz": (base_mat.T @ (pos - base_pos)).tolist(),
+                    "quat": quat.tolist()})
+    return out
+
+
+def describe(sim: Simulator, suite: SensorSuite, robot: str) -> dict:
+    """The static part of the bridge (everything but the per-tick arrays)."""
+    store = sim.store
+    readings = role_readings(suite, robot)
+    names, _, _ = joint_columns(store, 0, robot)
+    info = store.robot(0, robot)
+    robots = [{"env": e, "ns": namespace(e, robot), "base": info.root_body.removeprefix(
+        info.prefix), "joints": names} for e in range(store.num_envs)]
+    lidar = readings.get("scan")
+    meta: dict = {"dt": sim.timestep, "tick_steps": sim.tick_steps, "robots": robots,
+                  "static": mount_transforms(store, robot), "lidar": None, "imu": None}
+    if isinstance(lidar, LidarReading):
+        meta["lidar"] = {"frame": lidar.sensor, "angle_min": float(lidar.angle_min),
+                         "angle_max": float(lidar.angle_max),
+                         "angle_increment": float(lidar.angle_increment),
+                         "range_min": float(lidar.range_min),
+                         "range_max": float(lidar.range_max),
+                         "scan_time": float(lidar.scan_time)}
+    if "imu" in readings:
+        meta["imu"] = {"frame": readings["imu"].sensor}
+    meta["layout"] = layout(readings, store.num_envs, len(names))
+    return meta
+
+
+class FrameWriter:
+    """Copies the readings and joint states into a frame slot after every tick."""
+
+    def __init__(self, sim: Simulator, suite: SensorSuite, robot: str) -> None:
+        self.sim, self.robot = sim, robot
+        self.readings = role_readings(suite, robot)
+        self._layout_version: tuple[int, ...] | None = None
+        self._cols: tuple[np.ndarray, np.ndarray] | None = None
+
+    def _joint_cols(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """Shared qpos/qvel columns of the robot's joints (None: the envs' layouts differ)."""
+        if self._layout_version != self.sim.layout_version:
+            store = self.sim.store
+            cols = {tuple(map(tuple, joint_columns(store, e, self.robot)[1:]))
+                    for e in range(store.num_envs)}
+            self._cols = (tuple(np.array(c) for c in cols.pop())  # type: ignore[assignment]
+                          if len(cols) == 1 else None)
+            self._layout_version = self.sim.layout_version
+        return self._cols
+
+    def write(self, slot: dict[str, np.ndarray]) -> None:
+        slot["clock"][0] = self.sim.clock
+        for role, reading in self.readings.items():
+            for field, array in reading.data.items():
+                slot[f"{role}.{field}"][...] = array
+            slot[f"{role}.valid"][...] = reading.valid
+            slot[f"{role}.fresh"][...] = reading.fresh
+            slot[f"{role}.stamp"][...] = reading.stamp
+        if slot["joint_pos"].shape[1]:
+            cols = self._joint_cols()
+            if cols is not None:
+                slot["joint_pos"][...] = self.sim.gather("qpos", cols[0])
+                slot["joint_vel"][...] = self.sim.gather("qvel", cols[1])
+            else:  # layouts differ (a robot was spawned into one env): env by env
+                store = self.sim.store
+                for e in range(store.num_envs):
+                    _, qpos, qvel = joint_columns(store, e, self.robot)
+                    data = store.data(e)
+                    slot["joint_pos"][e] = data.qpos[qpos]
+                    slot["joint_vel"][e] = data.qvel[qvel]

@@ -1,0 +1,221 @@
+"""A frame (the per-tick arrays of frames.py) as serialized ROS 2 messages: the one encoder
+of everything the bridge sends. The node publishes these bytes as they are
+(`Publisher.publish(bytes)`), the MCAP recorder writes the same bytes: one path, and no
+ROS install is needed to record.
+
+Only the standard library and numpy: the node loads this module by path in the ROS venv.
+Encoding: CDR little endian with its 4-byte encapsulation header (what FastDDS and rosbag2
+use); every primitive aligned to its size, counted from after the header.
+
+Order per frame, as the node publishes: /tf (every robot of every env), then per robot
+odom, scan, imu (those sampled this tick, at their own stamps) and joint_states, then
+/clock: the clock never runs ahead of the transforms.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterator
+
+import numpy as np
+
+Message = tuple[str, str, bytes, int]  # topic, type, CDR bytes, stamp (ns)
+_ZEROS_36 = np.zeros(36).tobytes()
+_ZEROS_9 = np.zeros(9).tobytes()
+
+
+class Cdr:
+    """Appends CDR fields to a buffer, aligning each to its size."""
+
+    def __init__(self) -> None:
+        self.buf = bytearray(b"\x00\x01\x00\x00")  # CDR_LE encapsulation
+
+    def _align(self, n: int) -> None:
+        pad = -(len(self.buf) - 4) % n
+        if pad:
+            self.buf += b"\x00" * pad
+
+    def u32(self, v: int) -> None:
+        self._align(4)
+        self.buf += struct.pack("<I", v)
+
+    def time(self, ns: int) -> int:
+        self._align(4)
+        at = len(self.buf)
+        self.buf += struct.pack("<iI", ns // 1_000_000_000, ns % 1_000_000_000)
+        return at
+
+    def string(self, s: str) -> None:
+        data = s.encode()
+        self.u32(len(data) + 1)
+        self.buf += data + b"\x00"
+
+    def f32s(self, values: tuple[float, ...] | list[float]) -> None:
+        self._align(4)
+        self.buf += struct.pack(f"<{len(values)}f", *values)
+
+    def f64_bytes(self, data: bytes) -> int:
+        """Doubles already packed little endian (a fixed array or xyz fields); returns
+        where they start."""
+        self._align(8)
+        at = len(self.buf)
+        self.buf += data
+        return at
+
+    def f64s(self, values) -> int:
+        return self.f64_bytes(np.asarray(values, dtype="<f8").tobytes())
+
+    def f64_seq(self, values: np.ndarray) -> None:
+        self.u32(len(values))
+        if len(values):
+            self.f64s(values)
+
+    def f32_seq(self, values: np.ndarray) -> None:
+        self.u32(len(values))
+        if len(values):
+            self._align(4)
+            self.buf += np.asarray(values, dtype="<f4").tobytes()
+
+    def header(self, ns: int, frame_id: str) -> int:
+        at = self.time(ns)
+        self.string(frame_id)
+        return at
+
+    def quat(self, wxyz: np.ndarray) -> int:  # ROS order: x, y, z, w
+        return self.f64s((wxyz[1], wxyz[2], wxyz[3], wxyz[0]))
+
+
+class Template:
+    """A message whose layout is fixed (its strings and sequence lengths known): encoded
+    once with zeros, then each message is a copy with the stamp and the doubles written
+    at their offsets (a few microseconds instead of a field-by-field encode)."""
+
+    def __init__(self, cdr: Cdr, stamp_at: int, doubles_at: list[int]) -> None:
+        self.data, self.stamp_at, self.doubles_at = bytes(cdr.buf), stamp_at, doubles_at
+
+    def fill(self, ns: int, *doubles: np.ndarray) -> bytes:
+        buf = bytearray(self.data)
+        struct.pack_into("<iI", buf, self.stamp_at, ns // 1_000_000_000, ns % 1_000_000_000)
+        for at, values in zip(self.doubles_at, doubles, strict=True):
+            raw = values.astype("<f8", copy=False).tobytes()
+            buf[at:at + len(raw)] = raw
+        return bytes(buf)
+
+
+_XYZW = [1, 2, 3, 0]  # (w, x, y, z) -> ROS's (x, y, z, w)
+
+
+def odom_template(ns: str, base: str) -> Template:
+    c = Cdr()
+    stamp_at = c.header(0, f"{ns}/odom")
+    c.string(f"{ns}/{base}")
+    pose = c.f64s(np.zeros(7))
+    c.f64_bytes(_ZEROS_36)
+    twist = c.f64s(np.zeros(6))
+    c.f64_bytes(_ZEROS_36)
+    return Template(c, stamp_at, [pose, twist])
+
+
+def imu_template(frame: str) -> Template:
+    c = Cdr()
+    stamp_at = c.header(0, frame)
+    orientation = c.f64s(np.zeros(4))
+    c.f64_bytes(_ZEROS_9)
+    gyro = c.f64s(np.zeros(3))
+    c.f64_bytes(_ZEROS_9)
+    accel = c.f64s(np.zeros(3))
+    c.f64_bytes(_ZEROS_9)
+    return Template(c, stamp_at, [orientation, gyro, accel])
+
+
+def joints_template(names: list[str]) -> Template:
+    c = Cdr()
+    stamp_at = c.header(0, "")
+    c.u32(len(names))
+    for name in names:
+        c.string(name)
+    c.u32(len(names))
+    position = c.f64s(np.zeros(len(names)))
+    c.u32(len(names))
+    velocity = c.f64s(np.zeros(len(names)))
+    c.u32(0)  # no efforts
+    return Template(c, stamp_at, [position, velocity])
+
+
+def nanos(t: float) -> int:
+    return int(round(t * 1e9))
+
+
+def tf_message(transforms: list[tuple[int, str, str, np.ndarray, np.ndarray]]) -> bytes:
+    """TFMessage of (stamp ns, parent, child, xyz, quat wxyz) transforms."""
+    c = Cdr()
+    c.u32(len(transforms))
+    for ns, parent, child, xyz, quat in transforms:
+        c.header(ns, parent)
+        c.string(child)
+        c.f64s(xyz)
+        c.quat(quat)
+    return bytes(c.buf)
+
+
+def clock_message(ns: int) -> bytes:
+    c = Cdr()
+    c.time(ns)
+    return bytes(c.buf)
+
+
+def static_messages(meta: dict) -> Iterator[Message]:
+    transforms = [(0, f"{r['ns']}/{r['base']}", f"{r['ns']}/{m['child']}",
+                   np.array(m["xyz"]), np.array(m["quat"]))
+                  for r in meta["robots"] for m in meta["static"]]
+    yield "/tf_static", "tf2_msgs/msg/TFMessage", tf_message(transforms), 0
+
+
+def _templates(meta: dict) -> dict:
+    cached = meta.get("_templates")
+    if cached is None:
+        imu = meta["imu"]
+        cached = meta["_templates"] = {
+            "odom": [odom_template(r["ns"], r["base"]) for r in meta["robots"]],
+            "imu": [imu_template(f"{r['ns']}/{imu['frame']}") if imu else None
+                    for r in meta["robots"]],
+            "joints": [joints_template(r["joints"]) for r in meta["robots"]],
+        }
+    return cached
+
+
+def frame_messages(meta: dict, f: dict[str, np.ndarray]) -> Iterator[Message]:
+    now = nanos(float(f["clock"][0]))
+    transforms = [(now, f"{r['ns']}/odom", f"{r['ns']}/{r['base']}",
+                   f["odom.position"][r["env"]], f["odom.orientation"][r["env"]])
+                  for r in meta["robots"] if f["odom.valid"][r["env"]]]
+    yield "/tf", "tf2_msgs/msg/TFMessage", tf_message(transforms), now
+    lidar, imu = meta["lidar"], meta["imu"]
+    templates = _templates(meta)
+    pose = np.concatenate([f["odom.position"], f["odom.orientation"][:, _XYZW]], axis=1)
+    twist = np.concatenate([f["odom.linear_velocity"], f["odom.angular_velocity"]], axis=1)
+    imu_quat = f["imu.orientation"][:, _XYZW] if imu else None
+    for r in meta["robots"]:
+        e, ns = r["env"], r["ns"]
+        if f["odom.fresh"][e]:
+            t = nanos(float(f["odom.stamp"][e]))
+            yield (f"/{ns}/odom", "nav_msgs/msg/Odometry",
+                   templates["odom"][e].fill(t, pose[e], twist[e]), t)
+        if lidar and f["scan.fresh"][e]:
+            t = nanos(float(f["scan.stamp"][e]))
+            c = Cdr()
+            c.header(t, f"{ns}/{lidar['frame']}")
+            c.f32s((lidar["angle_min"], lidar["angle_max"], lidar["angle_increment"], 0.0,
+                    lidar["scan_time"], lidar["range_min"], lidar["range_max"]))
+            c.f32_seq(f["scan.ranges"][e])
+            c.u32(0)  # no intensities
+            yield f"/{ns}/scan", "sensor_msgs/msg/LaserScan", bytes(c.buf), t
+        if imu and f["imu.fresh"][e]:
+            t = nanos(float(f["imu.stamp"][e]))
+            yield (f"/{ns}/imu", "sensor_msgs/msg/Imu", templates["imu"][e].fill(
+                t, imu_quat[e], f["imu.angular_velocity"][e], f["imu.linear_acceleration"][e]),
+                t)
+        if r["joints"]:
+            yield (f"/{ns}/joint_states", "sensor_msgs/msg/JointState",
+                   templates["joints"][e].fill(now, f["joint_pos"][e], f["joint_vel"][e]), now)
+    yield "/clock", "rosgraph_msgs/msg/Clock", clock_message(now), now

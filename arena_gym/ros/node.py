@@ -1,0 +1,192 @@
+"""The bridge's rclpy node: runs in the ROS venv, started by arena_gym.ros.server.
+
+    <ros venv>/bin/python node.py --fd FD --meta META.json
+
+It imports only rclpy, the message packages, `wire.py` and `messages.py` (beside it, by
+path): never arena_gym. Per frame (one simulator tick) it publishes the messages that
+messages.py serializes, in its order (`/tf` first, `/clock` last: the clock never runs
+ahead of the transforms), as raw CDR bytes: building rclpy message objects field by field
+cost more than the physics. Service requests and `cmd_vel` become commands on the link;
+the simulator process answers them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import socket
+import sys
+import threading
+
+import arena_gym_interfaces.srv as srv
+import rclpy
+from builtin_interfaces.msg import Time
+from geometry_msgs.msg import Twist
+from nav_msgs.msg import Odometry
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.qos import DurabilityPolicy, QoSProfile
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import Imu, JointState, LaserScan
+from std_srvs.srv import Trigger
+from tf2_msgs.msg import TFMessage
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from messages import frame_messages, static_messages  # noqa: E402
+from wire import Frames, Link  # noqa: E402
+
+DEPTH = 1000  # bursts of requests from several envs are not dropped
+
+
+def stamp(t: float) -> Time:
+    sec = int(t // 1)
+    return Time(sec=sec, nanosec=min(int(round((t - sec) * 1e9)), 999_999_999))
+
+
+class BridgeNode:
+    def __init__(self, node: rclpy.node.Node, link: Link, meta: dict) -> None:
+        self.node, self.link, self.meta = node, link, meta
+        self.frames = Frames(meta["shm"], {k: tuple(v) for k, v in meta["layout"].items()},
+                             create=False)
+        self._ids = itertools.count(1)
+        self._replies: dict[int, dict] = {}
+        self._events: dict[int, threading.Event] = {}
+        qos = QoSProfile(depth=DEPTH)
+        latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        types = {"odom": Odometry, "scan": LaserScan, "imu": Imu, "joint_states": JointState}
+        self.publishers = {"/clock": node.create_publisher(Clock, "/clock", qos),
+                           "/tf": node.create_publisher(TFMessage, "/tf", qos)}
+        self.robots = meta["robots"]
+        for robot in self.robots:
+            ns = "/" + robot["ns"]
+            for name, kind in types.items():
+                if (name == "scan" and not meta["lidar"]) or (name == "imu" and not meta["imu"]):
+                    continue
+                self.publishers[f"{ns}/{name}"] = node.create_publisher(kind, f"{ns}/{name}", qos)
+            node.create_subscription(Twist, f"{ns}/cmd_vel",
+                                     lambda msg, env=robot["env"]: self._cmd_vel(env, msg), qos)
+        static = node.create_publisher(TFMessage, "/tf_static", latched)
+        for _, _, data, _ in static_messages(meta):
+            static.publish(data)
+        self._services(qos)
+
+    # ------------------------------------------------------------ services
+    def _services(self, qos: QoSProfile) -> None:
+        node = self.node
+        node.create_service(Trigger, "/mujoco/pause_simulation",
+                            lambda q, r: self._trigger("pause", r), qos_profile=qos)
+        node.create_service(Trigger, "/mujoco/unpause_simulation",
+                            lambda q, r: self._trigger("unpause", r), qos_profile=qos)
+        plain = {
+            "step": (srv.Step, lambda q: {"steps": q.steps}),
+            "reset_world": (srv.ResetWorld, lambda q: {"env": q.env_id}),
+            "spawn_prims": (srv.SpawnPrims, lambda q: {"env": q.env_id, "prims": [
+                {"name": p.name, "pose": [p.x, p.y, p.z, p.yaw],
+                 "scale": [p.scale.x, p.scale.y, p.scale.z], "movable": p.movable}
+                for p in q.prims]}),
+            "delete_prims": (srv.DeletePrims, lambda q: {"env": q.env_id, "names": list(q.names)}),
+            "spawn_urdf": (srv.SpawnUrdf, lambda q: {"env": q.env_id, "name": q.name,
+                                                     "urdf": q.urdf_path,
+                                                     "pose": [q.x, q.y, q.yaw]}),
+            "spawn_pedestrians": (srv.SpawnPedestrians, lambda q: {
+                "env": q.env_id, "pedestrians": [[p.name, p.x, p.y, p.yaw]
+                                                 for p in q.pedestrians]}),
+            "move_pedestrians": (srv.MovePedestrians, lambda q: {
+                "env": q.env_id, "pedestrians": [[p.name, p.x, p.y, p.yaw]
+                                                 for p in q.pedestrians]}),
+            "delete_pedestrians": (srv.DeletePedestrians,
+                                   lambda q: {"env": q.env_id, "names": list(q.names)}),
+        }
+        for op, (kind, fields) in plain.items():
+            node.create_service(kind, f"/mujoco/{op}",
+                                lambda q, r, op=op, fields=fields: self._call(op, fields(q), r),
+                                qos_profile=qos)
+
+    def request(self, op: str, fields: dict) -> dict:
+        """Send a command and wait for the simulator's reply (read by the reader thread)."""
+        k = next(self._ids)
+        event = threading.Event()
+        self._events[k] = event
+        self.link.send({"op": op, "id": k, **fields})
+        event.wait()
+        return self._replies.pop(k)
+
+    def _trigger(self, op: str, response: Trigger.Response) -> Trigger.Response:
+        reply = self.request(op, {})
+        response.success, response.message = reply["success"], reply["message"]
+        return response
+
+    def _call(self, op: str, fields: dict, response):
+        reply = self.request(op, fields)
+        response.success, response.message = reply["success"], reply["message"]
+        if "clock" in reply and hasattr(response, "clock"):
+            response.clock = stamp(reply["clock"])
+        for name in ("names", "deleted"):
+            if name in reply and hasattr(response, name):
+                setattr(response, name, reply[name])
+        return response
+
+    def _cmd_vel(self, env: int, msg: Twist) -> None:
+        self.link.send({"op": "cmd_vel", "env": env,
+                        "twist": [msg.linear.x, msg.linear.y, msg.angular.z]})
+
+    # ------------------------------------------------------------ reader thread
+    def read(self) -> None:
+        """Serve the link until the simulator closes it or says quit."""
+        while True:
+            try:
+                message = self.link.recv(None)
+            except (EOFError, OSError):
+                break
+            op = message.get("op")
+            if op == "frame":
+                self.publish(self.frames.slots[message["slot"]])
+                self.link.send({"op": "ack", "slot": message["slot"]})
+            elif op == "reply":
+                k = message["id"]
+                self._replies[k] = message
+                self._events.pop(k).set()
+            elif op == "quit":
+                break
+
+    def publish(self, f: dict) -> None:
+        """One frame: the serialized messages of messages.py, published as they are."""
+        for topic, _, data, _ in frame_messages(self.meta, f):
+            self.publishers[topic].publish(data)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--fd", type=int, required=True)
+    parser.add_argument("--meta", required=True)
+    args = parser.parse_args()
+    with open(args.meta) as fh:
+        meta = json.load(fh)
+    link = Link(socket.socket(fileno=args.fd))
+    rclpy.init()
+    node = rclpy.create_node("arena_gym_bridge")
+    bridge = BridgeNode(node, link, meta)
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    threading.Thread(target=spin, args=(executor,), name="bridge-executor", daemon=True).start()
+    link.send({"op": "ready"})
+    try:
+        bridge.read()  # until the simulator process ends (EOF) or says quit
+    except KeyboardInterrupt:
+        pass
+    rclpy.try_shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)  # the executor thread may sit in a DDS wait: do not join it
+
+
+def spin(executor: SingleThreadedExecutor) -> None:
+    try:
+        executor.spin()
+    except ExternalShutdownException:
+        pass
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,108 @@
+"""Fixtures of the ROS bridge tests: the ROS venv (built by `arena-gym ros setup` when
+missing; a failed build fails the tests under CI=true, never skips them), a lockstep bridge
+over two envs of the default world, and a probe: a separate, real rclpy process
+(tests/ros/probe_node.py) on loopback with a test-specific ROS_DOMAIN_ID."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+PROBE = Path(__file__).resolve().parent / "probe_node.py"
+
+
+@pytest.fixture(scope="session")
+def ros_venv() -> Path:
+    from arena_gym.ros.setup_venv import RosSetupError, setup
+
+    try:
+        return setup(progress=lambda m: print(m, file=sys.stderr))
+    except RosSetupError as exc:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"arena-gym ros setup failed: {exc}")
+        pytest.skip(f"no ROS venv (arena-gym ros setup failed: {exc})")
+
+
+@pytest.fixture(scope="module")
+def ros_env(ros_venv):
+    """Loopback discovery on a domain of this test process only."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+        mp.setenv("ROS_DOMAIN_ID", str(20 + os.getpid() % 80))
+        yield ros_venv
+
+
+class Probe:
+    """Drives probe_node.py: one JSON command per line, one answer per line."""
+
+    def __init__(self, venv: Path) -> None:
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("PYTHONPATH", "_ROS_WHEELS_BOOTSTRAP_COMPLETE")}
+        self.process = subprocess.Popen([str(venv / "bin" / "python"), str(PROBE)],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        text=True, env=env)
+
+    def ask(self, **command):
+        self.process.stdin.write(json.dumps(command) + "\n")
+        self.process.stdin.flush()
+        line = self.process.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the probe exited ({self.process.poll()}) on {command}")
+        return json.loads(line)["out"]
+
+    def listen(self, topic: str, kind: str) -> int:
+        return self.ask(do="listen", topic=topic, type=kind)
+
+    def take(self, topic: str, count: int = 0) -> list[dict]:
+        """The messages received since the last take, after waiting (10 s at most) for
+        `count` of them: a service's answer may arrive before the last messages it caused."""
+        if count:
+            self.ask(do="wait", topic=topic, count=count, timeout=10)
+        return self.ask(do="take", topic=topic)
+
+    def call(self, service: str, kind: str, **request) -> dict:
+        return self.ask(do="call", service=service, type=kind, request=request)
+
+    def step(self, steps: int) -> dict:
+        return self.call("/mujoco/step", "arena_gym_interfaces/srv/Step", steps=steps)
+
+    def close(self) -> None:
+        self.process.stdin.close()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+
+
+@pytest.fixture(scope="module")
+def bridge(ros_env):
+    """A lockstep bridge (paused) over 2 envs of the default world, served on a thread."""
+    from arena_gym.ros.run import build_envs
+    from arena_gym.ros.server import Bridge
+    from arena_gym.sensors.suite import SensorSuite
+    from arena_gym.sim.simulator import Simulator
+
+    store, name = build_envs("default", "builtin", 2, seed=0)
+    sim = Simulator(store, nthread=1)
+    suite = SensorSuite(sim, seed=0)
+    b = Bridge.start(sim, suite, name, venv=ros_env)
+    thread = threading.Thread(target=b.serve, kwargs={"lockstep": True}, daemon=True)
+    thread.start()
+    yield b
+    b.close()
+    thread.join(timeout=10)
+    suite.close()
+    sim.close()
+
+
+@pytest.fixture(scope="module")
+def probe(bridge, ros_env):
+    p = Probe(ros_env)
+    yield p
+    p.close()

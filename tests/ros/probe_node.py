@@ -1,0 +1,130 @@
+"""A separate, real rclpy process for the bridge tests (runs in the ROS venv).
+
+Reads one JSON command per line on stdin, answers one JSON line on stdout:
+  {"do": "listen", "topic": T, "type": "pkg/msg/Name"}   subscribe; wait for a publisher
+  {"do": "take", "topic": T}                             messages received since last take
+  {"do": "wait", "topic": T, "count": n, "timeout": s}   until n messages are buffered
+  {"do": "call", "service": S, "type": "pkg/srv/Name", "request": {...}}
+  {"do": "publish", "topic": T, "type": ..., "msg": {...}}
+Messages travel as dicts (nested fields, sequences as lists).
+"""
+
+from __future__ import annotations
+
+import array
+import importlib
+import json
+import os
+import sys
+import threading
+import time
+
+import rclpy
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.qos import DurabilityPolicy, QoSProfile
+
+
+def load(name: str):
+    pkg, kind, cls = name.split("/")
+    return getattr(importlib.import_module(f"{pkg}.{kind}"), cls)
+
+
+def to_dict(msg):
+    if hasattr(msg, "get_fields_and_field_types"):
+        return {k: to_dict(getattr(msg, k)) for k in msg.get_fields_and_field_types()}
+    if isinstance(msg, (list, tuple, array.array)) or type(msg).__name__ == "ndarray":
+        return [to_dict(v) for v in msg]
+    return msg
+
+
+def fill(msg, values: dict):
+    for key, value in values.items():
+        current = getattr(msg, key)
+        if hasattr(current, "get_fields_and_field_types"):
+            fill(current, value)
+        elif isinstance(value, list) and value and isinstance(value[0], dict):
+            # a sequence of messages: its element type
+            element = msg.SLOT_TYPES[msg.__slots__.index("_" + key)].value_type
+            cls = getattr(importlib.import_module(
+                ".".join(element.namespaces)), element.name)
+            setattr(msg, key, [fill(cls(), v) for v in value])
+        else:
+            setattr(msg, key, value)
+    return msg
+
+
+def spin(executor) -> None:
+    try:
+        executor.spin()
+    except ExternalShutdownException:
+        pass
+
+
+def main() -> None:
+    rclpy.init()
+    node = rclpy.create_node("arena_gym_probe")
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    threading.Thread(target=spin, args=(executor,), daemon=True).start()
+    buffers: dict[str, list] = {}
+    lock = threading.Lock()
+    publishers = {}
+    for line in sys.stdin:
+        cmd = json.loads(line)
+        do = cmd["do"]
+        out: object = None
+        if do == "listen":
+            topic = cmd["topic"]
+            buffers[topic] = []
+            qos = QoSProfile(depth=1000)
+            if topic == "/tf_static":
+                qos = QoSProfile(depth=10, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+            def keep(msg, topic=topic):
+                with lock:
+                    buffers[topic].append(to_dict(msg))
+
+            node.create_subscription(load(cmd["type"]), topic, keep, qos)
+            deadline = time.monotonic() + 20
+            while node.count_publishers(topic) == 0 and time.monotonic() < deadline:
+                time.sleep(0.02)
+            time.sleep(0.3)  # matching finishes on both sides
+            out = node.count_publishers(topic)
+        elif do == "take":
+            with lock:
+                out, buffers[cmd["topic"]] = buffers[cmd["topic"]], []
+        elif do == "wait":
+            deadline = time.monotonic() + cmd.get("timeout", 10)
+            while len(buffers[cmd["topic"]]) < cmd["count"] and time.monotonic() < deadline:
+                time.sleep(0.01)
+            out = len(buffers[cmd["topic"]])
+        elif do == "call":
+            kind = load(cmd["type"])
+            client = node.create_client(kind, cmd["service"])
+            if not client.wait_for_service(timeout_sec=20):
+                out = {"error": f"no service {cmd['service']}"}
+            else:
+                future = client.call_async(fill(kind.Request(), cmd["request"]))
+                deadline = time.monotonic() + 60
+                while not future.done() and time.monotonic() < deadline:
+                    time.sleep(0.002)
+                out = to_dict(future.result()) if future.done() else {"error": "timeout"}
+            node.destroy_client(client)
+        elif do == "publish":
+            key = cmd["topic"]
+            if key not in publishers:
+                publishers[key] = node.create_publisher(load(cmd["type"]), key, 10)
+                deadline = time.monotonic() + 20
+                while publishers[key].get_subscription_count() == 0 and \
+                        time.monotonic() < deadline:
+                    time.sleep(0.02)
+            publishers[key].publish(fill(load(cmd["type"])(), cmd["msg"]))
+            out = publishers[key].get_subscription_count()
+        print(json.dumps({"out": out}), flush=True)
+    rclpy.try_shutdown()
+    sys.stdout.flush()
+    os._exit(0)  # the executor thread may sit in a DDS wait: do not join it
+
+
+if __name__ == "__main__":
+    main()
