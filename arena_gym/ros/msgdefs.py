@@ -1,153 +1,115 @@
-"""ROS 2 message definitions (ros2msg text, dependencies appended as rosbag2 writes them)
-of the types the bridge publishes: what an MCAP file needs, with no ROS install.
-Generated from the Jazzy message packages' .msg files (comments dropped)."""
+"""ROS 2 message definitions (ros2msg) of the types the bridge publishes: what an MCAP
+file needs, with no ROS install. Each type's own fields once (copied from the Jazzy
+message packages' .msg files, comments dropped); `definition()` appends the dependencies
+as rosbag2 writes them."""
 
-MSGDEFS = {
-    'rosgraph_msgs/msg/Clock': (
-        'builtin_interfaces/Time clock\n'
-        '================================================================================\n'
-        'MSG: builtin_interfaces/Time\n'
-        'int32 sec\n'
-        'uint32 nanosec\n'
-    ),
-    'tf2_msgs/msg/TFMessage': (
-        'geometry_msgs/TransformStamped[] transforms\n'
-        '================================================================================\n'
-        'MSG: geometry_msgs/TransformStamped\n'
-        'std_msgs/Header header\n'
-        'string child_frame_id\n'
-        'Transform transform\n'
-        '================================================================================\n'
-        'MSG: std_msgs/Header\n'
-        'builtin_interfaces/Time stamp\n'
-        'string frame_id\n'
-        '================================================================================\n'
-        'MSG: builtin_interfaces/Time\n'
-        'int32 sec\n'
-        'uint32 nanosec\n'
-        '================================================================================\n'
-        'MSG: geometry_msgs/Transform\n'
-        'Vector3 translation\n'
-        'Quaternion rotation\n'
-        '================================================================================\n'
-        'MSG: geometry_msgs/Vector3\n'
-        'float64 x\n'
-        'float64 y\n'
-        'float64 z\n'
-        '================================================================================\n'
-        'MSG: geometry_msgs/Quaternion\n'
-        'float64 x 0\n'
-        'float64 y 0\n'
-        'float64 z 0\n'
-        'float64 w 1\n'
-    ),
-    'nav_msgs/msg/Odometry': (
-        'std_msgs/Header header\n'
-        'string child_frame_id\n'
-        'geometry_msgs/PoseWithCovariance pose\n'
-        'geometry_msgs/TwistWithCovariance twist\n'
-        '================================================================================\n'
-        'MSG: std_msgs/Header\n'
-        'builtin_interfaces/Time stamp\n'
-        'string frame_id\n'
-        '================================================================================\n'
-        'MSG: builtin_interfaces/Time\n'
-        'int32 sec\n'
-        'uint32 nanosec\n'
-        '================================================================================\n'
-        'MSG: geometry_msgs/PoseWithCovariance\n'
-        'Pose pose\n'
-        'float64[36] covariance\n'
-        '================================================================================\n'
-        'MSG: geometry_msgs/Pose\n'
-        'Point position\n'
-        'Quaternion orientation\n'
-        '================================================================================\n'
-        'MSG: geometry_msgs/Point\n'
-        'float64 x\n'
-        'float64 y\n'
-        'float64 z\n'
-        '================================================================================\n'
-        'MSG: geometry_msgs/Quaternion\n'
-        'float64 x 0\n'
-        'float64 y 0\n'
-        'float64 z 0\n'
-        'float64 w 1\n'
-        '================================================================================\n'
-        'MSG: geometry_msgs/TwistWithCovariance\n'
-        'Twist twist\n'
-        'float64[36] covariance\n'
-        '================================================================================\n'
-        'MSG: geometry_msgs/Twist\n'
-        'Vector3  linear\n'
-        'Vector3  angular\n'
-        '================================================================================\n'
-        'MSG: geometry_msgs/Vector3\n'
-        'float64 x\n'
-        'float64 y\n'
-        'float64 z\n'
-    ),
-    'sensor_msgs/msg/LaserScan': (
-        'std_msgs/Header header\n'
-        'float32 angle_min\n'
-        'float32 angle_max\n'
-        'float32 angle_increment\n'
-        'float32 time_increment\n'
-        'float32 scan_time\n'
-        'float32 range_min\n'
-        'float32 range_max\n'
-        'float32[] ranges\n'
-        'float32[] intensities\n'
-        '================================================================================\n'
-        'MSG: std_msgs/Header\n'
-        'builtin_interfaces/Time stamp\n'
-        'string frame_id\n'
-        '================================================================================\n'
-        'MSG: builtin_interfaces/Time\n'
-        'int32 sec\n'
-        'uint32 nanosec\n'
-    ),
-    'sensor_msgs/msg/Imu': (
-        'std_msgs/Header header\n'
-        'geometry_msgs/Quaternion orientation\n'
-        'float64[9] orientation_covariance\n'
-        'geometry_msgs/Vector3 angular_velocity\n'
-        'float64[9] angular_velocity_covariance\n'
-        'geometry_msgs/Vector3 linear_acceleration\n'
-        'float64[9] linear_acceleration_covariance\n'
-        '================================================================================\n'
-        'MSG: std_msgs/Header\n'
-        'builtin_interfaces/Time stamp\n'
-        'string frame_id\n'
-        '================================================================================\n'
-        'MSG: builtin_interfaces/Time\n'
-        'int32 sec\n'
-        'uint32 nanosec\n'
-        '================================================================================\n'
-        'MSG: geometry_msgs/Quaternion\n'
-        'float64 x 0\n'
-        'float64 y 0\n'
-        'float64 z 0\n'
-        'float64 w 1\n'
-        '================================================================================\n'
-        'MSG: geometry_msgs/Vector3\n'
-        'float64 x\n'
-        'float64 y\n'
-        'float64 z\n'
-    ),
-    'sensor_msgs/msg/JointState': (
-        'std_msgs/Header header\n'
-        'string[] name\n'
-        'float64[] position\n'
-        'float64[] velocity\n'
-        'float64[] effort\n'
-        '================================================================================\n'
-        'MSG: std_msgs/Header\n'
-        'builtin_interfaces/Time stamp\n'
-        'string frame_id\n'
-        '================================================================================\n'
-        'MSG: builtin_interfaces/Time\n'
-        'int32 sec\n'
-        'uint32 nanosec\n'
-    ),
+from __future__ import annotations
+
+import re
+
+FIELDS = {
+    "rosgraph_msgs/Clock": """\
+builtin_interfaces/Time clock""",
+    "builtin_interfaces/Time": """\
+int32 sec
+uint32 nanosec""",
+    "tf2_msgs/TFMessage": """\
+geometry_msgs/TransformStamped[] transforms""",
+    "geometry_msgs/TransformStamped": """\
+std_msgs/Header header
+string child_frame_id
+Transform transform""",
+    "std_msgs/Header": """\
+builtin_interfaces/Time stamp
+string frame_id""",
+    "geometry_msgs/Transform": """\
+Vector3 translation
+Quaternion rotation""",
+    "geometry_msgs/Vector3": """\
+float64 x
+float64 y
+float64 z""",
+    "geometry_msgs/Quaternion": """\
+float64 x 0
+float64 y 0
+float64 z 0
+float64 w 1""",
+    "nav_msgs/Odometry": """\
+std_msgs/Header header
+string child_frame_id
+geometry_msgs/PoseWithCovariance pose
+geometry_msgs/TwistWithCovariance twist""",
+    "geometry_msgs/PoseWithCovariance": """\
+Pose pose
+float64[36] covariance""",
+    "geometry_msgs/Pose": """\
+Point position
+Quaternion orientation""",
+    "geometry_msgs/Point": """\
+float64 x
+float64 y
+float64 z""",
+    "geometry_msgs/TwistWithCovariance": """\
+Twist twist
+float64[36] covariance""",
+    "geometry_msgs/Twist": """\
+Vector3  linear
+Vector3  angular""",
+    "sensor_msgs/LaserScan": """\
+std_msgs/Header header
+float32 angle_min
+float32 angle_max
+float32 angle_increment
+float32 time_increment
+float32 scan_time
+float32 range_min
+float32 range_max
+float32[] ranges
+float32[] intensities""",
+    "sensor_msgs/Imu": """\
+std_msgs/Header header
+geometry_msgs/Quaternion orientation
+float64[9] orientation_covariance
+geometry_msgs/Vector3 angular_velocity
+float64[9] angular_velocity_covariance
+geometry_msgs/Vector3 linear_acceleration
+float64[9] linear_acceleration_covariance""",
+    "sensor_msgs/JointState": """\
+std_msgs/Header header
+string[] name
+float64[] position
+float64[] velocity
+float64[] effort""",
 }
+TYPES = ("rosgraph_msgs/msg/Clock", "tf2_msgs/msg/TFMessage", "nav_msgs/msg/Odometry",
+         "sensor_msgs/msg/LaserScan", "sensor_msgs/msg/Imu", "sensor_msgs/msg/JointState")
+_PRIMITIVES = {"bool", "byte", "char", "float32", "float64", "int8", "uint8", "int16",
+               "uint16", "int32", "uint32", "int64", "uint64", "string", "wstring"}
+
+
+def _dependencies(name: str) -> list[str]:
+    package = name.split("/")[0]
+    out = []
+    for line in FIELDS[name].splitlines():
+        base = re.sub(r"\[.*\]", "", line.split()[0])
+        if base not in _PRIMITIVES:
+            out.append(base if "/" in base else
+                       "std_msgs/Header" if base == "Header" else f"{package}/{base}")
+    return out
+
+
+def definition(kind: str) -> str:
+    """The ros2msg schema text of `kind` ("pkg/msg/Name"): its fields, then each type it
+    uses (depth first, once) under a "MSG: pkg/Name" separator line."""
+    root = kind.replace("/msg/", "/")
+    order: list[str] = []
+
+    def visit(name: str) -> None:
+        for dep in _dependencies(name):
+            if dep not in order:
+                order.append(dep)
+                visit(dep)
+
+    visit(root)
+    parts = [FIELDS[root]] + [f"{'=' * 80}\nMSG: {name}\n{FIELDS[name]}" for name in order]
+    return "\n".join(parts) + "\n"

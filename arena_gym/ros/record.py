@@ -14,7 +14,7 @@ import numpy as np
 
 from arena_gym.ros.frames import FrameWriter, describe
 from arena_gym.ros.messages import frame_messages, static_messages
-from arena_gym.ros.msgdefs import MSGDEFS
+from arena_gym.ros.msgdefs import TYPES, definition
 from arena_gym.sensors.suite import SensorSuite
 from arena_gym.sim.simulator import Simulator
 
@@ -44,8 +44,8 @@ class Recorder:
         self._mcap = writer_class(self._file)
         self._mcap.start(profile="ros2", library="arena_gym")
         self._schemas = {name: self._mcap.register_schema(name, "ros2msg",
-                                                          "".join(text).encode())
-                         for name, text in MSGDEFS.items()}
+                                                          definition(name).encode())
+                         for name in TYPES}
         self._channels: dict[str, int] = {}
         self.counts: dict[str, int] = {}
         for message in static_messages(self.meta):
