@@ -105,6 +105,9 @@ class BridgeNode:
 
     def request(self, op: str, fields: dict) -> dict:
         """Send a command and wait for the simulator's reply (read by the reader thread)."""
+        if not self.meta["serving"]:
+            return {"success": False, "message": f"{op}: refused, this bridge is a sidecar "
+                    "of an env that drives the simulator"}
         k = next(self._ids)
         event = threading.Event()
         self._events[k] = event
@@ -128,6 +131,8 @@ class BridgeNode:
         return response
 
     def _cmd_vel(self, env: int, msg: Twist) -> None:
+        if not self.meta["serving"]:
+            return  # a sidecar: the env's policy drives
         self.link.send({"op": "cmd_vel", "env": env,
                         "twist": [msg.linear.x, msg.linear.y, msg.angular.z]})
 

@@ -51,15 +51,18 @@ class Bridge:
         self._publishing = True
 
     @classmethod
-    def start(cls, sim: Simulator, suite: SensorSuite, robot: str, venv: Path | None = None
-              ) -> Bridge:
-        """Start the node process; returns once it has created its topics and services."""
+    def start(cls, sim: Simulator, suite: SensorSuite, robot: str, venv: Path | None = None,
+              serving: bool = True) -> Bridge:
+        """Start the node process; returns once it has created its topics and services.
+        serving=False (a sidecar): the node refuses service calls and drops cmd_vel itself,
+        for someone else drives the simulator."""
         venv = Path(venv) if venv is not None else default_venv()
         if not venv_python(venv).exists():
             raise RosSetupError(f"no ROS venv at {venv}; expected one made by "
                                 "'arena-gym ros setup' (or set ARENA_GYM_ROS_VENV)")
         sim.stepping_groups()  # compile first: the description reads the models
         meta = describe(sim, suite, robot)
+        meta["serving"] = serving
         folder = tempfile.TemporaryDirectory(prefix="arena-bridge-",
                                              dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
         meta["shm"] = str(Path(folder.name) / "frames")
@@ -108,6 +111,10 @@ class Bridge:
         self._publishing = bool(on)
 
     def _on_tick(self, sim: Simulator) -> None:
+        self.publish_frame()
+
+    def publish_frame(self) -> None:
+        """Copy the current readings into the next free slot and hand it to the node."""
         slot = self._slot
         self._wait_free([slot])
         self.writer.write(self.frames.slots[slot])
