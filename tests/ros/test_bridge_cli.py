@@ -11,8 +11,17 @@ import time
 from pathlib import Path
 
 
+def node_of(pid: int) -> tuple[int, Path]:
+    """The bridge's node process and its shared-memory folder (from its --meta argument)."""
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    for child in children:
+        argv = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")
+        if b"--meta" in argv:
+            return int(child), Path(argv[argv.index(b"--meta") + 1].decode()).parent
+    raise AssertionError(f"no node process among {children}")
+
+
 def test_sigusr1_dumps_the_stacks_and_sigterm_ends_cleanly(ros_env, tmp_path):
-    before = set(Path("/dev/shm").glob("arena-bridge-*"))
     err = open(tmp_path / "stderr.txt", "w+")
     process = subprocess.Popen(
         [sys.executable, "-m", "arena_gym.cli", "bridge", "--world", "empty", "--lockstep",
@@ -21,6 +30,8 @@ def test_sigusr1_dumps_the_stacks_and_sigterm_ends_cleanly(ros_env, tmp_path):
         line = process.stdout.readline()
         assert line == ("bridge up: 1 env(s) of 'empty', robot 'robot', lockstep (paused; "
                         "/mujoco/step advances)\n")
+        node, folder = node_of(process.pid)
+        assert folder.is_dir()
         os.kill(process.pid, signal.SIGUSR1)
         time.sleep(1.0)
         assert process.poll() is None  # still serving
@@ -32,4 +43,5 @@ def test_sigusr1_dumps_the_stacks_and_sigterm_ends_cleanly(ros_env, tmp_path):
         if process.poll() is None:
             process.kill()
         err.close()
-    assert set(Path("/dev/shm").glob("arena-bridge-*")) == before
+    assert not folder.exists()  # the shared memory is gone
+    assert not Path(f"/proc/{node}").exists()  # and so is the node
