@@ -100,6 +100,9 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--seed", type=_seed, default=0)
     train.add_argument("--eval-every", type=_positive_float, default=90.0, metavar="S",
                        help="wall seconds between evaluations (default: 90)")
+    train.add_argument("--eval-episodes", type=_positive_int, default=100, metavar="N",
+                       help="episodes per evaluation (default: 100; long paths on maps "
+                       "make each one slow)")
     train.add_argument("--out", default="runs/arena", help="run folder (default: runs/arena)")
     train.add_argument("--no-progress", action="store_true", help="no progress bar")
     train.add_argument("--shards", type=_positive_int, default=None, metavar="K",
@@ -131,6 +134,10 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--video", default=None, metavar="DIR",
                           help="write env 0's episodes to DIR as MP4 (config `render` picks "
                           "the view; every env renders each step: few --num-envs is faster)")
+    evaluate.add_argument("--plot", default=None, metavar="DIR",
+                          help="draw each episode to DIR/episode_K.png: its world, the "
+                          "driven trajectory and (with paths.subgoal) the global path and "
+                          "subgoals (needs matplotlib: pip install 'arena_gym[bench]')")
     _config_args(evaluate)
     evaluate.set_defaults(run=_eval)
     bench = commands.add_parser(
@@ -268,7 +275,7 @@ def _record(args: argparse.Namespace) -> int:
 def _config_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", default=None,
                         help="a YAML config file, or a built-in one by name: default, "
-                        "staged, pedestrians")
+                        "staged, pedestrians, maps")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="override a config key, e.g. --set physics_dt=0.002 "
                         "--set reward.goal=20 (repeatable)")
@@ -320,6 +327,7 @@ def _train(args: argparse.Namespace) -> int:
         raise UsageError("--ray-address and --on-failure: expected with --shards")
     settings = TrainSettings(algo=args.algo, num_envs=args.num_envs, minutes=args.minutes,
                              timesteps=args.steps, seed=args.seed, eval_every_s=args.eval_every,
+                             eval_episodes=args.eval_episodes,
                              out=args.out, progress_bar=not args.no_progress,
                              distributed=distributed)
     out = train(settings, overrides)
@@ -345,11 +353,28 @@ def _eval(args: argparse.Namespace) -> int:
 
             env = record_video(env, args.video)
         policy = make_policy(args.policy, env, seed=args.seed, trust=args.trust_model)
-        summary = evaluate(env, policy, args.episodes, seed=args.seed)
+        summary = evaluate(env, policy, args.episodes, seed=args.seed,
+                           each=_plotter(args.plot, env) if args.plot else None)
     finally:
         env.close()
     print(f"{args.policy}: {summary.line()}")
     return 0
+
+
+def _plotter(folder: str, env):
+    """An `evaluate` callback drawing episode k to folder/episode_K.png."""
+    from pathlib import Path
+
+    from arena_gym.bench.plots import episode
+
+    layouts = env.unwrapped.core.layouts
+    out = Path(folder)
+
+    def draw(k: int, record: dict) -> None:
+        title = f"episode {k}: {record['result']}, {record['path_length']:.1f} m driven"
+        episode(out / f"episode_{k:03d}.png", layouts[record["env"]], record, title)
+
+    return draw
 
 
 def _bench(args: argparse.Namespace) -> int:

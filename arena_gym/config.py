@@ -220,6 +220,36 @@ class PluginConfig:
                f"a mapping, got {self.params!r}")
 
 
+class PathConfig:
+    """The global path (arena_gym.worlds.paths) and its subgoal: off unless `subgoal`."""
+
+    subgoal: bool = False  # plan a path per episode; obs["subgoal"] (distance, angle)
+    lookahead: Annotated[float, At(gt=0, le=100)] = 1.5  # m along the path, robot to subgoal
+    replan_distance: Annotated[float, At(gt=0, le=100)] = 1.0  # m off the path: re-plan
+    inflation: Annotated[float, At(ge=0, le=10)] = 0.1  # m of margin beyond the robot radius
+    resolution: Annotated[float, At(ge=0, le=10)] = 0.1  # m, coarsest planning cell wanted
+    # paths keep to the middle: a step within 0.5 m of the inflated walls costs up to
+    # 1 + wall_cost times its length, and a straightened segment keeps `comfort` m more from
+    # walls than the inflation (but near its ends); 0, 0: the shortest path
+    wall_cost: Annotated[float, At(ge=0, le=100)] = 0.0
+    comfort: Annotated[float, At(ge=0, le=10)] = 0.0
+    progress: str = "straight"  # reward progress: "straight" line or "path" length
+    min_length: Annotated[float, At(ge=0, le=1000)] = 0.0  # m, start to goal along the path
+    max_length: Annotated[float, At(ge=0, le=10_000)] = 0.0  # m, likewise; 0: no limit
+    # time limit: base + per_metre x path length (s), capped by max_episode_steps; 0: the cap
+    time_per_metre: Annotated[float, At(ge=0, le=1000)] = 0.0
+    time_base: Annotated[float, At(ge=0, le=100_000)] = 0.0
+    # m between a pool obstacle's footprint and the path (beyond the robot radius)
+    obstacle_clearance: Annotated[float, At(ge=0, le=10)] = 0.3
+
+    def __post_init__(self) -> None:
+        _check_ranges(self)
+        _check(self.progress in ("straight", "path"), "paths.progress",
+               f"'straight' or 'path', got {self.progress!r}")
+        _check(not self.max_length or self.max_length >= self.min_length, "paths.max_length",
+               f"0 or >= min_length ({self.min_length}), got {self.max_length}")
+
+
 @dataclass(frozen=True)
 class EnvConfig:
     """Everything an ArenaMujoco-v0 env needs. See configs/default.yaml."""
@@ -228,6 +258,8 @@ class EnvConfig:
     package_paths: tuple[str, ...] = ()
     model_params: str = ""  # path; "" looks next to the URDF
     world: str = "random"  # "random" rooms, or a ROS map.yaml
+    # several worlds: env e builds worlds[e % len] (overrides `world`); $VARs expand
+    worlds: tuple[str, ...] = ()
     scenario: str = ""  # an Arena scenario JSON (start/goal and statics)
     room_size: Annotated[float, At(ge=1, le=1000)] = 6.0  # m, "random" world
     obstacle_size: tuple[Metres, Metres] = (0.2, 0.6)  # m, box extents
@@ -259,6 +291,7 @@ class EnvConfig:
     optim: OptimConfig = field(default_factory=OptimConfig)
     sensors: tuple[SensorConfig, ...] = ()  # more sensors, e.g. a plugin's kind
     plugins: tuple[PluginConfig, ...] = ()  # runtime plugins, by registered type
+    paths: PathConfig = field(default_factory=PathConfig)
 
     def __post_init__(self) -> None:
         _check_ranges(self)
@@ -280,6 +313,11 @@ class EnvConfig:
                    f"0 <= min <= max <= num_pedestrians ({self.num_pedestrians}), got {(lo, hi)}")
         _check(not self.observe_pedestrians or self.num_pedestrians, "observe_pedestrians",
                f"0 without pedestrians (num_pedestrians is 0), got {self.observe_pedestrians}")
+        _check(not (self.worlds and self.scenario), "worlds",
+               f"no worlds with a scenario ({self.scenario!r}), got {self.worlds}")
+        _check(len(set(self.worlds)) <= 1 or not self.num_pedestrians, "worlds",
+               f"one world with pedestrians (num_pedestrians {self.num_pedestrians}: they "
+               f"walk one world's walls), got {len(set(self.worlds))}")
         lo, hi = self.obstacle_size
         _check(0 < lo <= hi, "obstacle_size", f"0 < min <= max, got {self.obstacle_size}")
         for lo, hi in self.curriculum.stages:
@@ -376,8 +414,8 @@ BUILTIN_CONFIGS = Path(__file__).resolve().parent / "configs"
 
 
 def config_path(name: str | Path) -> Path:
-    """A YAML file's path, or a built-in config's by name ("default", "staged", "pedestrians"): the
-    configs shipped in the package (the repository's configs/ links to them)."""
+    """A YAML file's path, or a built-in config's by name ("default", "staged", "pedestrians",
+    "maps"): the configs shipped in the package (the repository's configs/ links to them)."""
     path = Path(name)
     builtin = BUILTIN_CONFIGS / f"{path.name}.yaml"
     if not path.exists() and path.suffix == "" and path.parent == Path(".") and builtin.is_file():

@@ -8,7 +8,7 @@ One episode loop serves `arena-gym eval`, training's evaluations and the benchma
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,12 +45,16 @@ class EvalSummary:
         return text
 
 
-def evaluate(env: ArenaVectorEnv, policy: Policy, episodes: int, seed: int = 10_000) -> EvalSummary:
-    """`episodes` episodes of `policy`, episode k seeded `seed + k` (see run_episodes)."""
+def evaluate(env: ArenaVectorEnv, policy: Policy, episodes: int, seed: int = 10_000,
+             each: Callable[[int, dict[str, Any]], None] | None = None) -> EvalSummary:
+    """`episodes` episodes of `policy`, episode k seeded `seed + k` (see run_episodes);
+    `each(k, episode)` sees every episode as it ends (e.g. to plot it)."""
     results: list[str] = [""] * episodes
     paths, times = [], []
     social: dict[str, list[float]] = {key: [] for key in SOCIAL}
     for k, episode in run_episodes(env, policy, episodes, seed):
+        if each is not None:
+            each(k, episode)
         results[k] = episode["result"]
         if episode["result"] == "goal":
             paths.append(episode["path_length"])
@@ -83,7 +87,8 @@ def _social(values: dict[str, list[float]]) -> dict[str, float]:
 def run_episodes(env: ArenaVectorEnv, policy: Policy, episodes: int,
                  seed: int = 10_000) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield `(k, episode)` for k in 0..episodes-1 as they end, `episode` the env's
-    `episode_result` of that episode (result, metrics, trajectory, goal).
+    `episode_result` of that episode (result, metrics, trajectory, goal) and "env", the
+    env that ran it.
 
     Episode k is seeded `seed + k` whichever env runs it: an env whose episode ended is
     reset (`reset_mask`) with the next episode's seed, so the set of episodes depends on
@@ -110,7 +115,8 @@ def _run(env: ArenaVectorEnv, policy: Policy, episodes: int,
             results = info["episode_result"]
             for e in np.flatnonzero(info["_episode_result"]):
                 if owner[e] >= 0:
-                    yield int(owner[e]), {key: value[e] for key, value in results.items()}
+                    yield int(owner[e]), {**{key: value[e] for key, value in results.items()},
+                                          "env": int(e)}
         ended = terminated | truncated
         if not ended.any():
             continue

@@ -34,15 +34,16 @@ def reactive_policy(action_space: spaces.Box, angles: np.ndarray, max_range: flo
                     radius: float) -> Policy:
     """Turn toward the goal; slow down and steer away from the nearest obstacle ahead.
 
-    A potential-field controller on the scan: the goal attracts, beams closer than a safety
-    distance repel, and the heading error sets the turn rate.
+    A potential-field controller on the scan: the goal (the subgoal on the global path
+    where the observation has one) attracts, beams closer than a safety distance repel,
+    and the heading error sets the turn rate.
     """
     low, high = action_space.low, action_space.high
     safe = radius + 0.35
 
     def act(obs: dict[str, np.ndarray]) -> np.ndarray:
         scan = obs["scan"] * max_range if obs["scan"].max() <= 1.0 + 1e-6 else obs["scan"]
-        distance, bearing = obs["goal"][:, 0], obs["goal"][:, 1]
+        distance, bearing = obs["goal"][:, 0], obs.get("subgoal", obs["goal"])[:, 1]
         attract = np.column_stack([np.cos(bearing), np.sin(bearing)])
         push = np.clip((safe - scan) / safe, 0.0, 1.0) ** 2  # (n, beams)
         repel = -np.column_stack([(push * np.cos(angles)).sum(1), (push * np.sin(angles)).sum(1)])

@@ -33,18 +33,7 @@ def trajectories(path: Path, stage: str, layout: Any, records: list[dict[str, An
     are not drawn (they move between episodes)."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(5.5, 5.5))
-    grid = getattr(layout, "map", None)
-    if grid is not None:
-        h, w = grid.shape
-        x0, y0, _ = grid.origin
-        image = np.where(grid.occupied, 0.0, np.where(grid.free, 1.0, 0.8))
-        ax.imshow(image, cmap="gray", vmin=0, vmax=1, origin="upper",
-                  extent=(x0, x0 + w * grid.resolution, y0, y0 + h * grid.resolution))
-    else:
-        lo, hi = layout.bounds()
-        ax.add_patch(plt.Rectangle(lo, *(hi - lo), fill=False, lw=2, color="black"))
-        ax.set_xlim(lo[0] - 0.5, hi[0] + 0.5)
-        ax.set_ylim(lo[1] - 0.5, hi[1] + 0.5)
+    _world(plt, ax, layout)
     for r in records:
         xy = np.asarray(r["trajectory"])[:, :2]
         colour = COLOURS.get(r["result"], "gray")
@@ -57,6 +46,56 @@ def trajectories(path: Path, stage: str, layout: Any, records: list[dict[str, An
     ax.legend(loc="upper right", fontsize=8)
     ax.set_aspect("equal")
     ax.set_title(f"{stage}: {len(records)} episodes")
+    ax.set_xlabel("x (m)")
+    ax.set_ylabel("y (m)")
+    return _save(plt, fig, path)
+
+
+def _world(plt: Any, ax: Any, layout: Any) -> None:
+    """The walls of the layout's occupancy map (unknown cells light grey), or its room."""
+    grid = getattr(layout, "map", None)
+    if grid is not None:
+        h, w = grid.shape
+        x0, y0, _ = grid.origin
+        image = np.where(grid.occupied, 0.0, np.where(grid.free, 1.0, 0.8))
+        ax.imshow(image, cmap="gray", vmin=0, vmax=1, origin="upper",
+                  extent=(x0, x0 + w * grid.resolution, y0, y0 + h * grid.resolution))
+    else:
+        lo, hi = layout.bounds()
+        ax.add_patch(plt.Rectangle(lo, *(hi - lo), fill=False, lw=2, color="black"))
+        ax.set_xlim(lo[0] - 0.5, hi[0] + 0.5)
+        ax.set_ylim(lo[1] - 0.5, hi[1] + 0.5)
+
+
+def episode(path: Path, layout: Any, record: dict[str, Any], title: str) -> Path:
+    """One episode over its world, zoomed to it: the driven trajectory coloured by result,
+    the start (circle) and goal (cross), and where the task planned one the global path
+    (dashed) and the subgoal of every step (dots)."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6, 6))
+    _world(plt, ax, layout)
+    xy = np.asarray(record["trajectory"])[:, :2]
+    colour = COLOURS.get(str(record["result"]), "gray")
+    shown = [xy, np.asarray(record["goal"]).reshape(1, 2)]
+    if "global_path" in record:
+        planned = np.asarray(record["global_path"])
+        subgoals = np.asarray(record["subgoals"])
+        ax.plot(planned[:, 0], planned[:, 1], "--", color="tab:blue", lw=1.2,
+                label=f"global path {record['planned_length']:.1f} m")
+        ax.plot(subgoals[:, 0], subgoals[:, 1], ".", color="tab:cyan", ms=2, label="subgoals")
+        shown += [planned, subgoals]
+    ax.plot(xy[:, 0], xy[:, 1], color=colour, lw=1.5, label=f"driven: {record['result']}")
+    ax.plot(*xy[0], "o", color=colour, ms=5)
+    ax.plot(*np.asarray(record["goal"]), "x", color=colour, ms=8, mew=2)
+    points = np.concatenate(shown)
+    lo, hi = points.min(axis=0) - 1.5, points.max(axis=0) + 1.5
+    side = float((hi - lo).max())
+    mid = (lo + hi) / 2
+    ax.set_xlim(mid[0] - side / 2, mid[0] + side / 2)
+    ax.set_ylim(mid[1] - side / 2, mid[1] + side / 2)
+    ax.legend(loc="upper right", fontsize=8)
+    ax.set_aspect("equal")
+    ax.set_title(title)
     ax.set_xlabel("x (m)")
     ax.set_ylabel("y (m)")
     return _save(plt, fig, path)

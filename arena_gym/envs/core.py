@@ -50,7 +50,8 @@ from arena_gym.sim.simulator import Simulator
 from arena_gym.tasks import observation
 from arena_gym.tasks.curriculum import Curriculum
 from arena_gym.tasks.episodes import PARKED_Z, Episode, EpisodeSampler, ObstaclePool
-from arena_gym.tasks.layouts import make_layout
+from arena_gym.tasks.global_paths import GlobalPaths
+from arena_gym.tasks.layouts import env_layouts
 from arena_gym.tasks.metrics import EpisodeMetrics
 from arena_gym.tasks.rewards import StepOutcome, reward_terms, total
 from arena_gym.tasks.robot_params import load_robot_params
@@ -94,12 +95,19 @@ class NavigationCore:
         urdf, packages, params = resolve_robot(cfg)
         self.params = load_robot_params(params)
         bbox = cfg.optim.obstacles == "bbox"
-        self.layout = make_layout(cfg.world, cfg.scenario, cfg.room_size, self.params.radius,
-                                  cfg.model_paths, bbox)
+        # env e's world: worlds[e % len] (or `world`)
+        self.layouts = env_layouts(cfg.worlds or (cfg.world,), num_envs, cfg.scenario,
+                                   cfg.room_size, self.params.radius, cfg.model_paths, bbox)
+        self.layout = self.layouts[0]
         models = [load_model(name, cfg.model_paths) for name in cfg.obstacles]
         self.pool = ObstaclePool.make(cfg.obstacle_pool, cfg.obstacle_size, models, bbox)
-        self.sample = EpisodeSampler(self.layout, self.pool, self.params.radius,
-                                     cfg.start_clearance, cfg.min_start_goal_distance)
+        samplers = {id(layout): EpisodeSampler(layout, self.pool, self.params.radius,
+                                               cfg.start_clearance, cfg.min_start_goal_distance)
+                    for layout in self.layouts}
+        self._sampler_of = [samplers[id(layout)] for layout in self.layouts]
+        self.sample = self._sampler_of[0]
+        self.paths = GlobalPaths(num_envs, cfg, self.layouts, self.params.radius
+                                 ) if cfg.paths.subgoal else None
         self.store = SceneStore(num_envs, timestep=cfg.physics_dt,
                                 pedestrian_pool=cfg.pedestrian_pool)
         with warnings.catch_warnings():
@@ -108,7 +116,7 @@ class NavigationCore:
                 info = self.store.spawn_urdf(env, ROBOT, urdf, package_paths=packages,
                                              model_params=params)
                 self.robot = info if env == 0 else self.robot
-                self.layout.build(self.store, env)
+                self.layouts[env].build(self.store, env)
                 self.store.spawn_prims(env, self.pool.prims())
         self.sim = Simulator(self.store)
         # before the sensors bind: the pedestrian pool's one compile happens here
@@ -122,6 +130,9 @@ class NavigationCore:
         self._sampled_at = -1.0  # sim clock of the suite's last update
         self.extensions = Extensions(cfg, self._suite, ROBOT)  # config's sensors, plugins
         self.curriculum = Curriculum(cfg.curriculum)
+        self.max_steps: int | np.ndarray = cfg.max_episode_steps  # per env with paths
+        if self.paths is not None:
+            self.max_steps = np.full(num_envs, cfg.max_episode_steps, np.int64)
         self.metrics = EpisodeMetrics(num_envs, cfg.max_episode_steps,
                                       pedestrians=self.walkers is not None,
                                       personal_space=cfg.reward.pedestrian_safety_m)
@@ -172,6 +183,8 @@ class NavigationCore:
                                            np.array(p.high, np.float32))
         high_scan = 1.0 if self.cfg.scan.normalize else self.max_range
         self.observation_space = observation.observation_space(beams, high_scan, p.low, p.high)
+        if self.cfg.paths.subgoal:
+            self.observation_space["subgoal"] = self.observation_space["goal"]
         if self.cfg.observe_pedestrians:
             self.observation_space["pedestrians"] = observation.pedestrians_space(
                 self.cfg.observe_pedestrians)
@@ -244,6 +257,9 @@ class NavigationCore:
             "goal": self.goal_polar.astype(np.float32),
             "last_action": self.last_action.astype(np.float32),
         }
+        if self.paths is not None:
+            obs["subgoal"] = observation.goal_polar(self.paths.follower.subgoal(),
+                                                    self.pose).astype(np.float32)
         if self.cfg.observe_pedestrians:
             crowd = self.walkers.crowd  # type: ignore[union-attr]
             obs["pedestrians"] = observation.nearest_pedestrians(
@@ -264,7 +280,12 @@ class NavigationCore:
         self.sim.reset_envs(envs)
         episodes = []
         for e in envs:
-            ep = self.sample(self.rngs[e], self.curriculum.obstacles)
+            if self.paths is not None:
+                ep = self.paths.sample(e, self.rngs[e], self.curriculum.obstacles,
+                                       self.layouts[e], self.pool)
+                self.max_steps[e] = self.paths.time_limit(e)  # type: ignore[index]
+            else:
+                ep = self._sampler_of[e](self.rngs[e], self.curriculum.obstacles)
             self._place(e, ep)
             if self.walkers is not None:
                 self._place_walkers(e, ep)
@@ -276,6 +297,8 @@ class NavigationCore:
         self._read_pose()
         self.metrics.reset(mask, self.pose)
         self.distance[mask] = np.hypot(*(self.goal[mask] - self.pose[mask, :2]).T)
+        if self.paths is not None:
+            self.paths.reset(mask, self.pose)
         self._suite.reset(envs)  # reset observations of the sensors are current
         self.extensions.reset(self, envs)
         return episodes
@@ -308,7 +331,7 @@ class NavigationCore:
         lo, hi = self.curriculum.pedestrians or (self.cfg.num_pedestrians,) * 2
         count = int(rng.integers(lo, hi + 1))
         boxes = ep.footprints(self.pool)
-        starts, waypoints = sample_walks(rng, self.layout, count, boxes, ep.start[:2],
+        starts, waypoints = sample_walks(rng, self.layouts[e], count, boxes, ep.start[:2],
                                          self.params.radius)
         self.walkers.set_boxes(e, boxes)  # type: ignore[union-attr]
         self.walkers.place(e, starts, waypoints, [0] * len(starts), rng)  # type: ignore[union-attr]
@@ -344,16 +367,20 @@ class NavigationCore:
         Episodes that end here are finished: their result and metrics are in the result,
         and (unless paused) the curriculum has counted them."""
         self._read_pose()
+        to_go = None if self.paths is None else self.paths.update(self.pose, active)  # re-plans
         obs, ranges = self.observe()
         distance = self.goal_polar[:, 0]
         diverged = np.zeros(self.n, bool)
         diverged[self.sim.diverged] = True  # the envs whose physics blew up in advance()
         end = classify(distance, self.cfg.goal_radius, self._collided(), diverged,
-                       self.steps + active, self.cfg.max_episode_steps, active)
+                       self.steps + active, self.max_steps, active)
         change = (twist - self.last_action) / self._action_high
         change = np.sqrt(np.einsum("ij,ij->i", change, change))
         counted = active & ~end.diverged  # a diverged step's motion is not the policy's
-        outcome = StepOutcome(self.distance.copy(), distance, end.reached, end.collided,
+        before, after = self.distance.copy(), distance
+        if to_go is not None and self.cfg.paths.progress == "path":
+            before, after = to_go
+        outcome = StepOutcome(before, after, end.reached, end.collided,
                               ranges.min(axis=1) - self.params.radius, twist[:, 0], change,
                               sensors=self._suite)
         if self.walkers is not None:
@@ -387,8 +414,11 @@ class NavigationCore:
         """The episode's result and metrics, and what a collision hit ("" for other
         results); the curriculum counts the policy's outcomes (a divergence is none)."""
         self.curriculum.count(result)
-        return {**self.metrics.episode(e, result, self.cfg.control_dt), "hit": hit,
-                "goal": self.goal[e].copy()}
+        out = {**self.metrics.episode(e, result, self.cfg.control_dt), "hit": hit,
+               "goal": self.goal[e].copy()}
+        if self.paths is not None:
+            out.update(self.paths.episode(e))
+        return out
 
     def close(self) -> None:
         self.extensions.close()

@@ -6,6 +6,8 @@ with a given clearance. Episodes then place the obstacle pool and the robot insi
 
 from __future__ import annotations
 
+import math
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,6 +47,19 @@ class RoomLayout:
         """Whether each point (P, 2) is at least `clearance` from every wall."""
         return np.all(np.abs(np.atleast_2d(points)) <= self.half_inner - clearance, axis=1)
 
+    def occupancy(self, resolution: float = 0.05):
+        """The room rasterised: cells whose centre lies on the floor are free, the rest
+        (walls and a cell around them) occupied; for the global path."""
+        from arena_gym.worlds.occupancy import OccupancyMap
+
+        outer = self.size + 2 * WALL_THICKNESS
+        cells = math.ceil(outer / resolution)
+        centre = (np.arange(cells) + 0.5) * resolution - cells * resolution / 2
+        inside = np.abs(centre) < self.half_inner
+        free = inside[:, None] & inside[None, :]
+        half = cells * resolution / 2
+        return OccupancyMap(~free, free, resolution, (-half, -half, 0.0))
+
 
 class MapLayout:
     """A ROS occupancy map: its occupied cells become walls; free cells host the task."""
@@ -81,6 +96,10 @@ class MapLayout:
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
         return self._lo, self._hi
 
+    def occupancy(self):
+        """The map the walls are built from; for the global path."""
+        return self.map
+
     def free(self, points: np.ndarray, clearance: float) -> np.ndarray:
         from arena_gym.worlds.occupancy import free_cells
 
@@ -96,7 +115,6 @@ class MapLayout:
         out = np.zeros(len(points), bool)
         out[inside] = grid[rows[inside], cols[inside]]
         return out
-
 
 class ScenarioLayout(MapLayout):
     """An Arena scenario on its world's map: fixed start and goal, its static obstacles."""
@@ -149,13 +167,38 @@ def make_layout(world: str, scenario: str, room_size: float, clearance: float = 
     world source registered in WORLDS by name ("random" rooms, or a plugin's)."""
     if scenario:
         return ScenarioLayout(scenario, clearance=clearance, model_paths=model_paths, bbox=bbox)
-    if world.endswith((".yaml", ".yml")):
-        return MapLayout(world)
     if world in WORLDS:
         return WORLDS[world](room_size=room_size, clearance=clearance, model_paths=model_paths,
                              bbox=bbox)
+    world = expand_world(world)
+    if world.endswith((".yaml", ".yml")):
+        return MapLayout(world)
     raise ValueError(f"world: expected a ROS map.yaml path or one of {WORLDS.names()}, "
                      f"got {world!r}")
+
+
+def env_layouts(worlds: tuple[str, ...], num_envs: int, scenario: str, room_size: float,
+                clearance: float = 0.0, model_paths: tuple[str, ...] = (),
+                bbox: bool = False) -> list:
+    """Env e's layout: worlds[e % len(worlds)] (see make_layout; each world loaded once)."""
+    made: dict[str, object] = {}
+    out = []
+    for e in range(num_envs):
+        world = worlds[e % len(worlds)]
+        if world not in made:
+            made[world] = make_layout(world, scenario, room_size, clearance, model_paths, bbox)
+        out.append(made[world])
+    return out
+
+
+def expand_world(world: str) -> str:
+    """`world` with `$VAR`s expanded from the environment (e.g. `$ARENA_GYM_ASSETS/...`);
+    an unset one is an error naming it."""
+    expanded = os.path.expandvars(world)
+    if "$" in expanded:
+        raise ValueError(f"world {world!r}: expected its environment variables set "
+                         f"(e.g. ARENA_GYM_ASSETS, the shared assets folder), got {expanded!r}")
+    return expanded
 
 
 # A world source: factory(room_size=, clearance=, model_paths=, bbox=) -> a layout (build,

@@ -1,7 +1,9 @@
-"""A flat, fixed-scale observation for MLP policies: scan, goal, last action in one Box.
+"""A flat, fixed-scale observation for MLP policies: scan, goal, last action in one Box
+(and the subgoal after the goal, where the observation has one).
 
 Fixed scaling (no running statistics): the scan in [0, 1] of its max range, the goal distance
-over GOAL_SCALE (clipped at 1), the goal angle over pi, the last action over its bounds.
+over GOAL_SCALE (clipped at 1), the goal angle over pi, the subgoal's distance over
+SUBGOAL_SCALE (clipped at 1) and angle over pi, the last action over its bounds.
 Running observation normalisation broke learning on this task (../shared/FACTS.md).
 """
 
@@ -13,10 +15,12 @@ from gymnasium.vector import VectorEnv, VectorObservationWrapper
 from gymnasium.vector.utils import batch_space
 
 GOAL_SCALE = 10.0  # m
+SUBGOAL_SCALE = 2.0  # m: subgoals lie a lookahead (1.5 m by default) ahead
 
 
 def flat_space(obs_space: spaces.Dict) -> spaces.Box:
     n = obs_space["scan"].shape[0] + 2 + obs_space["last_action"].shape[0]
+    n += 2 if "subgoal" in obs_space.spaces else 0
     return spaces.Box(-1.0, 1.0, (n,), np.float32)
 
 
@@ -27,7 +31,12 @@ def flatten(obs: dict[str, np.ndarray], obs_space: spaces.Dict) -> np.ndarray:
                             obs["goal"][:, 1] / np.pi])
     high = np.maximum(np.abs(obs_space["last_action"].low), np.abs(obs_space["last_action"].high))
     action = obs["last_action"] / high
-    return np.concatenate([scan, goal, action], axis=1).astype(np.float32)
+    parts = [scan, goal, action]
+    if "subgoal" in obs:
+        sub = obs["subgoal"]
+        parts.insert(2, np.column_stack([np.minimum(sub[:, 0] / SUBGOAL_SCALE, 1.0),
+                                         sub[:, 1] / np.pi]))
+    return np.concatenate(parts, axis=1).astype(np.float32)
 
 
 class FlatObservation(VectorObservationWrapper):
