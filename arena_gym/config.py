@@ -220,6 +220,7 @@ class PluginConfig:
                f"a mapping, got {self.params!r}")
 
 
+@dataclass(frozen=True)
 class PathConfig:
     """The global path (arena_gym.worlds.paths) and its subgoal: off unless `subgoal`."""
 
