@@ -46,6 +46,7 @@ from arena_gym.sensors import (
     SensorSuite,
 )
 from arena_gym.sensors.contact import PEDESTRIAN
+from arena_gym.sim.mechanisms import Mechanisms
 from arena_gym.sim.simulator import Simulator
 from arena_gym.tasks import observation
 from arena_gym.tasks.curriculum import Curriculum
@@ -119,6 +120,9 @@ class NavigationCore:
                 self.layouts[env].build(self.store, env)
                 self.store.spawn_prims(env, self.pool.prims())
         self.sim = Simulator(self.store)
+        # a world's doors and elevators (none: no tick hook, the step costs what it did)
+        self.mechanisms = (Mechanisms(self.sim, self.layout.mechanisms)
+                           if self.layout.mechanisms else None)
         # before the sensors bind: the pedestrian pool's one compile happens here
         self.walkers = Walkers(self.sim, cfg.num_pedestrians, self.layout.footprints(),
                                model=cfg.pedestrian_model, max_boxes=cfg.obstacle_pool
@@ -278,6 +282,8 @@ class NavigationCore:
         """Start new episodes in `envs`; returns their episodes. Call observe() after."""
         self._views()
         self.sim.reset_envs(envs)
+        if self.mechanisms is not None:  # doors shut, cabins home, after the state reset
+            self.mechanisms.reset(envs)
         episodes = []
         for e in envs:
             if self.paths is not None:

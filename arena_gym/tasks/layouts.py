@@ -17,6 +17,7 @@ from arena_gym.registry import WORLDS
 from arena_gym.scene.records import WALL_THICKNESS
 from arena_gym.scene.store import SceneStore
 from arena_gym.worlds.default import ROOM_SIZE, WALL_HEIGHT, room_walls
+from arena_gym.worlds.mechanisms import MechanismSet, mechanisms_next_to
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,7 @@ class RoomLayout:
 
     size: float = ROOM_SIZE
     wall_height: float = WALL_HEIGHT
+    mechanisms = MechanismSet()  # random rooms have none
 
     @property
     def half_inner(self) -> float:
@@ -62,12 +64,15 @@ class RoomLayout:
 
 
 class MapLayout:
-    """A ROS occupancy map: its occupied cells become walls; free cells host the task."""
+    """A ROS occupancy map: its occupied cells become walls; free cells host the task.
+    Doors and elevators declared next to it (worlds/mechanisms.py) are built with the walls,
+    and no start, goal or obstacle is placed where they move."""
 
     def __init__(self, map_yaml: str | Path, wall_height: float = 1.0) -> None:
         from arena_gym.worlds.occupancy import load_map
 
         self.map = load_map(map_yaml)
+        self.mechanisms = mechanisms_next_to(map_yaml)
         self.wall_height = wall_height
         self._free: dict[float, np.ndarray] = {}
         self._walls = None
@@ -83,6 +88,8 @@ class MapLayout:
 
             self._walls = walls_from_map(self.map, height=self.wall_height)
         store.spawn_walls(env_id, self._walls)
+        if self.mechanisms:
+            self.mechanisms.spawn(store, env_id)
 
     def footprints(self) -> np.ndarray:
         """(B, 5) footprints of the map's walls (for pedestrians' obstacle forces)."""
@@ -114,6 +121,8 @@ class MapLayout:
         inside = (rows >= 0) & (rows < grid.shape[0]) & (cols >= 0) & (cols < grid.shape[1])
         out = np.zeros(len(points), bool)
         out[inside] = grid[rows[inside], cols[inside]]
+        if self.mechanisms:
+            out &= ~self.mechanisms.keep_out(points, clearance)
         return out
 
 class ScenarioLayout(MapLayout):

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import yaml
 
 from arena_gym.scene.records import Prim
@@ -113,9 +114,37 @@ class MechanismSet:
     def prims(self) -> list[Prim]:
         return [d.prim() for d in self.doors] + [e.prim() for e in self.elevators]
 
+    def keep_out(self, points: np.ndarray, clearance: float) -> np.ndarray:
+        """Whether each point (P, 2) lies within `clearance` of where a door sweeps (shut to
+        open) or of a cabin's floor: no start, goal or obstacle belongs there."""
+        points = np.atleast_2d(np.asarray(points, dtype=float))
+        out = np.zeros(len(points), bool)
+        for door in self.doors:
+            w, t, _ = door.size
+            if door.motion == "slide":  # shut, then pushed a width along its axis
+                box = (-w / 2, 3 * w / 2, -t / 2, t / 2)
+            else:  # a quarter circle's bounding square on its opening side
+                box = (-w / 2, w / 2, -t / 2, w)
+            out |= _in_box(points, door.pose, box, clearance)
+        for lift in self.elevators:
+            sx, sy = lift.size
+            out |= _in_box(points, lift.pose, (-sx / 2, sx / 2, -sy / 2, sy / 2), clearance)
+        return out
+
     def spawn(self, store: SceneStore, env_id: int) -> None:
         """Spawn every door and cabin into env `env_id` (before the simulator is built)."""
         store.spawn_prims(env_id, self.prims())
+
+
+def _in_box(points: np.ndarray, pose: tuple[float, float, float],
+            box: tuple[float, float, float, float], clearance: float) -> np.ndarray:
+    """Points within `clearance` of box (umin, umax, vmin, vmax) in the frame `pose`."""
+    x, y, yaw = pose
+    c, s = math.cos(yaw), math.sin(yaw)
+    dx, dy = points[:, 0] - x, points[:, 1] - y
+    u, v = c * dx + s * dy, -s * dx + c * dy
+    return ((u >= box[0] - clearance) & (u <= box[1] + clearance)
+            & (v >= box[2] - clearance) & (v <= box[3] + clearance))
 
 
 # ---------------------------------------------------------------------- reading

@@ -1,0 +1,50 @@
+"""A map world with a door between its two rooms: episodes run with the door's tick, and
+nothing recompiles across resets and steps."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+
+from arena_gym.envs.vector_env import ArenaVectorEnv
+
+RES = 0.1  # m per pixel: 8 x 4 m, a wall at x = 4 m with a 1.2 m doorway around y = 2 m
+
+
+def two_rooms(folder: Path) -> Path:
+    pixels = np.full((40, 80), 255, np.uint8)
+    pixels[:2], pixels[-2:], pixels[:, :2], pixels[:, -2:] = 0, 0, 0, 0
+    pixels[:, 39:41] = 0
+    pixels[14:26, 39:41] = 255  # the doorway: rows 14..25 are y = 1.4 .. 2.6 m
+    (folder / "map.pgm").write_bytes(b"P5\n80 40\n255\n" + pixels.tobytes())
+    (folder / "map.yaml").write_text(
+        f"image: map.pgm\nresolution: {RES}\norigin: [0.0, 0.0, 0.0]\nnegate: 0\n"
+        "occupied_thresh: 0.65\nfree_thresh: 0.196\n")
+    (folder / "mechanisms.yaml").write_text(
+        f"doors:\n  - {{name: door, pose: [4.0, 2.0, {math.pi / 2}], size: [1.2, 0.05, 1.0],"
+        " zone: 1.0}\n")
+    return folder / "map.yaml"
+
+
+def test_episodes_in_a_world_with_a_door_never_recompile_nor_start_in_its_sweep(tmp_path):
+    env = ArenaVectorEnv(2, world=str(two_rooms(tmp_path)), curriculum={"stages": [[2, 4]]})
+    env.reset(seed=0)
+    core = env.core
+    assert "door" in core.store.names(0) and core.mechanisms is not None
+    compiles = [core.store.compile_count(e) for e in range(2)]
+    keep_out = core.layout.mechanisms.keep_out
+    starts, goals = [], []
+    for k in range(10):
+        env.reset(seed=k)
+        starts.append(core.pose[:, :2].copy())
+        goals.append(core.goal.copy())
+        for _ in range(3):
+            env.step(np.zeros((2, 2)))
+    starts, goals = np.concatenate(starts), np.concatenate(goals)
+    assert not keep_out(starts, core.params.radius).any()
+    assert not keep_out(goals, 0.0).any()
+    assert ((starts[:, 0] < 4) != (goals[:, 0] < 4)).any()  # some episodes cross the door
+    assert [core.store.compile_count(e) for e in range(2)] == compiles
+    env.close()
