@@ -15,6 +15,7 @@ from collections.abc import Callable
 import mujoco
 import numpy as np
 
+from arena_gym.render.lights import LightTable, lit
 from arena_gym.scene import builders
 from arena_gym.sensors.camera import GL_ERRORS, Offscreen
 
@@ -28,36 +29,49 @@ Overlay = Callable[[mujoco.MjvScene], None]
 class Canvas(Offscreen):
     """Renders (height, width, 3) uint8 frames of one model."""
 
-    def __init__(self, model: mujoco.MjModel, width: int, height: int) -> None:
-        super().__init__(model, width, height, multisample=True)
+    def __init__(self, model: mujoco.MjModel, width: int, height: int,
+                 quads: int | None = None) -> None:
+        """`quads`: quads per box side (MuJoCo lights per vertex: fixtures need many,
+        lights.FIXTURE_QUADS); None keeps the model's `vis.quality.numquads`."""
+        saved = model.vis.quality.numquads
+        if quads is not None:
+            model.vis.quality.numquads = quads
+        try:
+            super().__init__(model, width, height, multisample=True)
+        finally:
+            model.vis.quality.numquads = saved
+        self.quads = quads
         self.option = mujoco.MjvOption()
         self.option.geomgroup[:] = 0
         self.option.geomgroup[list(VIEW_GROUPS)] = 1
         self.option.sitegroup[:] = 0
 
     def draw(self, data: mujoco.MjData, camera: mujoco.MjvCamera, overlay: Overlay,
-             fovy: float | None = None) -> np.ndarray:
+             fovy: float | None = None, lights: LightTable | None = None) -> np.ndarray:
         """A new frame (top row first) of `data` seen by `camera`, with `overlay` adding
         geoms to the scene. `fovy` overrides the model's free-camera fovy (for an
-        orthographic camera: the visible height in metres)."""
+        orthographic camera: the visible height in metres). `lights`: the env's light
+        table, assigned to the model's light slots for this view (render/lights.py)."""
         model = self.model
         saved = model.vis.global_.fovy
         if fovy is not None:
             model.vis.global_.fovy = fovy
         try:
             self.context.make_current()
-            mujoco.mjv_updateScene(model, data, self.option, None, camera,
-                                   mujoco.mjtCatBit.mjCAT_ALL.value, self.scene)
+            with lit(model, data, lights, np.asarray(camera.lookat)):
+                mujoco.mjv_updateScene(model, data, self.option, None, camera,
+                                       mujoco.mjtCatBit.mjCAT_ALL.value, self.scene)
         finally:
             model.vis.global_.fovy = saved
         overlay(self.scene)
         return self.read_rgb()[::-1].copy()
 
 
-def open_canvas(model: mujoco.MjModel, width: int, height: int) -> Canvas:
+def open_canvas(model: mujoco.MjModel, width: int, height: int,
+                quads: int | None = None) -> Canvas:
     """A Canvas, or a RuntimeError that says which GL backend failed and what to try."""
     try:
-        return Canvas(model, width, height)
+        return Canvas(model, width, height, quads)
     except GL_ERRORS as exc:
         backend = os.environ.get("MUJOCO_GL")
         raise RuntimeError(

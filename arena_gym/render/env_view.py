@@ -13,6 +13,7 @@ from gymnasium import logger
 
 from arena_gym.render.cameras import follow_camera, top_down_camera
 from arena_gym.render.canvas import Canvas, open_canvas
+from arena_gym.render.lights import FIXTURE_QUADS, LightTable
 from arena_gym.render.overlays import Marks
 from arena_gym.render.viewer import HumanViewer
 
@@ -26,6 +27,14 @@ class EnvView:
         self._frames = None
         self._canvases: dict[int, Canvas] = {}
         self._viewer: HumanViewer | None = None
+        self._lights: dict[int, LightTable] = {}
+
+    def lights(self, env: int) -> LightTable:
+        """Env `env`'s light table (render/lights.py): spawn, switch, dim and move lights
+        there; frames show them from then on, nothing recompiles. Empty: the model's sun."""
+        if not 0 <= env < self.core.n:
+            raise ValueError(f"env: expected 0 <= env < {self.core.n}, got {env!r}")
+        return self._lights.setdefault(env, LightTable())
 
     @property
     def fps(self) -> float:
@@ -77,11 +86,14 @@ class EnvView:
 
     def canvas(self, env: int) -> Canvas:
         model = self._frames.model(env)
+        table = self._lights.get(env)
+        quads = FIXTURE_QUADS if table is not None and table.has_fixtures else None
         canvas = self._canvases.get(env)
-        if canvas is None or canvas.model is not model:
+        if canvas is None or canvas.model is not model or canvas.quads != quads:
             if canvas is not None:
                 canvas.close()
-            canvas = self._canvases[env] = open_canvas(model, self.cfg.width, self.cfg.height)
+            canvas = self._canvases[env] = open_canvas(model, self.cfg.width, self.cfg.height,
+                                                       quads)
         return canvas
 
     def _frame(self, env: int, beams: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
@@ -90,9 +102,10 @@ class EnvView:
         if self.cfg.view == "top_down":
             camera, fovy = top_down_camera(*self.core.layout.bounds(), self.cfg.width,
                                            self.cfg.height)
-            return canvas.draw(data, camera, self.marks(env, beams), fovy=fovy)
+            return canvas.draw(data, camera, self.marks(env, beams), fovy=fovy,
+                               lights=self._lights.get(env))
         return canvas.draw(data, follow_camera(self.core.pose[env], self.cfg),
-                           self.marks(env, beams))
+                           self.marks(env, beams), lights=self._lights.get(env))
 
     def _show(self) -> None:
         self._begin()

@@ -36,6 +36,10 @@ CAMERA_GROUPS = (GROUP_STATIC, GROUP_VISUAL, GROUP_CEILING)
 WALLS_FRAME = "walls"  # the world body's frame that holds every wall geom
 GROUND_BODY = "ground"  # the static body of the ground plane (geom "ground")
 
+LIGHT_SLOTS = 8  # MuJoCo lights every model has, off until a render assigns a light table
+LIGHT_SLOT = "light_slot_{}"  # their names (arena_gym.render.lights fills them per view)
+SUN = "sun"  # the default light, off while a light table is drawn
+
 ROLLER_CONTYPE = 2
 WORLD_CONAFFINITY = 1 | ROLLER_CONTYPE
 
@@ -108,8 +112,13 @@ def base_world(timestep: float) -> mujoco.MjSpec:
     # Sleeping lets MuJoCo skip the kinematics of static geometry (a map's walls: ~20 ns a
     # geom and step otherwise); robots never sleep (never_sleep), so dynamics are unchanged.
     spec.option.enableflags |= mujoco.mjtEnableBit.mjENBL_SLEEP
-    spec.worldbody.add_light(name="sun", pos=[0, 0, 10], dir=[0, 0, -1],
+    spec.worldbody.add_light(name=SUN, pos=[0, 0, 10], dir=[0, 0, -1],
                              type=mujoco.mjtLightType.mjLIGHT_DIRECTIONAL)
+    # fixed slots: lights are spawned, switched, dimmed and moved in a table outside the
+    # model (arena_gym.render.lights) and written into these per view, never recompiling
+    for k in range(LIGHT_SLOTS):
+        spec.worldbody.add_light(name=LIGHT_SLOT.format(k), active=False, pos=[0, 0, 0],
+                                 dir=[0, 0, -1])
     # the plane in a static body of its own, not the world body's: its endless box would
     # make every node of the world's bounding-volume tree endless (a map's walls live there),
     # and the midphase would descend it to the leaves for every robot body at every step

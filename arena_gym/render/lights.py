@@ -1,0 +1,257 @@
+"""Lights as the Arena backend has them: a table per env, outside the model.
+
+    table = LightTable()
+    table.spawn(Light("lamp", "bulb", pos=(1.0, 2.0, 2.5), level=0.8))
+    table.dim("lamp", 0.4); table.switch("lamp", False); table.move("lamp", (0, 0, 2.5))
+    frame = canvas.draw(data, camera, overlay, lights=table)
+
+Spawning, switching, dimming and moving change the table only: no model edit, no
+recompile. Every model has `builders.LIGHT_SLOTS` MuJoCo light slots (off); a render
+assigns the table to them for its view (`lit`): directional lights (dome, sun) first, then
+the fixtures (spot, bulb, panel) nearest the viewpoint, found in a tree split at the median
+of its widest axis, when there are more than the slots. While a table with lights is drawn
+the model's default sun and the headlight are off, so what the table says is all the light.
+
+Kinds: `dome` (uniform light from everywhere: MuJoCo's ambient term), `sun` (directional
+along `dir`), `spot` (a cone of half-angle `cutoff` degrees along `dir`), `bulb` (a point
+light), `panel` (a ceiling panel: a wide cone along `dir`). A light's colour times its
+`level` is its diffuse (ambient for a dome) term; rendered brightness follows the level
+linearly until a pixel saturates.
+
+MuJoCo's classic renderer lights per vertex: a box face drawn as one quad cannot show a
+spot's pool. Canvases that draw fixtures build their boxes from `FIXTURE_QUADS` quads a
+side (`vis.quality.numquads`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+
+import mujoco
+import numpy as np
+
+from arena_gym.scene import builders
+from arena_gym.scene.errors import SceneError, unknown
+
+KINDS = ("dome", "sun", "spot", "bulb", "panel")
+DIRECTIONAL = ("dome", "sun")
+FIXTURE_QUADS = 64  # quads per box side where fixtures light the scene
+PANEL_CUTOFF = 80.0  # deg: a panel lights the half space below it, softly
+BULB_CUTOFF = 180.0  # deg: OpenGL's point light (MuJoCo's own point type draws unlit here)
+_TYPES = {"dome": mujoco.mjtLightType.mjLIGHT_DIRECTIONAL,
+          "sun": mujoco.mjtLightType.mjLIGHT_DIRECTIONAL,
+          "spot": mujoco.mjtLightType.mjLIGHT_SPOT,
+          "bulb": mujoco.mjtLightType.mjLIGHT_SPOT,
+          "panel": mujoco.mjtLightType.mjLIGHT_SPOT}
+
+
+def _vector(what: str, value: object, n: int = 3) -> tuple[float, ...]:
+    try:
+        out = tuple(float(v) for v in value)  # type: ignore[union-attr]
+    except (TypeError, ValueError):
+        out = ()
+    if len(out) != n or not all(math.isfinite(v) for v in out):
+        raise SceneError(f"{what}: expected {n} finite numbers, got {value!r}")
+    return out
+
+
+@dataclass(frozen=True)
+class Light:
+    """One light of a table; see the module docstring for the kinds."""
+
+    name: str
+    kind: str
+    pos: tuple[float, float, float] = (0.0, 0.0, 3.0)
+    dir: tuple[float, float, float] = (0.0, 0.0, -1.0)
+    colour: tuple[float, float, float] = (1.0, 1.0, 1.0)
+    level: float = 1.0
+    on: bool = True
+    cutoff: float = 30.0  # deg, spot: half-angle of its cone
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise SceneError(f"Light.name: expected a non-empty name, got {self.name!r}")
+        what = f"Light {self.name!r}"
+        if self.kind not in KINDS:
+            raise SceneError(f"{what} kind: expected one of {list(KINDS)}, got {self.kind!r}")
+        object.__setattr__(self, "pos", _vector(f"{what} pos", self.pos))
+        direction = _vector(f"{what} dir", self.dir)
+        if math.hypot(*direction) < 1e-9:
+            raise SceneError(f"{what} dir: expected a non-zero direction, got {self.dir!r}")
+        object.__setattr__(self, "dir", direction)
+        colour = _vector(f"{what} colour", self.colour)
+        if min(colour) < 0:
+            raise SceneError(f"{what} colour: expected values >= 0, got {self.colour!r}")
+        object.__setattr__(self, "colour", colour)
+        if (isinstance(self.level, bool) or not isinstance(self.level, (int, float))
+                or not math.isfinite(self.level) or self.level < 0):
+            raise SceneError(f"{what} level: expected a number >= 0, got {self.level!r}")
+        if not isinstance(self.cutoff, (int, float)) or not 0 < self.cutoff <= 90:
+            raise SceneError(f"{what} cutoff: expected degrees in (0, 90], got {self.cutoff!r}")
+
+    @property
+    def directional(self) -> bool:
+        return self.kind in DIRECTIONAL
+
+
+class LightTable:
+    """One env's lights by name. `version` changes with every edit."""
+
+    def __init__(self) -> None:
+        self.lights: dict[str, Light] = {}
+        self.version = 0
+        self._tree: tuple[int, LightTree | None, list[Light]] = (-1, None, [])
+
+    def __len__(self) -> int:
+        return len(self.lights)
+
+    def get(self, name: str) -> Light:
+        if name not in self.lights:
+            raise unknown("light", name, self.lights)
+        return self.lights[name]
+
+    def _set(self, light: Light) -> None:
+        self.lights[light.name] = light
+        self.version += 1
+
+    def spawn(self, light: Light) -> None:
+        if not isinstance(light, Light):
+            raise SceneError(f"spawn: expected a Light, got {type(light).__name__}")
+        if light.name in self.lights:
+            raise SceneError(f"spawn: duplicate light name {light.name!r}")
+        self._set(light)
+
+    def switch(self, name: str, on: bool) -> None:
+        self._set(replace(self.get(name), on=bool(on)))
+
+    def dim(self, name: str, level: float) -> None:
+        self._set(replace(self.get(name), level=level))
+
+    def move(self, name: str, pos: tuple[float, float, float],
+             dir: tuple[float, float, float] | None = None) -> None:  # noqa: A002
+        light = self.get(name)
+        self._set(replace(light, pos=pos, dir=light.dir if dir is None else dir))
+
+    def remove(self, name: str) -> None:
+        self.get(name)
+        del self.lights[name]
+        self.version += 1
+
+    @property
+    def has_fixtures(self) -> bool:
+        return any(not light.directional for light in self.lights.values())
+
+    def pick(self, eye: np.ndarray, slots: int) -> list[Light]:
+        """The lights a view from `eye` gets: every lit directional one first (as many as
+        fit), then the lit fixtures nearest `eye`."""
+        lit = [light for light in self.lights.values() if light.on and light.level > 0]
+        chosen = [light for light in lit if light.directional][:slots]
+        fixtures = [light for light in lit if not light.directional]
+        room = slots - len(chosen)
+        if len(fixtures) <= room:
+            return chosen + fixtures
+        if self._tree[0] != self.version:  # rebuilt only after an edit
+            tree = LightTree(np.array([f.pos for f in fixtures]))
+            self._tree = (self.version, tree, fixtures)
+        _, tree, fixtures = self._tree
+        return chosen + [fixtures[i] for i in tree.nearest(np.asarray(eye, float), room)]
+
+
+class LightTree:
+    """A k-d tree over points (N, 3), each node split at the median of its widest axis."""
+
+    LEAF = 4
+
+    def __init__(self, points: np.ndarray) -> None:
+        self.points = np.asarray(points, dtype=float)
+        self.root = self._build(np.arange(len(self.points)))
+
+    def _build(self, ids: np.ndarray) -> tuple:
+        if len(ids) <= self.LEAF:
+            return ("leaf", ids)
+        pts = self.points[ids]
+        axis = int(np.argmax(pts.max(axis=0) - pts.min(axis=0)))
+        order = ids[np.argsort(pts[:, axis], kind="stable")]
+        mid = len(order) // 2
+        split = float(self.points[order[mid], axis])
+        return ("node", axis, split, self._build(order[:mid]), self._build(order[mid:]))
+
+    def nearest(self, point: np.ndarray, k: int) -> list[int]:
+        """Indices of the k points nearest `point`, nearest first (ties by index)."""
+        best: list[tuple[float, int]] = []
+
+        def visit(node: tuple) -> None:
+            if node[0] == "leaf":
+                for i in node[1]:
+                    best.append((float(np.sum((self.points[i] - point) ** 2)), int(i)))
+                best.sort()
+                del best[k:]
+                return
+            _, axis, split, low, high = node
+            gap = point[axis] - split
+            near, far = (low, high) if gap < 0 else (high, low)
+            visit(near)
+            if len(best) < k or gap * gap < best[-1][0]:
+                visit(far)
+
+        if k > 0 and len(self.points):
+            visit(self.root)
+        return [i for _, i in best]
+
+
+def slot_ids(model: mujoco.MjModel) -> np.ndarray:
+    return np.array([model.light(builders.LIGHT_SLOT.format(k)).id
+                     for k in range(builders.LIGHT_SLOTS)])
+
+
+@contextlib.contextmanager
+def lit(model: mujoco.MjModel, data: mujoco.MjData, table: LightTable | None,
+        eye: np.ndarray) -> Iterator[None]:
+    """Within: the model's light slots (and `data`'s light poses) show `table` as seen
+    from `eye`, the default sun and the headlight off; after: as they were. No table, or
+    an empty one: the model's own lighting, untouched."""
+    if not table:
+        yield
+        return
+    slots = slot_ids(model)
+    sun = model.light(builders.SUN).id
+    fields = ("light_active", "light_type", "light_pos", "light_dir", "light_diffuse",
+              "light_ambient", "light_specular", "light_cutoff", "light_exponent",
+              "light_attenuation", "light_castshadow")
+    saved = {f: getattr(model, f).copy() for f in fields}
+    headlight = model.vis.headlight.active
+    try:
+        model.light_active[slots] = False
+        model.light_active[sun] = False
+        model.vis.headlight.active = 0
+        picked = table.pick(eye, len(slots))
+        for slot, light in zip(slots, picked, strict=False):
+            _write(model, data, int(slot), light)
+        if not picked:  # a black light: with none at all MuJoCo draws unlit, not dark
+            _write(model, data, int(slots[0]), Light("dark", "sun", level=0.0))
+        yield
+    finally:
+        for f, values in saved.items():
+            getattr(model, f)[:] = values
+        model.vis.headlight.active = headlight
+
+
+def _write(model: mujoco.MjModel, data: mujoco.MjData, slot: int, light: Light) -> None:
+    power = np.asarray(light.colour) * light.level
+    direction = np.asarray(light.dir) / np.linalg.norm(light.dir)
+    model.light_active[slot] = True
+    model.light_type[slot] = _TYPES[light.kind]
+    model.light_pos[slot] = data.light_xpos[slot] = light.pos
+    model.light_dir[slot] = data.light_xdir[slot] = direction
+    dome = light.kind == "dome"
+    model.light_diffuse[slot] = 0.0 if dome else power
+    model.light_ambient[slot] = power if dome else 0.0
+    model.light_specular[slot] = 0.0
+    model.light_cutoff[slot] = {"panel": PANEL_CUTOFF, "bulb": BULB_CUTOFF}.get(light.kind,
+                                                                  light.cutoff)
+    model.light_exponent[slot] = 1.0 if light.kind == "panel" else 0.0
+    model.light_attenuation[slot] = (1.0, 0.0, 0.0)
+    model.light_castshadow[slot] = False
