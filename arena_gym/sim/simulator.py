@@ -239,6 +239,15 @@ class Simulator:
         """Shared sim time: the sum of every step's timestep (timesteps may change)."""
         return self._clock
 
+    @property
+    def running(self) -> bool:
+        """Whether the free-running loop is stepping (started and not paused)."""
+        return self._thread is not None and not self._paused
+
+    def lock(self) -> threading.RLock:
+        """The lock every step holds: hold it to read one consistent state between ticks."""
+        return self._lock
+
     def add_tick_hook(self, hook: TickHook) -> None:
         self._hooks.append(hook)
 
