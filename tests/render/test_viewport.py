@@ -83,7 +83,7 @@ def test_min_time_steps_a_lockstep_simulator_until_then(capture):
         assert sim.running
     finally:
         sim.stop()
-    sim.rt_factor = 0.01  # a slow free run: 1 s of sim time takes 100 s
+    sim.rt_factor = 0.1  # a slow free run: 1 s of sim time takes 10 s
     sim.start()
     try:
         with pytest.raises(TimeoutError, match=re.escape(
