@@ -1,0 +1,136 @@
+"""`arena-gym view`: MuJoCo's passive viewer on one env of a running simulator, fed from a
+thread of its own, so a slow renderer skips frames instead of slowing the simulation.
+
+    viewer = LiveViewer(sim, env=0).start()     # a window; the sim keeps running
+    ...
+    viewer.close()
+
+At `fps` the viewer's thread takes one consistent copy of the env's state under the
+simulator's lock (the sensors' Frames path: a few microseconds of lock, never a GL call)
+and hands it to the window with a state-only sync; the window draws it on MuJoCo's own
+render thread. Only when the env's model was replaced (a recompile, or a static body moved
+in place) is the window given the new model, and its camera then frames the whole env
+again (model.stat), until the user moves it. Needs a display (DISPLAY); under Xvfb it
+works headless (tests/render/test_live_viewer.py).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import mujoco
+import numpy as np
+
+from arena_gym.render.viewer import require_display
+from arena_gym.sim.simulator import Simulator
+
+FRAME_DISTANCE = 1.6  # x the model's extent: the whole env in view
+FRAME_ELEVATION = -50.0  # deg
+
+
+class LiveViewer:
+    """A passive viewer window on env `env` of `sim`, fed at `fps` from its own thread."""
+
+    def __init__(self, sim: Simulator, env: int = 0, fps: float = 30.0) -> None:
+        sim.store.scene(env)  # a clear error for an unknown env
+        if not fps > 0:
+            raise ValueError(f"fps: expected frames per second > 0, got {fps!r}")
+        self.sim, self.env, self.period = sim, env, 1.0 / fps
+        self.frames_shown = 0
+        self.models_loaded = 0
+        self.error: BaseException | None = None
+        self._stop = threading.Event()
+        self._ready = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._handle = None
+        self._model: mujoco.MjModel | None = None
+        self._data: mujoco.MjData | None = None
+
+    def start(self) -> LiveViewer:
+        require_display()
+        self._thread = threading.Thread(target=self._run, name="arena-viewer", daemon=True)
+        self._thread.start()
+        self._ready.wait(timeout=30.0)
+        if self.error is not None:
+            raise RuntimeError(f"viewer: the window did not open: {self.error}") from self.error
+        return self
+
+    @property
+    def running(self) -> bool:
+        return (self._thread is not None and self._thread.is_alive() and self._handle is not None
+                and self._handle.is_running())
+
+    @property
+    def handle(self):
+        """MuJoCo's viewer handle (camera, viewport), for callers that look at the window."""
+        return self._handle
+
+    def _run(self) -> None:
+        from arena_gym.sensors.access import Frames
+        from arena_gym.sensors.workers import Workers
+
+        frames = Frames(self.sim, Workers(1))
+        try:
+            while not self._stop.is_set():
+                due = time.perf_counter() + self.period
+                with self.sim.lock():  # one state between ticks; no GL work under the lock
+                    frames.begin(forced=False)
+                    model = frames.model(self.env)
+                    source = frames.snapshot(self.env)
+                    if model is self._model:
+                        mujoco.mj_copyData(self._data, model, source)
+                if model is not self._model:
+                    self._load(model, source)
+                elif not self._handle.is_running():
+                    break  # the user closed the window
+                else:
+                    with self._handle.lock():
+                        self._handle.d.qpos[:] = self._data.qpos
+                        self._handle.d.mocap_pos[:] = self._data.mocap_pos
+                        self._handle.d.mocap_quat[:] = self._data.mocap_quat
+                        self._handle.d.time = self._data.time
+                    self._handle.sync(state_only=True)
+                self.frames_shown += 1
+                self._ready.set()
+                self._stop.wait(max(0.0, due - time.perf_counter()))
+        except BaseException as exc:  # surfaced by start() / close()
+            self.error = exc
+        finally:
+            self._ready.set()
+            if self._handle is not None:
+                self._handle.close()
+                self._handle = None
+
+    def _load(self, model: mujoco.MjModel, source: mujoco.MjData) -> None:
+        """A new model: (re)open the window on private copies and frame the whole env."""
+        import mujoco.viewer
+
+        if self._handle is not None:
+            self._handle.close()
+        self._model, self._data = model, mujoco.MjData(model)
+        mujoco.mj_copyData(self._data, model, source)
+        viewed = mujoco.MjData(model)
+        mujoco.mj_copyData(viewed, model, source)
+        self._handle = mujoco.viewer.launch_passive(model, viewed, show_left_ui=False,
+                                                    show_right_ui=False)
+        self._handle.sync()  # the window has loaded the model: its camera is ours to set
+        with self._handle.lock():
+            frame_all(self._handle.cam, model)
+        self._handle.sync()
+        self.models_loaded += 1
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10.0)
+            self._thread = None
+
+
+def frame_all(camera: mujoco.MjvCamera, model: mujoco.MjModel) -> None:
+    """A free camera that sees the whole model (its bounding centre and extent)."""
+    camera.type = mujoco.mjtCamera.mjCAMERA_FREE
+    camera.lookat[:] = np.asarray(model.stat.center)
+    camera.distance = FRAME_DISTANCE * float(model.stat.extent)
+    camera.azimuth = 90.0
+    camera.elevation = FRAME_ELEVATION

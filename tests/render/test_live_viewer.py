@@ -1,0 +1,94 @@
+"""The live viewer under Xvfb: a real window that shows the simulator's current state, the
+same picture an offscreen render of that pose gives, reloaded and reframed after a
+recompile, while the simulation keeps stepping."""
+
+from __future__ import annotations
+
+import time
+
+import mujoco
+import numpy as np
+import pytest
+
+from arena_gym.render.canvas import open_canvas
+from arena_gym.render.live_viewer import LiveViewer
+from arena_gym.scene import Prim, SceneStore
+from arena_gym.sim import Simulator
+from tests.render.xvfb import virtual_display
+
+
+@pytest.fixture(scope="module")
+def display():
+    with virtual_display() as name, pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DISPLAY", name)
+        yield name
+
+
+def _settled(display: str, rect, before: np.ndarray | None = None) -> np.ndarray:
+    """The window's pixels once two grabs 0.3 s apart agree (and differ from `before`):
+    the viewer draws on its own thread, at llvmpipe's pace."""
+    from PIL import ImageGrab
+
+    last = None
+    deadline = time.monotonic() + 20.0
+    while time.monotonic() < deadline:
+        shot = np.asarray(ImageGrab.grab(xdisplay=display))[:rect.height, :rect.width]
+        if last is not None and np.array_equal(shot, last) and (
+                before is None or not np.array_equal(shot, before)):
+            return shot
+        last = shot
+        time.sleep(0.3)
+    raise AssertionError("the window never settled")
+
+
+def _red(frame: np.ndarray) -> np.ndarray:
+    f = frame.astype(int)
+    return (f[..., 0] > 60) & (f[..., 0] - f[..., 1] > 60) & (f[..., 0] - f[..., 2] > 60)
+
+
+def _centroid(mask: np.ndarray) -> np.ndarray:
+    rows, cols = np.nonzero(mask)
+    return np.array([cols.mean(), rows.mean()])
+
+
+def _until(condition, seconds: float = 10.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
+
+
+def test_the_window_shows_the_current_state_as_an_offscreen_render_does(display):
+    store = SceneStore(1)
+    store.spawn_prims(0, [Prim("red", pose=(0.0, 0.0, 0.2, 0.0), scale=(0.4, 0.4, 0.4),
+                               rgba=(1, 0, 0, 1), movable=True),
+                          Prim("far", pose=(3.0, 3.0, 0.2, 0.0), scale=(0.2, 0.2, 0.4))])
+    sim = Simulator(store)
+    viewer = LiveViewer(sim, fps=60).start()
+    try:
+        model = store.model(0)
+        cam = viewer.handle.cam
+        assert cam.distance == pytest.approx(1.6 * model.stat.extent)  # the env framed
+        rect = viewer.handle.viewport
+        before = _settled(display, rect)
+        sim.state(0, "mocap_pos")[0] = (1.0, -0.5, 0.2)  # moved through state: no recompile
+        sim.step(10)
+        shot = _settled(display, rect, before)
+        canvas = open_canvas(model, rect.width, rect.height)
+        data = mujoco.MjData(model)
+        data.mocap_pos[0] = (1.0, -0.5, 0.2)
+        mujoco.mj_forward(model, data)
+        offscreen = canvas.draw(data, cam, lambda scene: None)
+        canvas.close()
+        a, b = _centroid(_red(shot)), _centroid(_red(offscreen))
+        np.testing.assert_allclose(a, b, atol=2.0)
+        assert abs(_red(shot).sum() - _red(offscreen).sum()) < 0.05 * _red(offscreen).sum()
+        assert viewer.models_loaded == 1
+        store.spawn_prims(0, [Prim("new", pose=(-3.0, -3.0, 0.2, 0.0))])  # a recompile
+        sim.step(10)
+        _until(lambda: viewer.models_loaded == 2)
+        assert viewer.handle.cam.distance == pytest.approx(1.6 * store.model(0).stat.extent)
+        assert viewer.running and viewer.error is None
+    finally:
+        viewer.close()
+        sim.close()
