@@ -171,6 +171,26 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--trust-model", action="store_true",
                        help="allow pickled Python in the model file (it could run code)")
     bench.set_defaults(run=_bench)
+    view = commands.add_parser(
+        "view",
+        help="watch env 0 in MuJoCo's viewer while a policy drives the envs in real time",
+        description=(
+            "Build ArenaMujoco-v0 envs and open MuJoCo's passive viewer on env 0, fed from "
+            "its own thread (a slow renderer skips frames, the simulation keeps its pace). "
+            "The policy (reactive, random, a model .zip or module:callable) drives every "
+            "env at the control rate, episodes restarting as they end, for --seconds of "
+            "wall time or until the window is closed. Needs a display."
+        ),
+    )
+    view.add_argument("--policy", default="reactive", help="what drives (default: reactive)")
+    view.add_argument("--num-envs", type=_positive_int, default=1, metavar="N")
+    view.add_argument("--seconds", type=_positive_float, default=60.0, metavar="S",
+                      help="wall seconds to run (default: 60)")
+    view.add_argument("--seed", type=_seed, default=0)
+    view.add_argument("--trust-model", action="store_true",
+                      help="allow pickled Python in the model file (it could run code)")
+    _config_args(view)
+    view.set_defaults(run=_view)
     version = commands.add_parser(
         "version",
         help="print the versions of arena_gym, MuJoCo and Python",
@@ -219,7 +239,7 @@ def _parser() -> argparse.ArgumentParser:
     rec.add_argument("--seed", type=_seed, default=0)
     rec.set_defaults(run=_record)
     # --debug after the command name too
-    for command in (demo, train, evaluate, bench, version, plugins, ros, bridge, rec):
+    for command in (demo, train, evaluate, bench, view, version, plugins, ros, bridge, rec):
         command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                              help="show the Python traceback of an error")
     return parser
@@ -375,6 +395,38 @@ def _plotter(folder: str, env):
         episode(out / f"episode_{k:03d}.png", layouts[record["env"]], record, title)
 
     return draw
+
+
+def _view(args: argparse.Namespace) -> int:
+    from arena_gym.envs.vector_env import ArenaVectorEnv
+    from arena_gym.policies import make_policy
+    from arena_gym.render.live_viewer import LiveViewer
+    from arena_gym.render.viewer import NO_DISPLAY_VIEW, has_display
+
+    if not has_display():  # before anything is built
+        raise UsageError(NO_DISPLAY_VIEW)
+    config, overrides = _overrides(args)
+    env = ArenaVectorEnv(args.num_envs, config=config, **overrides)
+    viewer = None
+    try:
+        policy = make_policy(args.policy, env, seed=args.seed, trust=args.trust_model)
+        obs, _ = env.reset(seed=args.seed)
+        viewer = LiveViewer(env.core.sim).start()
+        dt = env.core.cfg.control_dt
+        start = time.perf_counter()
+        steps = 0
+        while time.perf_counter() - start < args.seconds and viewer.running:
+            obs, *_ = env.step(policy(obs))
+            steps += 1
+            time.sleep(max(0.0, start + steps * dt - time.perf_counter()))  # real time
+        wall = time.perf_counter() - start
+    finally:
+        if viewer is not None:
+            viewer.close()
+        env.close()
+    print(f"viewed {steps} steps ({steps * dt:.1f} s simulated) in {wall:.1f} s, "
+          f"{viewer.frames_shown} frames shown")
+    return 0
 
 
 def _bench(args: argparse.Namespace) -> int:

@@ -22,7 +22,7 @@ import time
 import mujoco
 import numpy as np
 
-from arena_gym.render.viewer import require_display
+from arena_gym.render.viewer import NO_DISPLAY_VIEW, require_display
 from arena_gym.sim.simulator import Simulator
 
 FRAME_DISTANCE = 1.6  # x the model's extent: the whole env in view
@@ -48,7 +48,7 @@ class LiveViewer:
         self._data: mujoco.MjData | None = None
 
     def start(self) -> LiveViewer:
-        require_display()
+        require_display(NO_DISPLAY_VIEW)
         self._thread = threading.Thread(target=self._run, name="arena-viewer", daemon=True)
         self._thread.start()
         self._ready.wait(timeout=30.0)

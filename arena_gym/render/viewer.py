@@ -20,11 +20,21 @@ NO_DISPLAY = (
 )
 
 
-def require_display() -> None:
-    """Raise a RuntimeError saying so when no display is available (Linux)."""
-    if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY")
-                                                 or os.environ.get("WAYLAND_DISPLAY")):
-        raise RuntimeError(NO_DISPLAY)
+NO_DISPLAY_VIEW = (
+    "view: expected a display for MuJoCo's viewer, got none (DISPLAY and WAYLAND_DISPLAY "
+    "are unset). Run under a display (e.g. xvfb-run)"
+)
+
+
+def has_display() -> bool:
+    return not sys.platform.startswith("linux") or bool(
+        os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def require_display(message: str = NO_DISPLAY) -> None:
+    """Raise a RuntimeError with `message` when no display is available (Linux)."""
+    if not has_display():
+        raise RuntimeError(message)
 
 
 class HumanViewer:

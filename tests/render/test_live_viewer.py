@@ -4,6 +4,7 @@ recompile, while the simulation keeps stepping."""
 
 from __future__ import annotations
 
+import re
 import time
 
 import mujoco
@@ -92,3 +93,23 @@ def test_the_window_shows_the_current_state_as_an_offscreen_render_does(display)
     finally:
         viewer.close()
         sim.close()
+
+
+def test_arena_gym_view_drives_env_0_under_the_viewer(display, capsys):
+    from arena_gym.cli import main
+
+    assert main(["view", "--seconds", "2", "--set", "max_episode_steps=50"]) == 0
+    out = capsys.readouterr().out
+    steps, frames = (int(n) for n in re.findall(r"viewed (\d+) steps .* (\d+) frames shown",
+                                                 out)[0])
+    assert steps > 0 and frames > 0
+
+
+def test_arena_gym_view_without_a_display_says_so(monkeypatch, capsys):
+    from arena_gym.cli import main
+    from arena_gym.render.viewer import NO_DISPLAY_VIEW
+
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    assert main(["view"]) == 2
+    assert capsys.readouterr().err.strip() == f"arena-gym: error: {NO_DISPLAY_VIEW}"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -34,13 +35,18 @@ def virtual_display() -> Iterator[str]:
                     "set ARENA_GYM_XVFB)")
     number = next(n for n in range(90, 200) if not Path(f"/tmp/.X11-unix/X{n}").exists()
                   and not Path(f"/tmp/.X{n}-lock").exists())
+    log = tempfile.TemporaryFile()  # what Xvfb says, read only when it fails to start
     server = subprocess.Popen(["timeout", str(LIFETIME), command, f":{number}", "-terminate",
                                "-screen", "0", f"{SCREEN[0]}x{SCREEN[1]}x24"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                              stdout=subprocess.DEVNULL, stderr=log)
     for _ in range(100):
         if Path(f"/tmp/.X11-unix/X{number}").exists() or server.poll() is not None:
             break
         time.sleep(0.05)
     if server.poll() is not None:
-        pytest.fail(f"Xvfb ({command}) did not start: {server.stderr.read().decode()}")
-    yield f":{number}"
+        log.seek(0)
+        pytest.fail(f"Xvfb ({command}) did not start: {log.read().decode()}")
+    try:
+        yield f":{number}"
+    finally:
+        log.close()
