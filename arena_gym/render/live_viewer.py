@@ -16,6 +16,9 @@ works headless (tests/render/test_live_viewer.py).
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import os
 import threading
 import time
 
@@ -49,6 +52,7 @@ class LiveViewer:
 
     def start(self) -> LiveViewer:
         require_display(NO_DISPLAY_VIEW)
+        _quiet_x_errors()
         self._thread = threading.Thread(target=self._run, name="arena-viewer", daemon=True)
         self._thread.start()
         self._ready.wait(timeout=30.0)
@@ -125,6 +129,25 @@ class LiveViewer:
         if self._thread is not None:
             self._thread.join(timeout=10.0)
             self._thread = None
+
+
+_X_HANDLER = None  # kept alive: Xlib holds a pointer to it
+
+
+def _quiet_x_errors() -> None:
+    """Report Xlib protocol errors instead of exiting: closing MuJoCo's passive viewer can
+    race its render thread's last buffer swap (GLXBadDrawable), and Xlib's default handler
+    would end the whole process for that."""
+    global _X_HANDLER
+    if _X_HANDLER is not None or not os.environ.get("DISPLAY"):
+        return
+    try:
+        xlib = ctypes.CDLL(ctypes.util.find_library("X11") or "libX11.so.6")
+    except OSError:
+        return  # no Xlib: GLFW is not on X either
+    handler_type = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
+    _X_HANDLER = handler_type(lambda display, event: 0)
+    xlib.XSetErrorHandler(_X_HANDLER)
 
 
 def frame_all(camera: mujoco.MjvCamera, model: mujoco.MjModel) -> None:
