@@ -232,7 +232,9 @@ class Simulator:
     # ------------------------------------------------------------ stepping
     @property
     def timestep(self) -> float:
-        return float(self.store.scenes[0].model.opt.timestep)
+        scene = self.store.scenes[0]
+        scene.flush()  # compiled, but its state left alone (a hook may be reading views)
+        return float(scene._model.opt.timestep)
 
     @property
     def clock(self) -> float:
@@ -282,13 +284,26 @@ class Simulator:
                 self._clock += chunk * dt
                 remaining -= chunk
                 if self._hooks and self.step_count % self.tick_steps == 0:
-                    for hook in self._hooks:
-                        hook(self)
+                    self._run_hooks()
             self._stale = [True] * len(self._stale)
             diverged: list[int] = []
             for group, times in zip(self._groups, before, strict=True):
                 diverged += group.diverged_since(times, int(n))
             self.diverged = sorted(diverged) if diverged else diverged
+
+    def _run_hooks(self) -> None:
+        """Hooks see this tick's state: a scene's MjData they read is pulled fresh, and
+        whatever they edited there is pushed before the next chunk steps (else the next
+        step() call would push that mid-call copy over the steps taken since). A hook that
+        writes `state()` views touches no scene of that env after the write: the push
+        would carry the scene's older copy over it."""
+        self._stale = [True] * len(self._stale)
+        for hook in self._hooks:
+            hook(self)
+        if self._any_touched:
+            for env in range(len(self._touched)):
+                self._flush_touched(env)
+            self._any_touched = False
 
     # ------------------------------------------------------------ control
     def set_cmd_vel(self, env_id: int, robot: str, *twist: float) -> None:

@@ -131,3 +131,24 @@ def test_no_mechanisms_registers_no_tick():
     store, sim, ticks, _ = _world({})
     assert sim._hooks == []
     ticks.close()
+
+
+def test_batched_envs_each_open_their_own_door():
+    doc = {"doors": [_door()]}
+    mechanisms = parse_mechanisms(doc, "test")
+    store = SceneStore(3)
+    for e, x in enumerate((0.0, -3.0, 0.0)):
+        store.spawn_urdf(e, "robot", builtin_robot_urdf(), pose=(x, 0.0, 0.0))
+        mechanisms.spawn(store, e)
+    sim = Simulator(store)
+    ticks = Mechanisms(sim, mechanisms)
+    assert sim.groups() == [("batch", [0, 1, 2])]
+    for e in range(3):
+        sim.set_cmd_vel(e, "robot", 0.22, 0.0)
+    sim.step(round(4.0 / 0.002))  # envs 0 and 2 reach the zone, env 1 stays 3 m short
+    np.testing.assert_array_equal(ticks.opening[:, 0], [1.0, 0.0, 1.0])
+    doors = [store.get_pose(e, "door")[0] for e in range(3)]
+    np.testing.assert_allclose([d[1] for d in doors], [0.9, 0.0, 0.9], atol=1e-9)  # slid
+    robots = [store.get_pose(e, "robot")[0][0] for e in range(3)]
+    assert robots[0] == robots[2] > 0.8  # through the open doorway, not stopped
+    assert robots[1] + 3.0 == pytest.approx(robots[0], abs=1e-9)  # the same drive, 3 m back
