@@ -121,8 +121,9 @@ class NavigationCore:
                 self.store.spawn_prims(env, self.pool.prims())
         self.sim = Simulator(self.store)
         # a world's doors and elevators (none: no tick hook, the step costs what it did)
-        self.mechanisms = (Mechanisms(self.sim, self.layout.mechanisms)
-                           if self.layout.mechanisms else None)
+        # (a plugin's world source may declare none: no attribute at all)
+        declared = getattr(self.layout, "mechanisms", None)
+        self.mechanisms = Mechanisms(self.sim, declared) if declared else None
         # before the sensors bind: the pedestrian pool's one compile happens here
         self.walkers = Walkers(self.sim, cfg.num_pedestrians, self.layout.footprints(),
                                model=cfg.pedestrian_model, max_boxes=cfg.obstacle_pool
