@@ -15,6 +15,7 @@ from arena_gym.render.canvas import open_canvas
 from arena_gym.render.live_viewer import LiveViewer
 from arena_gym.scene import Prim, SceneStore
 from arena_gym.sim import Simulator
+from tests.render.pixels import centroid, red
 from tests.render.xvfb import virtual_display
 
 
@@ -41,15 +42,6 @@ def _settled(display: str, rect, before: np.ndarray | None = None) -> np.ndarray
         time.sleep(0.3)
     raise AssertionError("the window never settled")
 
-
-def _red(frame: np.ndarray) -> np.ndarray:
-    f = frame.astype(int)
-    return (f[..., 0] > 60) & (f[..., 0] - f[..., 1] > 60) & (f[..., 0] - f[..., 2] > 60)
-
-
-def _centroid(mask: np.ndarray) -> np.ndarray:
-    rows, cols = np.nonzero(mask)
-    return np.array([cols.mean(), rows.mean()])
 
 
 def _until(condition, seconds: float = 10.0) -> None:
@@ -81,9 +73,9 @@ def test_the_window_shows_the_current_state_as_an_offscreen_render_does(display)
         mujoco.mj_forward(model, data)
         offscreen = canvas.draw(data, cam, lambda scene: None)
         canvas.close()
-        a, b = _centroid(_red(shot)), _centroid(_red(offscreen))
+        a, b = centroid(red(shot)), centroid(red(offscreen))
         np.testing.assert_allclose(a, b, atol=2.0)
-        assert abs(_red(shot).sum() - _red(offscreen).sum()) < 0.05 * _red(offscreen).sum()
+        assert abs(red(shot).sum() - red(offscreen).sum()) < 0.05 * red(offscreen).sum()
         assert viewer.models_loaded == 1
         store.spawn_prims(0, [Prim("new", pose=(-3.0, -3.0, 0.2, 0.0))])  # a recompile
         sim.step(10)

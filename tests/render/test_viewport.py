@@ -12,6 +12,7 @@ import pytest
 from arena_gym.render.viewport import Viewport, ViewportCapture
 from arena_gym.scene import Prim, SceneStore
 from arena_gym.sim import Simulator
+from tests.render.pixels import centroid, red
 
 RED = (1.0, 0.0, 0.0, 1.0)
 BOX = np.array([3.0, 1.0, 0.5])  # centre of a 0.3 m red cube
@@ -28,15 +29,6 @@ def capture():
     sim.close()
 
 
-def _red(frame: np.ndarray) -> np.ndarray:
-    f = frame.astype(int)
-    return (f[..., 0] > 60) & (f[..., 0] - f[..., 1] > 60) & (f[..., 0] - f[..., 2] > 60)
-
-
-def _centroid(mask: np.ndarray) -> np.ndarray:
-    rows, cols = np.nonzero(mask)
-    return np.array([cols.mean(), rows.mean()])
-
 
 @pytest.mark.parametrize("view", [
     Viewport(pos=(0.0, 0.0, 1.0), yaw=0.3, pitch=-0.1, hfov=70.0),
@@ -48,15 +40,15 @@ def test_a_red_box_appears_where_the_view_projects_it(capture, view):
     _, grab = capture
     frame = grab(0, view)
     assert frame.shape == (1080, 1920, 3)
-    red = _red(frame)
-    assert red.sum() > 100
+    box = red(frame)
+    assert box.sum() > 100
     expected = np.array(view.project(BOX))
     # the visible faces' centroid lies within the cube's projected half-size of its centre
     half = 0.15 * (1920 / view.ortho_width if view.orthographic else
                    960 / math.tan(math.radians(view.hfov) / 2)
                    / ((BOX - view.pos) @ view.axes()[0]))
-    assert np.abs(_centroid(red) - expected).max() < half
-    assert not _red(grab(1, view)).any()  # env 1 has no box
+    assert np.abs(centroid(box) - expected).max() < half
+    assert not red(grab(1, view)).any()  # env 1 has no box
 
 
 def test_roll_turns_the_frame_about_its_centre(capture):
@@ -64,12 +56,12 @@ def test_roll_turns_the_frame_about_its_centre(capture):
     level = Viewport(pos=(0.0, 1.0, 0.5), hfov=60.0)  # the box straight ahead, 3 m away
     shifted = Viewport(pos=(0.0, 0.4, 0.5), hfov=60.0)
     rolled = Viewport(pos=(0.0, 0.4, 0.5), hfov=60.0, roll=math.pi / 2)
-    a = _centroid(_red(grab(0, shifted))) - (960, 540)
-    b = _centroid(_red(grab(0, rolled))) - (960, 540)
+    a = centroid(red(grab(0, shifted))) - (960, 540)
+    b = centroid(red(grab(0, rolled))) - (960, 540)
     assert a[0] < -100  # the box is to the left
     # a positive roll lifts the camera's left side: the image turns a quarter clockwise
     np.testing.assert_allclose(b, [a[1], -a[0]], atol=3.0)
-    assert _red(grab(0, level))[540, 960]
+    assert red(grab(0, level))[540, 960]
 
 
 def test_min_time_steps_a_lockstep_simulator_until_then(capture):
