@@ -130,7 +130,7 @@ def test_pickled_weights_are_refused(run, tmp_path, capsys):
      "reactive: expected action=continuous, got discrete"),
     (["fly"],
      "argument COMMAND: invalid choice: 'fly' (choose from 'demo', 'train', 'eval', 'bench', "
-     "'version', 'plugins', 'ros', 'bridge', 'record')"),
+     "'view', 'version', 'plugins', 'ros', 'bridge', 'record')"),
     (["bridge", "--world", "moon"], "--world: expected one of ['default', 'empty'], got 'moon'"),
     (["record", "--robot", "/no/robot.urdf"],
      "--robot: expected 'builtin' or a URDF file, got '/no/robot.urdf'"),
