@@ -28,6 +28,10 @@ class EnvView:
         self._canvases: dict[int, Canvas] = {}
         self._viewer: HumanViewer | None = None
         self._lights: dict[int, LightTable] = {}
+        declared = getattr(getattr(core.layout, "mechanisms", None), "lights", ())
+        for env in range(core.n) if declared else ():  # the world's own lights (its YAML)
+            for light in declared:
+                self.lights(env).spawn(light)
 
     def lights(self, env: int) -> LightTable:
         """Env `env`'s light table (render/lights.py): spawn, switch, dim and move lights

@@ -12,6 +12,11 @@ the fixtures (spot, bulb, panel) nearest the viewpoint, found in a tree split at
 of its widest axis, when there are more than the slots. While a table with lights is drawn
 the model's default sun and the headlight are off, so what the table says is all the light.
 
+A light may follow an on/off `regime` (period, seconds on[, offset]): it shines while
+(sim time - offset) mod period < seconds on, evaluated at each render's sim time (a light's
+own mechanism: nothing moves, so nothing ticks). A `glow` material (by name, in the model)
+follows its light: its emission is the light's level while the light shines, else 0.
+
 Kinds: `dome` (uniform light from everywhere: MuJoCo's ambient term), `sun` (directional
 along `dir`), `spot` (a cone of half-angle `cutoff` degrees along `dir`), `bulb` (a point
 light), `panel` (a ceiling panel: a wide cone along `dir`). A light's colour times its
@@ -70,6 +75,8 @@ class Light:
     level: float = 1.0
     on: bool = True
     cutoff: float = 30.0  # deg, spot: half-angle of its cone
+    regime: tuple[float, ...] = ()  # (period, seconds on[, offset]) s of sim time; (): always
+    glow: str = ""  # a material of the model whose emission follows this light
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -91,6 +98,26 @@ class Light:
             raise SceneError(f"{what} level: expected a number >= 0, got {self.level!r}")
         if not isinstance(self.cutoff, (int, float)) or not 0 < self.cutoff <= 90:
             raise SceneError(f"{what} cutoff: expected degrees in (0, 90], got {self.cutoff!r}")
+        if self.regime != ():
+            n = len(self.regime) if isinstance(self.regime, (list, tuple)) else 0
+            regime = _vector(f"{what} regime", self.regime, n if n in (2, 3) else 2)
+            if not 0 <= regime[1] <= regime[0] or regime[0] <= 0:
+                raise SceneError(f"{what} regime: expected (period > 0, 0 <= seconds on <= "
+                                 f"period[, offset]), got {self.regime!r}")
+            object.__setattr__(self, "regime", regime)
+        if not isinstance(self.glow, str):
+            raise SceneError(f"{what} glow: expected a material name, got {self.glow!r}")
+
+    def shines(self, time: float) -> bool:
+        """Whether the light is lit at sim time `time`: on, a level above 0, and inside the
+        on part of its regime."""
+        if not self.on or self.level <= 0:
+            return False
+        if not self.regime:
+            return True
+        period, seconds = self.regime[0], self.regime[1]
+        offset = self.regime[2] if len(self.regime) > 2 else 0.0
+        return (time - offset) % period < seconds
 
     @property
     def directional(self) -> bool:
@@ -103,7 +130,7 @@ class LightTable:
     def __init__(self) -> None:
         self.lights: dict[str, Light] = {}
         self.version = 0
-        self._tree: tuple[int, LightTree | None, list[Light]] = (-1, None, [])
+        self._tree: tuple[object, LightTree | None, list[Light]] = (None, None, [])
 
     def __len__(self) -> int:
         return len(self.lights)
@@ -144,18 +171,19 @@ class LightTable:
     def has_fixtures(self) -> bool:
         return any(not light.directional for light in self.lights.values())
 
-    def pick(self, eye: np.ndarray, slots: int) -> list[Light]:
-        """The lights a view from `eye` gets: every lit directional one first (as many as
-        fit), then the lit fixtures nearest `eye`."""
-        lit = [light for light in self.lights.values() if light.on and light.level > 0]
+    def pick(self, eye: np.ndarray, slots: int, time: float = 0.0) -> list[Light]:
+        """The lights a view from `eye` at sim time `time` gets: every shining directional
+        one first (as many as fit), then the shining fixtures nearest `eye`."""
+        lit = [light for light in self.lights.values() if light.shines(time)]
         chosen = [light for light in lit if light.directional][:slots]
         fixtures = [light for light in lit if not light.directional]
         room = slots - len(chosen)
         if len(fixtures) <= room:
             return chosen + fixtures
-        if self._tree[0] != self.version:  # rebuilt only after an edit
+        key = (self.version, tuple(f.name for f in fixtures))
+        if self._tree[0] != key:  # rebuilt only after an edit or a regime's switch
             tree = LightTree(np.array([f.pos for f in fixtures]))
-            self._tree = (self.version, tree, fixtures)
+            self._tree = (key, tree, fixtures)
         _, tree, fixtures = self._tree
         return chosen + [fixtures[i] for i in tree.nearest(np.asarray(eye, float), room)]
 
@@ -221,13 +249,19 @@ def lit(model: mujoco.MjModel, data: mujoco.MjData, table: LightTable | None,
     fields = ("light_active", "light_type", "light_pos", "light_dir", "light_diffuse",
               "light_ambient", "light_specular", "light_cutoff", "light_exponent",
               "light_attenuation", "light_castshadow")
-    saved = {f: getattr(model, f).copy() for f in fields}
+    saved = {f: getattr(model, f).copy() for f in (*fields, "mat_emission")}
     headlight = model.vis.headlight.active
+    time = float(data.time)
     try:
         model.light_active[slots] = False
         model.light_active[sun] = False
         model.vis.headlight.active = 0
-        picked = table.pick(eye, len(slots))
+        for light in table.lights.values():
+            material = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_MATERIAL, light.glow) \
+                if light.glow else -1
+            if material >= 0:  # a glow naming no material of this model draws nothing
+                model.mat_emission[material] = light.level if light.shines(time) else 0.0
+        picked = table.pick(eye, len(slots), time)
         for slot, light in zip(slots, picked, strict=False):
             _write(model, data, int(slot), light)
         if not picked:  # a black light: with none at all MuJoCo draws unlit, not dark

@@ -23,6 +23,14 @@
         speed: 0.5                     # m/s
         dwell: 1.0                     # s a rider stands in the cabin before it moves
 
+    lights:                            # the env's light table (arena_gym.render.lights)
+      - name: hall
+        kind: panel                    # dome, sun, spot, bulb or panel
+        pos: [2.0, 0.0, 2.8]
+        level: 0.8
+        regime: [60, 40]               # optional: on 40 s of every 60 s of sim time
+        glow: ""                       # optional: a material whose emission follows it
+
 Every door and cabin is a movable box prim (a mocap body, so lidar, cameras and collisions
 see it wherever it stands); `arena_gym.sim.mechanisms.Mechanisms` moves them each tick in
 place, without recompiling. Loading checks every field and names the file, the field,
@@ -107,8 +115,10 @@ class MechanismSet:
 
     doors: tuple[Door, ...] = ()
     elevators: tuple[Elevator, ...] = ()
+    lights: tuple[Any, ...] = ()  # render.lights.Light records: renders read them, no tick
 
     def __bool__(self) -> bool:
+        """Whether anything moves (doors, cabins): lights need no tick."""
         return bool(self.doors or self.elevators)
 
     def prims(self) -> list[Prim]:
@@ -270,7 +280,7 @@ def parse_mechanisms(doc: object, source: str = "mechanisms") -> MechanismSet:
     read = _Reader(source)
     if doc is None:
         return MechanismSet()
-    top = read.mapping("$", doc, ("doors", "elevators"))
+    top = read.mapping("$", doc, ("doors", "elevators", "lights"))
     out: dict[str, list] = {"doors": [], "elevators": []}
     for key, build in (("doors", _door), ("elevators", _elevator)):
         items = top.get(key) or []
@@ -282,7 +292,32 @@ def parse_mechanisms(doc: object, source: str = "mechanisms") -> MechanismSet:
         if name in names[:i]:
             raise read.error("name", "names unique among doors and elevators",
                              f"{name!r} twice")
-    return MechanismSet(tuple(out["doors"]), tuple(out["elevators"]))
+    return MechanismSet(tuple(out["doors"]), tuple(out["elevators"]),
+                        _lights(read, top.get("lights") or []))
+
+
+def _lights(read: _Reader, items: object) -> tuple[Any, ...]:
+    from arena_gym.render.lights import Light
+    from arena_gym.scene.errors import SceneError
+
+    if not isinstance(items, list):
+        raise read.error("lights", "a list", items)
+    lights = []
+    for i, raw in enumerate(items):
+        if not isinstance(raw, Mapping):
+            raise read.error(f"lights[{i}]", "a mapping", raw)
+        try:
+            lights.append(Light(**raw))
+        except TypeError as exc:
+            raise read.error(f"lights[{i}]", "the fields of a Light (name, kind, pos, dir, "
+                             "colour, level, on, cutoff, regime, glow)", exc) from None
+        except SceneError as exc:
+            raise read.error(f"lights[{i}]", "a valid light", str(exc)) from None
+    names = [light.name for light in lights]
+    for i, name in enumerate(names):
+        if name in names[:i]:
+            raise read.error("lights", "unique light names", f"{name!r} twice")
+    return tuple(lights)
 
 
 def load_mechanisms(path: str | Path) -> MechanismSet:

@@ -48,3 +48,20 @@ def test_episodes_in_a_world_with_a_door_never_recompile_nor_start_in_its_sweep(
     assert ((starts[:, 0] < 4) != (goals[:, 0] < 4)).any()  # some episodes cross the door
     assert [core.store.compile_count(e) for e in range(2)] == compiles
     env.close()
+
+
+def test_a_world_declares_its_lights_and_frames_follow_their_regime(tmp_path):
+    map_yaml = two_rooms(tmp_path)
+    with open(tmp_path / "mechanisms.yaml", "a") as fh:
+        fh.write("lights:\n  - {name: hall, kind: sun, level: 0.9, regime: [2.0, 1.0]}\n")
+    env = ArenaVectorEnv(1, world=str(map_yaml), render_mode="rgb_array",
+                         render={"view": "top_down", "width": 64, "height": 32})
+    env.reset(seed=0)
+    assert env.view.lights(0).get("hall").regime == (2.0, 1.0)
+    lit = env.render()[0].max(axis=-1)  # sim time 0: inside the on second
+    for _ in range(10):  # 1 s later: off
+        env.step(np.zeros((1, 2)))
+    dark = env.render()[0].max(axis=-1)
+    # the world's only light off: all but the overlays (goal, beams: they glow) goes black
+    assert (lit == 0).mean() < 0.05 < 0.5 < (dark == 0).mean()
+    env.close()

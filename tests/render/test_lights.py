@@ -171,3 +171,63 @@ def test_an_envs_frames_show_its_light_table():
     np.testing.assert_array_equal(env.render()[1], other)  # env 1 keeps its sun
     assert [env.core.store.compile_count(e) for e in range(2)] == compiles
     env.close()
+
+
+def _glowing_box() -> tuple[mujoco.MjModel, mujoco.MjData]:
+    """The base world with a white box whose material `shade` does not glow by itself."""
+    from arena_gym.scene.builders import base_world
+
+    spec = base_world(0.005)
+    spec.add_material(name="shade", rgba=[1.0, 1.0, 1.0, 1.0], emission=0.0)
+    spec.worldbody.add_geom(type=mujoco.mjtGeom.mjGEOM_BOX, size=[0.5, 0.5, 0.5],
+                            pos=[0.0, 0.0, 0.5], material="shade")
+    model = spec.compile()
+    data = mujoco.MjData(model)
+    mujoco.mj_forward(model, data)
+    return model, data
+
+
+def _box_brightness(model, data, table) -> float:
+    canvas = open_canvas(model, 80, 80)
+    try:
+        camera, fovy = top_down_camera(np.array([-1.0, -1.0]), np.array([1.0, 1.0]), 80, 80)
+        frame = canvas.draw(data, camera, _none, fovy=fovy, lights=table).astype(float)
+    finally:
+        canvas.close()
+    return float(frame[35:45, 35:45].mean())
+
+
+def test_a_glow_material_follows_its_light_and_a_regime_switches_it():
+    model, data = _glowing_box()
+    table = LightTable()
+    # a spot pointing up lights nothing in view: what shows is the material's glow alone
+    table.spawn(Light("lamp", "spot", pos=(3.0, 3.0, 3.0), dir=(0.0, 0.0, 1.0), glow="shade",
+                      regime=(2.0, 1.0)))
+    levels = (0.25, 0.5, 1.0)
+    data.time = 0.5  # inside the regime's on second
+    glow = []
+    for level in levels:
+        table.dim("lamp", level)
+        glow.append(_box_brightness(model, data, table))
+    slope, intercept = np.polyfit(levels, glow, 1)
+    assert np.abs(np.asarray(glow) - (slope * np.asarray(levels) + intercept)).max() < LSB
+    assert glow[-1] - glow[0] > 100 * LSB  # the effect
+    data.time = 1.5  # the regime's off second: no glow, and the box is dark
+    assert _box_brightness(model, data, table) == 0.0
+    data.time = 2.5  # on again
+    assert _box_brightness(model, data, table) == pytest.approx(glow[-1], abs=LSB)
+    table.switch("lamp", False)
+    assert _box_brightness(model, data, table) == 0.0
+    assert model.mat_emission[0] == 0.0  # the model as it was after every render
+
+
+def test_a_regime_must_fit_its_period():
+    with pytest.raises(SceneError, match=re.escape(
+            "Light 'x' regime: expected (period > 0, 0 <= seconds on <= period[, offset]), "
+            "got (2.0, 3.0)")):
+        Light("x", "bulb", regime=(2.0, 3.0))
+    with pytest.raises(SceneError, match=re.escape(
+            "Light 'x' regime: expected 2 finite numbers, got (1.0,)")):
+        Light("x", "bulb", regime=(1.0,))
+    assert [Light("x", "bulb", regime=(10, 4, 1)).shines(t) for t in (0.5, 1.5, 4.9, 5.1)] == [
+        False, True, True, False]

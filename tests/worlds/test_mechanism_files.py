@@ -89,3 +89,22 @@ def test_random_documents_load_or_raise_a_mechanism_error(doc):
         parse_mechanisms(doc)
     except MechanismError:
         pass
+
+
+def test_lights_are_declared_next_to_the_map_and_checked(tmp_path):
+    doc = {"lights": [{"name": "hall", "kind": "panel", "pos": [2, 0, 2.8], "level": 0.8,
+                       "regime": [60, 40]}]}
+    found = parse_mechanisms(doc, "m.yaml")
+    (hall,) = found.lights
+    assert (hall.kind, hall.pos, hall.level, hall.regime) == ("panel", (2.0, 0.0, 2.8), 0.8,
+                                                              (60.0, 40.0))
+    assert hall.shines(39.0) and not hall.shines(41.0)
+    assert not found  # lights alone move nothing: no mechanism tick
+    with pytest.raises(MechanismError, match=re.escape(
+            "m.yaml: lights[0]: expected a valid light, got \"Light 'hall' level: expected a "
+            "number >= 0, got -1\"")):
+        parse_mechanisms({"lights": [{"name": "hall", "kind": "bulb", "level": -1}]}, "m.yaml")
+    with pytest.raises(MechanismError, match=re.escape("m.yaml: lights: expected unique light "
+                                                       "names, got \"'a' twice\"")):
+        parse_mechanisms({"lights": [{"name": "a", "kind": "sun"}, {"name": "a", "kind": "sun"}]},
+                         "m.yaml")
