@@ -221,6 +221,8 @@ def _parser() -> argparse.ArgumentParser:
                         help="real-time factor when free-running (default: 1)")
     bridge.add_argument("--seed", type=_seed, default=0)
     bridge.add_argument("--venv", default=None, help="the ROS venv (default: as ros setup)")
+    bridge.add_argument("--view", action="store_true",
+                        help="show env 0 in MuJoCo's viewer while serving (needs a display)")
     bridge.set_defaults(run=_bridge)
     rec = commands.add_parser(
         "record", help="write the bridge's messages to an MCAP file (no ROS install needed)",
@@ -277,8 +279,13 @@ def _ros_setup(args: argparse.Namespace) -> int:
 def _bridge(args: argparse.Namespace) -> int:
     from arena_gym.ros.run import run
 
+    if args.view:
+        from arena_gym.render.viewer import NO_DISPLAY_VIEW, has_display
+
+        if not has_display():  # before anything is built
+            raise UsageError(NO_DISPLAY_VIEW)
     return run(args.world, args.robot, args.envs, args.lockstep, args.rt_factor, args.seed,
-               args.venv)
+               args.venv, view=args.view)
 
 
 def _record(args: argparse.Namespace) -> int:

@@ -48,7 +48,7 @@ def _interrupt(signum: int, frame: object) -> None:
 
 
 def run(world: str, robot: str, num_envs: int, lockstep: bool, rt_factor: float, seed: int,
-        venv: str | None) -> int:
+        venv: str | None, view: bool = False) -> int:
     from arena_gym.ros.server import Bridge
 
     store, name = build_envs(world, robot, num_envs, seed)
@@ -62,11 +62,18 @@ def run(world: str, robot: str, num_envs: int, lockstep: bool, rt_factor: float,
     mode = (f"free-running x{rt_factor:g}" if not lockstep
             else "lockstep (paused; /mujoco/step advances)")
     print(f"bridge up: {num_envs} env(s) of {world!r}, robot {name!r}, {mode}", flush=True)
+    viewer = None
     try:
+        if view:  # MuJoCo's viewer on env 0, fed from its own thread: serving never waits
+            from arena_gym.render.live_viewer import LiveViewer
+
+            viewer = LiveViewer(sim, 0).start()
         bridge.serve(lockstep=lockstep)
     except KeyboardInterrupt:
         pass
     finally:
+        if viewer is not None:
+            viewer.close()
         bridge.close()
         suite.close()
         sim.close()

@@ -103,3 +103,5 @@ def test_arena_gym_view_without_a_display_says_so(monkeypatch, capsys):
     monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
     assert main(["view"]) == 2
     assert capsys.readouterr().err.strip() == f"arena-gym: error: {NO_DISPLAY_VIEW}"
+    assert main(["bridge", "--view"]) == 2  # the bridge's viewer too, before anything starts
+    assert capsys.readouterr().err.strip() == f"arena-gym: error: {NO_DISPLAY_VIEW}"
