@@ -276,14 +276,19 @@ def _ros_setup(args: argparse.Namespace) -> int:
     return 0
 
 
+def _need_display() -> None:
+    """MuJoCo's viewer needs a display: say so before anything is built."""
+    from arena_gym.render.viewer import NO_DISPLAY_VIEW, has_display
+
+    if not has_display():
+        raise UsageError(NO_DISPLAY_VIEW)
+
+
 def _bridge(args: argparse.Namespace) -> int:
     from arena_gym.ros.run import run
 
     if args.view:
-        from arena_gym.render.viewer import NO_DISPLAY_VIEW, has_display
-
-        if not has_display():  # before anything is built
-            raise UsageError(NO_DISPLAY_VIEW)
+        _need_display()
     return run(args.world, args.robot, args.envs, args.lockstep, args.rt_factor, args.seed,
                args.venv, view=args.view)
 
@@ -408,10 +413,8 @@ def _view(args: argparse.Namespace) -> int:
     from arena_gym.envs.vector_env import ArenaVectorEnv
     from arena_gym.policies import make_policy
     from arena_gym.render.live_viewer import LiveViewer
-    from arena_gym.render.viewer import NO_DISPLAY_VIEW, has_display
 
-    if not has_display():  # before anything is built
-        raise UsageError(NO_DISPLAY_VIEW)
+    _need_display()
     config, overrides = _overrides(args)
     env = ArenaVectorEnv(args.num_envs, config=config, **overrides)
     viewer = None

@@ -102,7 +102,10 @@ class RewardConfig:
 
     @classmethod
     def is_builtin(cls, name: str) -> bool:
-        return name in _FIELDS.setdefault(cls, {f.name for f in dataclasses.fields(cls)})
+        names = _FIELDS.get(cls)
+        if names is None:  # once per class: reward_terms asks this for every term each step
+            names = _FIELDS[cls] = {f.name for f in dataclasses.fields(cls)}
+        return name in names
 
     @classmethod
     def extra_key(cls, name: str) -> bool:

@@ -27,7 +27,7 @@ import numpy as np
 
 from arena_gym.config import EnvConfig, load_config
 from arena_gym.sensors import CameraReading, SensorError, SensorSpec
-from arena_gym.sim.options import DISABLE_FLAGS, ENABLE_FLAGS, INTEGRATORS, validate
+from arena_gym.sim.options import DISABLE_FLAGS, ENABLE_FLAGS, INTEGRATORS
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ class Settings:
 
     @property
     def running(self) -> bool:
-        return bool(self._owner._core.sim.settings["running"])
+        return self._owner._core.sim.running
 
     @property
     def rt_factor(self) -> float:
@@ -230,8 +230,7 @@ class Simulation:
         """Apply a patch of MuJoCo option fields (arena_gym.sim.options) to every env: all
         of it and a new snapshot with the next epoch, or (ValueError "field: message")
         nothing, the snapshot and epoch unchanged."""
-        validate(patch)  # before anything changes
-        self._core.sim.apply_runtime_options(patch)
+        self._core.sim.apply_runtime_options(patch)  # validates every field before any applies
         self._epoch += 1
         self._options = self._snapshot()
         return self._options

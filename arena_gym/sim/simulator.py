@@ -335,7 +335,7 @@ class Simulator:
     @property
     def settings(self) -> dict[str, Any]:
         return {
-            "running": self._running and not self._paused,
+            "running": self.running,
             "rt_factor": self.rt_factor,
             "gravity": self.store.scenes[0].model.opt.gravity.tolist(),
         }
