@@ -210,12 +210,14 @@ def _skeleton(doc) -> _Skeleton:
     return _Skeleton(tuple(names), tuple(ids), np.array(parents), np.array(rest), base[0])
 
 
-def _forward(skeleton: _Skeleton, local: np.ndarray) -> np.ndarray:
-    """World transforms (..., bones, 4, 4) of local ones (..., bones, 4, 4); parents come
-    before their children in the skeleton's order."""
+def forward(parents: np.ndarray, local: np.ndarray, base: np.ndarray | None = None
+            ) -> np.ndarray:
+    """World transforms (..., bones, 4, 4) of local ones (..., bones, 4, 4) (a root's
+    relative to `base`, default the identity); parents come before their children."""
     world = np.empty_like(local)
-    for j, parent in enumerate(skeleton.parents):
-        above = skeleton.base if parent < 0 else world[..., parent, :, :]
+    base = np.eye(4) if base is None else base
+    for j, parent in enumerate(parents):
+        above = base if parent < 0 else world[..., parent, :, :]
         world[..., j, :, :] = above @ local[..., j, :, :]
     return world
 
@@ -226,7 +228,7 @@ def _skin(doc, skeleton: _Skeleton) -> tuple[tuple[SkinPart, ...], np.ndarray]:
     to_bone = np.array([skeleton.names.index(n) for n in joint_names])
     inverse_bind = np.array([ctrl.joint_matrices[n] for n in ctrl.joint_matrices])
     bind = np.empty((len(skeleton.names), 4, 4))
-    rest_world = _forward(skeleton, skeleton.rest)
+    rest_world = forward(skeleton.parents, skeleton.rest, skeleton.base)
     bind[:] = rest_world
     bind[to_bone] = np.linalg.inv(inverse_bind)
     shape = np.asarray(ctrl.bind_shape_matrix, dtype=float)
@@ -305,7 +307,7 @@ def _clip(name: str, doc, skeleton: _Skeleton) -> _RawClip:
             t, m = channels[key]
             k = np.clip(np.searchsorted(t, times, side="right") - 1, 0, len(t) - 1)
             local[:, j] = m[k]
-    poses = _forward(skeleton, local)
+    poses = forward(skeleton.parents, local, skeleton.base)
     root = poses[:, 0, :3, 3]
     advance = root[-1, :2] - root[0, :2]
     stride = float(np.hypot(*advance))

@@ -6,7 +6,7 @@ See arena_gym.scene.pedestrians for the pool and arena_gym.scene.skins for the s
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import mujoco
@@ -14,11 +14,21 @@ import numpy as np
 
 from arena_gym.scene import builders
 from arena_gym.scene.actors import ActorAsset, load_actor
+from arena_gym.scene.body_joints import INDEX as JOINT_INDEX
+from arena_gym.scene.body_joints import NAMES as JOINT_NAMES
 from arena_gym.scene.errors import SceneError, SpawnError
+from arena_gym.scene.joint_rig import joint_rig
 from arena_gym.scene.meshes import inside
 from arena_gym.scene.names import check_clashes, element_names
 from arena_gym.scene.pedestrians import Pedestrian, PedestrianPool, parked, pose_rows
-from arena_gym.scene.skins import WALK_SPEED, add_skin, bone_name, bone_rows, remove_skin
+from arena_gym.scene.skins import (
+    WALK_SPEED,
+    add_skin,
+    bone_name,
+    bone_rows,
+    remove_skin,
+    world_rows,
+)
 
 
 class PedestrianOps:
@@ -89,6 +99,9 @@ class PedestrianOps:
         peds = _checked(peds, "spawn_pedestrians")
         self.pedestrians.check_new(self.env_id, peds)
         actors = {p.actor: self._actor(p.actor) for p in peds if p.actor is not None}
+        for p in peds:
+            if p.actor is not None and p.joints is not None:
+                joint_rig(actors[p.actor][0])  # a skeleton without a joint table: refused
         if not peds:
             return []
         if not self.pedestrians.built:
@@ -117,24 +130,28 @@ class PedestrianOps:
             self._dirty = True
             self.flush()  # one compile for the request
         self._apply_pedestrian_contacts()
-        self._write_pedestrians(slots, *pose_rows(peds))
+        self._write_pedestrians(slots, *pose_rows(peds), joints=[p.joints for p in peds])
         return slots
 
     def move_pedestrians(self, peds: Iterable[Pedestrian]) -> None:
         """Teleport pedestrians (their clip restarts)."""
         peds = _checked(peds, "move_pedestrians")
         slots = self._pedestrian_slots(peds)
+        self._check_rigs(slots, peds)
         self.pedestrians.cursor[slots] = 0.0
         self.pedestrians.last[slots] = np.nan  # no walk between the old pose and the new
-        self._write_pedestrians(slots, *pose_rows(peds))
+        self._write_pedestrians(slots, *pose_rows(peds), joints=[p.joints for p in peds])
 
     def update_pedestrians(self, peds: Iterable[Pedestrian]) -> None:
         """Continuous pose updates (heading included), e.g. from an outside crowd model; a
         skinned pedestrian moving at WALK_SPEED or more plays its walk clip, the cursor
-        advanced by the distance covered over the clip's stride (feet stay planted)."""
+        advanced by the distance covered over the clip's stride (feet stay planted). One
+        whose update carries joint angles (Pedestrian.joints) is posed from them instead
+        (arena_gym.scene.joint_rig), its clip paused until an update without angles."""
         peds = _checked(peds, "update_pedestrians")
         slots = self._pedestrian_slots(peds)
-        self._write_pedestrians(slots, *pose_rows(peds))
+        self._check_rigs(slots, peds)
+        self._write_pedestrians(slots, *pose_rows(peds), joints=[p.joints for p in peds])
 
     def delete_pedestrians(self, names: Iterable[str]) -> list[str]:
         """Return pedestrians' slots to the pool and park their bodies; no compile."""
@@ -153,6 +170,13 @@ class PedestrianOps:
     def _pedestrian_slots(self, peds: list[Pedestrian]) -> list[int]:
         return [self.pedestrians.slot(self.env_id, p.name) for p in peds]
 
+    def _check_rigs(self, slots: list[int], peds: list[Pedestrian]) -> None:
+        """Refuse joint angles for a skeleton without a joint table, before any write."""
+        skins = self.pedestrians.skins
+        for slot, ped in zip(slots, peds, strict=True):
+            if ped.joints is not None and slot in skins:
+                joint_rig(skins[slot])
+
     def _actor(self, actor: str) -> tuple[str, ActorAsset]:
         path = Path(actor)
         if self.path_roots is not None and not inside(path, self.path_roots):
@@ -160,24 +184,43 @@ class PedestrianOps:
         return str(path.resolve()), load_actor(path)
 
     def _write_pedestrians(self, slots: list[int], pos: np.ndarray, quat: np.ndarray,
-                           park: bool = False) -> None:
+                           park: bool = False,
+                           joints: list[Mapping[str, float] | None] | None = None) -> None:
         mocap = self.pedestrian_mocap()[slots]
         data = self.data  # synced: the simulator pushes it before the next step
         data.mocap_pos[mocap] = pos
         data.mocap_quat[mocap] = quat
         pool = self.pedestrians
-        for slot, p, q in zip(slots, pos, quat, strict=True):
+        joints = joints or [None] * len(slots)
+        posed: dict[str, list[int]] = {}  # actor -> rows posed from joint angles
+        for row, (slot, p, q) in enumerate(zip(slots, pos, quat, strict=True)):
             if slot not in pool.skins:
-                continue
+                continue  # a plain capsule: nothing to pose, its angles mean nothing
             actor = load_actor(pool.skins[slot])  # cached
             bones = self._bones(slot, len(actor.bones))
             if park:
                 data.mocap_pos[bones] = p
                 continue
+            pool.posed[slot] = joints[row] is not None
+            if pool.posed[slot]:
+                pool.last[slot] = (p[0], p[1], data.time)  # a clip resumes from here
+                posed.setdefault(pool.skins[slot], []).append(row)
+                continue
             yaw = 2 * np.arctan2(q[3], q[0])
             clip = self._advance_clip(slot, actor, p[0], p[1], data.time)
             data.mocap_pos[bones], data.mocap_quat[bones] = bone_rows(
                 (p[0], p[1], yaw), clip, pool.cursor[slot], actor)
+        for actor_key, rows in posed.items():
+            rig = joint_rig(actor_key)
+            angles = np.zeros((len(rows), len(JOINT_NAMES)))
+            for k, row in enumerate(rows):
+                given = joints[row]
+                angles[k, [JOINT_INDEX[n] for n in given]] = list(given.values())
+                rig.report_missing(set(given))
+            poses = np.c_[pos[rows, :2], 2 * np.arctan2(quat[rows, 3], quat[rows, 0])]
+            bones = np.array([self._bones(slots[row], len(rig.parents)) for row in rows])
+            data.mocap_pos[bones], data.mocap_quat[bones] = world_rows(poses,
+                                                                      rig.poses(angles))
         mujoco.mj_kinematics(self._model, data)
 
     def _advance_clip(self, slot: int, actor: ActorAsset, x: float, y: float, time: float):

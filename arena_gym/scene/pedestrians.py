@@ -16,12 +16,14 @@ collides like an obstacle; the contact rule classes it "pedestrian"
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 import mujoco
 import numpy as np
 
 from arena_gym.scene import builders
+from arena_gym.scene.body_joints import checked_joints
 from arena_gym.scene.errors import SceneError, SpawnError, unknown
 from arena_gym.scene.records import _floats
 from arena_gym.scene.rotations import yaw_quat
@@ -40,21 +42,28 @@ POOL_BODY = "pedestrians/slot_{}"
 @dataclass(frozen=True)
 class Pedestrian:
     """A pedestrian request: `name` (an `env_<id>/` prefix names its env when the request
-    carries no env id), `pose` (x, y, yaw; yaw is the heading) and, optionally, the actor
-    it wears (an SDF path; kept for the skinned actors, not drawn yet).
+    carries no env id), `pose` (x, y, yaw; yaw is the heading), optionally the actor it
+    wears (an SDF path with a skinned mesh: arena_gym.scene.skins) and, for such an actor,
+    `joints`: ROS4HRI joint angles (name -> rad, arena_gym.scene.body_joints), as Arena's
+    task generator sends them. A request with joints poses the skeleton from them; one
+    without plays the actor's clips again.
 
     >>> Pedestrian("env_2/visitor", pose=(1.0, -0.5, 1.57))
+    >>> Pedestrian("env_0/w", pose=(0.0, 0.0, 0.0), actor=sdf, joints={"l_knee": -1.2})
     """
 
     name: str
     pose: tuple[float, float, float] = (0.0, 0.0, 0.0)
     actor: str | None = None
+    joints: Mapping[str, float] | None = field(default=None, hash=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name or self.name.endswith("/"):
             raise SceneError(f"Pedestrian.name: expected a non-empty name not ending in '/', "
                              f"got {self.name!r}")
         object.__setattr__(self, "pose", _floats(f"Pedestrian {self.name!r} pose", self.pose, 3))
+        object.__setattr__(self, "joints",
+                           checked_joints(f"Pedestrian {self.name!r}", self.joints))
 
 
 def split_env(name: str) -> tuple[int | None, str]:
@@ -83,6 +92,9 @@ class PedestrianPool:
         self.rays = np.zeros(size, dtype=bool)
         self.skins: dict[int, str] = {}  # slot -> the actor (SDF path) whose skin it wears
         self.last = np.full((size, 3), np.nan)  # x, y, sim time of each slot's last pose
+        # skinned slots posed from joint angles (their last request carried some): the
+        # clip is paused until a request without angles
+        self.posed = np.zeros(size, dtype=bool)
 
     @property
     def bodies(self) -> list[str]:
@@ -132,6 +144,7 @@ class PedestrianPool:
         self.cursor[slot] = 0.0
         self.contacts[slot] = self.rays[slot] = True
         self.last[slot] = np.nan
+        self.posed[slot] = False
         return slot
 
     def slot(self, env_id: int, name: str) -> int:
@@ -144,6 +157,7 @@ class PedestrianPool:
         self.actors.pop(name, None)
         self.free.append(slot)
         self.contacts[slot] = self.rays[slot] = False
+        self.posed[slot] = False
         return slot
 
 

@@ -52,3 +52,38 @@ def quat_mats(quat: np.ndarray) -> np.ndarray:
     if zero.any():
         products[zero], norm2[zero] = np.eye(16)[0], 1.0
     return ((products @ _PRODUCTS_TO_MATRIX) / norm2[:, None]).reshape(len(q), 3, 3)
+
+
+def axis_angle_mats(axis: np.ndarray, angle: np.ndarray) -> np.ndarray:
+    """Rotation matrices (..., 3, 3) by `angle` (...,) rad about unit axes (..., 3) (both
+    broadcast), by Rodrigues' formula: I + sin(a) K + (1 - cos(a)) K^2."""
+    axis, angle = np.broadcast_arrays(np.asarray(axis, dtype=float),
+                                      np.asarray(angle, dtype=float)[..., None])
+    x, y, z = axis[..., 0], axis[..., 1], axis[..., 2]
+    zero = np.zeros_like(x)
+    k = np.stack([zero, -z, y, z, zero, -x, -y, x, zero], axis=-1).reshape(*x.shape, 3, 3)
+    a = angle[..., 0, None, None]
+    return np.eye(3) + np.sin(a) * k + (1.0 - np.cos(a)) * (k @ k)
+
+
+def mat_quats(mats: np.ndarray) -> np.ndarray:
+    """Unit quaternions (..., 4) w, x, y, z of rotation matrices (..., 3, 3), vectorised
+    (Shepperd's method: each from its largest of 4w^2, 4x^2, 4y^2, 4z^2, so no division
+    by a small number), w >= 0."""
+    r = np.asarray(mats, dtype=float)
+    r00, r11, r22 = r[..., 0, 0], r[..., 1, 1], r[..., 2, 2]
+    big = np.stack([1 + r00 + r11 + r22, 1 + r00 - r11 - r22, 1 - r00 + r11 - r22,
+                    1 - r00 - r11 + r22], axis=-1)  # 4w^2, 4x^2, 4y^2, 4z^2
+    d21, d02, d10 = r[..., 2, 1] - r[..., 1, 2], r[..., 0, 2] - r[..., 2, 0], \
+        r[..., 1, 0] - r[..., 0, 1]
+    s01, s02, s12 = r[..., 0, 1] + r[..., 1, 0], r[..., 0, 2] + r[..., 2, 0], \
+        r[..., 1, 2] + r[..., 2, 1]
+    candidates = np.stack([  # 4 * (the largest component) * q, one row per choice
+        np.stack([big[..., 0], d21, d02, d10], axis=-1),
+        np.stack([d21, big[..., 1], s01, s02], axis=-1),
+        np.stack([d02, s01, big[..., 2], s12], axis=-1),
+        np.stack([d10, s02, s12, big[..., 3]], axis=-1)], axis=-2)
+    pick = np.argmax(big, axis=-1)[..., None, None]
+    q = np.take_along_axis(candidates, pick, axis=-2)[..., 0, :]
+    q = q / np.linalg.norm(q, axis=-1, keepdims=True)
+    return np.where(q[..., :1] < 0, -q, q)

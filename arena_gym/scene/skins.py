@@ -13,6 +13,7 @@ import numpy as np
 
 from arena_gym.scene import builders
 from arena_gym.scene.actors import ActorAsset, Clip
+from arena_gym.scene.rotations import mat_quats
 
 WALK_SPEED = 0.05  # m/s: at or above it the walk clip plays, below it the idle pose
 
@@ -53,11 +54,18 @@ def bone_rows(pose: tuple[float, float, float], clip: Clip | None, cursor: float
     """mocap_pos (bones, 3) and mocap_quat (bones, 4) of the bones of a pedestrian at pose
     (x, y, yaw): the clip at `cursor` s, or the idle pose (the bind pose) without a clip."""
     local = actor.bind if clip is None else clip.bone_poses(cursor)
-    c, s = np.cos(pose[2]), np.sin(pose[2])
-    rot = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
-    pos = local[:, :3, 3] @ rot.T + np.array([pose[0], pose[1], 0.0])
-    quat = np.array([_quat(rot @ m) for m in local[:, :3, :3]])
-    return pos, quat
+    pos, quat = world_rows(np.array([pose], dtype=float), local[None])
+    return pos[0], quat[0]
+
+
+def world_rows(poses: np.ndarray, local: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """mocap_pos (P, bones, 3) and mocap_quat (P, bones, 4) of bone poses `local`
+    (P, bones, 4, 4, actor frame) of pedestrians standing at `poses` (P, 3: x, y, yaw)."""
+    c, s = np.cos(poses[:, 2]), np.sin(poses[:, 2])
+    zero, one = np.zeros_like(c), np.ones_like(c)
+    rot = np.stack([c, -s, zero, s, c, zero, zero, zero, one], axis=-1).reshape(-1, 1, 3, 3)
+    pos = (rot @ local[..., :3, 3:])[..., 0] + np.c_[poses[:, :2], zero][:, None, :]
+    return pos, mat_quats(rot @ local[..., :3, :3])
 
 
 def _quat(mat: np.ndarray) -> np.ndarray:
