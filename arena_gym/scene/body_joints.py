@@ -22,6 +22,8 @@ import math
 from collections.abc import Mapping
 from types import MappingProxyType
 
+import numpy as np
+
 from arena_gym.scene.errors import SceneError
 
 
@@ -71,3 +73,12 @@ def checked_joints(what: str, joints: object) -> Mapping[str, float] | None:
                              f"{value!r}")
         out[name] = angle
     return MappingProxyType(out)
+
+
+def angle_rows(joints: list[Mapping[str, float]]) -> np.ndarray:
+    """Angles (len(joints), len(NAMES)) in NAMES order from checked name -> angle maps;
+    a name left out is 0 (the zero stance)."""
+    out = np.zeros((len(joints), len(NAMES)))
+    for row, given in zip(out, joints, strict=True):
+        row[[INDEX[name] for name in given]] = list(given.values())
+    return out

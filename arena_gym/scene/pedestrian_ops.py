@@ -14,8 +14,7 @@ import numpy as np
 
 from arena_gym.scene import builders
 from arena_gym.scene.actors import ActorAsset, load_actor
-from arena_gym.scene.body_joints import INDEX as JOINT_INDEX
-from arena_gym.scene.body_joints import NAMES as JOINT_NAMES
+from arena_gym.scene.body_joints import angle_rows
 from arena_gym.scene.errors import SceneError, SpawnError
 from arena_gym.scene.joint_rig import joint_rig
 from arena_gym.scene.meshes import inside
@@ -192,7 +191,7 @@ class PedestrianOps:
         data.mocap_quat[mocap] = quat
         pool = self.pedestrians
         joints = joints or [None] * len(slots)
-        posed: dict[str, list[int]] = {}  # actor -> rows posed from joint angles
+        posed: dict[str, list[tuple[int, Mapping[str, float]]]] = {}  # actor -> (row, angles)
         for row, (slot, p, q) in enumerate(zip(slots, pos, quat, strict=True)):
             if slot not in pool.skins:
                 continue  # a plain capsule: nothing to pose, its angles mean nothing
@@ -201,26 +200,24 @@ class PedestrianOps:
             if park:
                 data.mocap_pos[bones] = p
                 continue
-            pool.posed[slot] = joints[row] is not None
-            if pool.posed[slot]:
+            given = joints[row]
+            pool.posed[slot] = given is not None
+            if given is not None:
                 pool.last[slot] = (p[0], p[1], data.time)  # a clip resumes from here
-                posed.setdefault(pool.skins[slot], []).append(row)
+                posed.setdefault(pool.skins[slot], []).append((row, given))
                 continue
             yaw = 2 * np.arctan2(q[3], q[0])
             clip = self._advance_clip(slot, actor, p[0], p[1], data.time)
             data.mocap_pos[bones], data.mocap_quat[bones] = bone_rows(
                 (p[0], p[1], yaw), clip, pool.cursor[slot], actor)
-        for actor_key, rows in posed.items():
+        for actor_key, members in posed.items():  # vectorised per actor
             rig = joint_rig(actor_key)
-            angles = np.zeros((len(rows), len(JOINT_NAMES)))
-            for k, row in enumerate(rows):
-                given = joints[row]
-                angles[k, [JOINT_INDEX[n] for n in given]] = list(given.values())
-                rig.report_missing(set(given))
+            rows, given = [r for r, _ in members], [g for _, g in members]
+            rig.report_missing(set().union(*given))
             poses = np.c_[pos[rows, :2], 2 * np.arctan2(quat[rows, 3], quat[rows, 0])]
-            bones = np.array([self._bones(slots[row], len(rig.parents)) for row in rows])
-            data.mocap_pos[bones], data.mocap_quat[bones] = world_rows(poses,
-                                                                      rig.poses(angles))
+            bones = np.array([self._bones(slots[r], len(rig.parents)) for r in rows])
+            data.mocap_pos[bones], data.mocap_quat[bones] = world_rows(
+                poses, rig.poses(angle_rows(given)))
         mujoco.mj_kinematics(self._model, data)
 
     def _advance_clip(self, slot: int, actor: ActorAsset, x: float, y: float, time: float):
