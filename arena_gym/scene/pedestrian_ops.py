@@ -192,19 +192,23 @@ class PedestrianOps:
         pool = self.pedestrians
         joints = joints or [None] * len(slots)
         posed: dict[str, list[tuple[int, Mapping[str, float]]]] = {}  # actor -> (row, angles)
+        actors: dict[str, ActorAsset] = {}  # load_actor stats its file: once per call
         for row, (slot, p, q) in enumerate(zip(slots, pos, quat, strict=True)):
             if slot not in pool.skins:
                 continue  # a plain capsule: nothing to pose, its angles mean nothing
-            actor = load_actor(pool.skins[slot])  # cached
+            key, given = pool.skins[slot], joints[row]
+            if not park:
+                pool.posed[slot] = given is not None
+            if not park and given is not None:
+                pool.last[slot] = (p[0], p[1], data.time)  # a clip resumes from here
+                posed.setdefault(key, []).append((row, given))
+                continue
+            if key not in actors:
+                actors[key] = load_actor(key)
+            actor = actors[key]
             bones = self._bones(slot, len(actor.bones))
             if park:
                 data.mocap_pos[bones] = p
-                continue
-            given = joints[row]
-            pool.posed[slot] = given is not None
-            if given is not None:
-                pool.last[slot] = (p[0], p[1], data.time)  # a clip resumes from here
-                posed.setdefault(pool.skins[slot], []).append((row, given))
                 continue
             yaw = 2 * np.arctan2(q[3], q[0])
             clip = self._advance_clip(slot, actor, p[0], p[1], data.time)
