@@ -19,8 +19,7 @@ and hips: azimuth, elevation, twist).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from types import MappingProxyType
+from collections.abc import Iterator, Mapping
 
 import numpy as np
 
@@ -50,7 +49,29 @@ NAMES: tuple[str, ...] = tuple(JOINTS)
 INDEX: dict[str, int] = {name: k for k, name in enumerate(NAMES)}
 
 
-def checked_joints(what: str, joints: object) -> Mapping[str, float] | None:
+class JointAngles(Mapping[str, float]):
+    """Checked ROS4HRI joint angles (name -> rad): read-only, hashable, picklable."""
+
+    def __init__(self, angles: dict[str, float]) -> None:
+        self._angles = dict(angles)
+
+    def __getitem__(self, name: str) -> float:
+        return self._angles[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._angles)
+
+    def __len__(self) -> int:
+        return len(self._angles)
+
+    def __hash__(self) -> int:
+        return hash(frozenset(self._angles.items()))
+
+    def __repr__(self) -> str:
+        return repr(self._angles)
+
+
+def checked_joints(what: str, joints: object) -> JointAngles | None:
     """A read-only copy of `joints` (ROS4HRI name -> angle in rad), or None for None;
     a SceneError naming the problem for anything else."""
     if joints is None:
@@ -72,7 +93,7 @@ def checked_joints(what: str, joints: object) -> Mapping[str, float] | None:
             raise SceneError(f"{what} joint {name!r}: expected a finite angle (rad), got "
                              f"{value!r}")
         out[name] = angle
-    return MappingProxyType(out)
+    return JointAngles(out)
 
 
 def angle_rows(joints: list[Mapping[str, float]]) -> np.ndarray:

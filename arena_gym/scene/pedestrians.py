@@ -17,7 +17,7 @@ collides like an obstacle; the contact rule classes it "pedestrian"
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import mujoco
 import numpy as np
@@ -55,7 +55,7 @@ class Pedestrian:
     name: str
     pose: tuple[float, float, float] = (0.0, 0.0, 0.0)
     actor: str | None = None
-    joints: Mapping[str, float] | None = field(default=None, hash=False)
+    joints: Mapping[str, float] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name or self.name.endswith("/"):

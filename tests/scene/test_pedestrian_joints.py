@@ -5,6 +5,7 @@ MuJoCo's own skin data), clips and angles taking turns, bad angles refused."""
 from __future__ import annotations
 
 import math
+import pickle
 import re
 import shutil
 import warnings
@@ -209,7 +210,8 @@ def test_random_joint_angles_are_kept_as_given_or_refused_with_the_first_problem
     bad = next(((n, v) for n, v in joints.items() if n not in NAMES
                 or not isinstance(v, float) or not math.isfinite(v)), None)
     if bad is None:
-        assert dict(Pedestrian("env_0/p", joints=joints).joints) == joints
+        ped = Pedestrian("env_0/p", joints=joints)
+        assert dict(ped.joints) == joints and pickle.loads(pickle.dumps(ped)) == ped
         return
     name, value = bad
     if name not in NAMES:
