@@ -14,14 +14,13 @@ stance (skinned like the mesh) is at z = 0. Vectorised over pedestrians.
 
 from __future__ import annotations
 
-import functools
 import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from arena_gym.scene.actors import ActorAsset, forward, load_actor
-from arena_gym.scene.body_joints import JOINTS, NAMES
+from arena_gym.scene.body_joints import INDEX, JOINTS, NAMES
 from arena_gym.scene.errors import AssetWarning, SceneError
 from arena_gym.scene.rotations import axis_angle_mats
 from arena_gym.scene.skeleton_tables import TABLES, table_for
@@ -65,7 +64,7 @@ class JointRig:
 
     def report_missing(self, names: set[str]) -> None:
         """Warn once per actor and joint about angles its skeleton has no bone for."""
-        new = sorted(n for n in names - self.reported if self.bones[NAMES.index(n)] < 0)
+        new = sorted(n for n in names - self.reported if self.bones[INDEX[n]] < 0)
         self.reported.update(new)
         for name in new:
             warnings.warn(f"actor {self.actor!r}: its skeleton ({self.skeleton}) has no bone "
@@ -73,10 +72,22 @@ class JointRig:
                           stacklevel=4)
 
 
-@functools.lru_cache(maxsize=32)
+_RIGS: dict[str, tuple[ActorAsset, JointRig]] = {}  # sdf -> the asset it was built from
+
+
 def joint_rig(sdf: str) -> JointRig:
-    """The rig of the actor `sdf` (a resolved path), built once."""
-    return build_rig(load_actor(sdf))
+    """The rig of the actor `sdf` (a resolved path), built once per loaded asset (an
+    edited actor file loads anew, and gets a new rig)."""
+    actor = load_actor(sdf)  # cached
+    built = _RIGS.get(sdf)
+    if built is None or built[0] is not actor:
+        _RIGS[sdf] = built = (actor, build_rig(actor))
+    return built[1]
+
+
+def forget_rigs() -> None:
+    """Drop every built rig (and what each reported), as a fresh process would."""
+    _RIGS.clear()
 
 
 def build_rig(actor: ActorAsset) -> JointRig:

@@ -21,7 +21,7 @@ from arena_gym.scene import Pedestrian, SceneError, SceneStore
 from arena_gym.scene.actors import load_actor
 from arena_gym.scene.body_joints import NAMES
 from arena_gym.scene.errors import AssetWarning
-from arena_gym.scene.joint_rig import joint_rig
+from arena_gym.scene.joint_rig import forget_rigs, joint_rig
 from arena_gym.scene.skins import bone_rows
 from tests.conftest import require
 
@@ -188,7 +188,7 @@ def test_a_skeleton_without_a_joint_table_is_refused_before_anything_moves(actor
 def test_a_joint_the_skeleton_lacks_is_reported_once(assets):
     require("collada", "pip install pycollada")
     visitor = str((assets / "pedestrians" / "MaleVisitorPhone" / "model.sdf").resolve())
-    joint_rig.cache_clear()  # a fresh rig: nothing reported yet
+    forget_rigs()  # a fresh rig: nothing reported yet
     store = _spawned(visitor)
     angles = {"l_y_collar": 0.2, "l_knee": -0.5}
     with pytest.warns(AssetWarning, match=re.escape(
