@@ -57,8 +57,8 @@ class JointRig:
     def _grounded(self, world: np.ndarray) -> np.ndarray:
         move = world[:, self.sole_bones] @ self.unbind  # bind -> now, per sole bone
         rows = move[:, :, 2, :]  # (P, B, 4): the z rows
-        z = np.einsum("pbk,sk->psb", rows[..., :3], self.sole_points) + rows[:, None, :, 3]
-        lowest = (z * self.sole_weights).sum(axis=-1).min(axis=1)
+        z = rows[..., :3] @ self.sole_points.T + rows[..., 3:]  # (P, B, S) per bone
+        lowest = (z * self.sole_weights.T).sum(axis=1).min(axis=1)
         world[..., 2, 3] -= lowest[:, None]
         return world
 

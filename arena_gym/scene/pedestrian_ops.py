@@ -172,9 +172,9 @@ class PedestrianOps:
     def _check_rigs(self, slots: list[int], peds: list[Pedestrian]) -> None:
         """Refuse joint angles for a skeleton without a joint table, before any write."""
         skins = self.pedestrians.skins
-        for slot, ped in zip(slots, peds, strict=True):
-            if ped.joints is not None and slot in skins:
-                joint_rig(skins[slot])
+        for key in {skins[s] for s, p in zip(slots, peds, strict=True)
+                    if p.joints is not None and s in skins}:
+            joint_rig(key)
 
     def _actor(self, actor: str) -> tuple[str, ActorAsset]:
         path = Path(actor)
