@@ -51,6 +51,17 @@ _seed = _bounded(int, 0, True, "an integer >= 0")
 _positive_float = _bounded(float, 0, False, "a positive number")
 
 
+def _port(text: str) -> int:
+    """An argparse type: a TCP port, 0..65535 (0: any free one)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"expected a port in 0..65535, got {text}")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="arena-gym",
@@ -179,7 +190,10 @@ def _parser() -> argparse.ArgumentParser:
             "its own thread (a slow renderer skips frames, the simulation keeps its pace). "
             "The policy (reactive, random, a model .zip or module:callable) drives every "
             "env at the control rate, episodes restarting as they end, for --seconds of "
-            "wall time or until the window is closed. Needs a display."
+            "wall time or until the window is closed. Needs a display. With --foxglove, no "
+            "window: the bridge's topics (/tf, /tf_static, /clock, per robot odom, scan, "
+            "imu, joint_states) are served live over Foxglove's WebSocket protocol instead "
+            "(needs: pip install 'arena_gym[foxglove]'; no ROS install)."
         ),
     )
     view.add_argument("--policy", default="reactive", help="what drives (default: reactive)")
@@ -189,6 +203,12 @@ def _parser() -> argparse.ArgumentParser:
     view.add_argument("--seed", type=_seed, default=0)
     view.add_argument("--trust-model", action="store_true",
                       help="allow pickled Python in the model file (it could run code)")
+    view.add_argument("--foxglove", action="store_true",
+                      help="serve the topics to Foxglove (WebSocket) instead of a window")
+    view.add_argument("--host", default=None,
+                      help="--foxglove's address (default: 127.0.0.1, this machine only)")
+    view.add_argument("--port", type=_port, default=None,
+                      help="--foxglove's port (default: 8765; 0: any free port)")
     _config_args(view)
     view.set_defaults(run=_view)
     version = commands.add_parser(
@@ -412,30 +432,49 @@ def _plotter(folder: str, env):
 def _view(args: argparse.Namespace) -> int:
     from arena_gym.envs.vector_env import ArenaVectorEnv
     from arena_gym.policies import make_policy
-    from arena_gym.render.live_viewer import LiveViewer
 
-    _need_display()
+    if args.foxglove:
+        from arena_gym.ros.foxglove_server import DEFAULT_HOST, DEFAULT_PORT, require_sdk
+
+        require_sdk()  # the install hint before any work
+        host = DEFAULT_HOST if args.host is None else args.host
+        port = DEFAULT_PORT if args.port is None else args.port
+    elif args.host is not None or args.port is not None:
+        raise UsageError("--host/--port: expected --foxglove too (they are its address)")
+    else:
+        _need_display()
     config, overrides = _overrides(args)
     env = ArenaVectorEnv(args.num_envs, config=config, **overrides)
-    viewer = None
+    shown = None
     try:
         policy = make_policy(args.policy, env, seed=args.seed, trust=args.trust_model)
+        if args.foxglove:
+            from arena_gym.ros.foxglove_server import start_foxglove
+
+            shown = start_foxglove(env, host, port)
+            print(f"serving Foxglove on {shown.url} (open it in Foxglove: Open connection > "
+                  "Foxglove WebSocket)", flush=True)
         obs, _ = env.reset(seed=args.seed)
-        viewer = LiveViewer(env.core.sim).start()
+        if not args.foxglove:
+            from arena_gym.render.live_viewer import LiveViewer
+
+            shown = LiveViewer(env.core.sim).start()
         dt = env.core.cfg.control_dt
         start = time.perf_counter()
         steps = 0
-        while time.perf_counter() - start < args.seconds and viewer.running:
+        while time.perf_counter() - start < args.seconds and (args.foxglove or shown.running):
             obs, *_ = env.step(policy(obs))
             steps += 1
             time.sleep(max(0.0, start + steps * dt - time.perf_counter()))  # real time
         wall = time.perf_counter() - start
     finally:
-        if viewer is not None:
-            viewer.close()
+        if shown is not None:
+            shown.close()
         env.close()
-    print(f"viewed {steps} steps ({steps * dt:.1f} s simulated) in {wall:.1f} s, "
-          f"{viewer.frames_shown} frames shown")
+    what = (f"{sum(shown.counts.values())} messages" if args.foxglove
+            else f"{shown.frames_shown} frames shown")
+    print(f"{'served' if args.foxglove else 'viewed'} {steps} steps ({steps * dt:.1f} s "
+          f"simulated) in {wall:.1f} s, {what}")
     return 0
 
 

@@ -10,11 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-
-from arena_gym.ros.frames import FrameWriter, describe
-from arena_gym.ros.messages import frame_messages, static_messages
 from arena_gym.ros.msgdefs import TYPES, definition
+from arena_gym.ros.stream import MessageStream
 from arena_gym.sensors.suite import SensorSuite
 from arena_gym.sim.simulator import Simulator
 
@@ -34,12 +31,8 @@ class Recorder:
 
     def __init__(self, sim: Simulator, suite: SensorSuite, robot: str, path: str | Path) -> None:
         writer_class = _writer_class()
-        sim.stepping_groups()
         self.sim = sim
-        self.meta = describe(sim, suite, robot)
-        self.frame = {k: np.zeros(shape, dtype=np.dtype(dt))
-                      for k, (shape, dt) in self.meta["layout"].items()}
-        self.writer = FrameWriter(sim, suite, robot)
+        self.stream = MessageStream(sim, suite, robot)
         self._file = open(path, "wb")  # noqa: SIM115 - closed in close()
         self._mcap = writer_class(self._file)
         self._mcap.start(profile="ros2", library="arena_gym")
@@ -48,7 +41,7 @@ class Recorder:
                          for name in TYPES}
         self._channels: dict[str, int] = {}
         self.counts: dict[str, int] = {}
-        for message in static_messages(self.meta):
+        for message in self.stream.static():
             self._write(*message)
         sim.add_tick_hook(self._on_tick)
 
@@ -62,8 +55,7 @@ class Recorder:
         self.counts[topic] = self.counts.get(topic, 0) + 1
 
     def _on_tick(self, sim: Simulator) -> None:
-        self.writer.write(self.frame)
-        for message in frame_messages(self.meta, self.frame):
+        for message in self.stream.frame():
             self._write(*message)
 
     def close(self) -> None:

@@ -19,17 +19,13 @@ from typing import Any
 
 from arena_gym.envs.core import ROBOT
 from arena_gym.ros.server import Bridge
-from arena_gym.sensors.specs import OdometrySpec
+from arena_gym.ros.stream import env_odometry
 
 
 def start_sidecar(env: Any, venv: Path | None = None) -> Bridge:
     """Start a publishing bridge on an ArenaVectorEnv or ArenaEnv (through its `core`)."""
-    core = getattr(env.unwrapped, "core", None)
-    if core is None:
-        raise ValueError(f"start_sidecar: expected an ArenaVectorEnv or ArenaEnv, got "
-                         f"{type(env.unwrapped).__name__}")
+    core, odom = env_odometry(env)
     suite = core.sensor_suite
-    odom = suite.add(OdometrySpec(ROBOT))
     bridge = Bridge.start(core.sim, suite, ROBOT, venv=venv, serving=False)
     # the env samples its suite once per control step (not in a tick hook): publish then,
     # when the odometry (added last, so sampled last) has shown its sample

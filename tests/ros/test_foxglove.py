@@ -1,0 +1,169 @@
+"""`arena-gym view --foxglove`: a real WebSocket client of Foxglove's protocol on loopback
+receives the bridge's CDR messages and decodes them with the ros2msg schemas the server
+advertised; the values are the simulator's (the env's own scan, the robot's pose)."""
+
+from __future__ import annotations
+
+import io
+import re
+import socket
+import sys
+import threading
+from contextlib import redirect_stdout
+
+import numpy as np
+import pytest
+
+from arena_gym.cli import main
+from arena_gym.envs.vector_env import ArenaVectorEnv
+from arena_gym.ros.foxglove_server import INSTALL_HINT, FoxgloveServer, start_foxglove
+from tests.ros.foxglove_client import FoxgloveClient
+
+TOPICS = ["/robot/scan", "/tf", "/tf_static", "/env_1/robot/odom"]
+LASER_HEIGHT = 0.010 + 0.160  # arena_diffbot.urdf: base_joint + the base_scan joint
+
+
+def stamp_ns(header) -> int:
+    return header.stamp.sec * 1_000_000_000 + header.stamp.nanosec
+
+
+def test_a_foxglove_client_receives_the_envs_scan_tf_and_odometry():
+    env = ArenaVectorEnv(2)
+    server = start_foxglove(env, port=0)
+    client = None
+    actions = np.array([[0.2, 0.5], [0.15, -0.4]], dtype=np.float32)
+    try:
+        env.reset(seed=0)
+        env.step(actions)  # the first frames create (advertise) the channels
+        client = FoxgloveClient(server.port)
+        client.subscribe(TOPICS)
+        for _ in range(20):  # the subscription is live once a later frame arrives
+            env.step(actions)
+            if client.pump(lambda: "/tf" in client.received, timeout=1.0):
+                break
+        clocks = []
+        for _ in range(3):
+            env.step(actions)
+            clocks.append(round(env.core.sim.clock * 1e9))
+        checked = ("/tf", "/robot/scan", "/env_1/robot/odom")
+        assert client.pump(lambda: all(client.received.get(topic, [(0, None)])[-1][0]
+                                       == clocks[-1] for topic in checked))
+        for topic in checked:  # one per control step
+            messages = client.received[topic][-3:]
+            assert [t for t, _ in messages] == clocks  # log time: the sim stamp
+            header = (messages[-1][1].transforms[0].header if topic == "/tf"
+                      else messages[-1][1].header)
+            assert stamp_ns(header) == clocks[-1]
+        assert client.channels["/robot/scan"]["schemaName"] == "sensor_msgs/msg/LaserScan"
+        assert client.channels["/robot/scan"]["encoding"] == "cdr"
+
+        scan = client.received["/robot/scan"][-1][1]
+        np.testing.assert_array_equal(np.array(scan.ranges, dtype=np.float32),
+                                      env.sensor_suite["scan"].ranges[0])
+        assert scan.header.frame_id == "robot/laser"
+
+        store = env.core.sim.store
+        tf = client.received["/tf"][-1][1]
+        assert [(t.header.frame_id, t.child_frame_id) for t in tf.transforms] == [
+            ("robot/odom", "robot/base_footprint"), ("env_1/robot/odom",
+                                                     "env_1/robot/base_footprint")]
+        for e, transform in enumerate(tf.transforms):
+            position, quat = store.get_pose(e, "robot")
+            t, q = transform.transform.translation, transform.transform.rotation
+            np.testing.assert_array_equal([t.x, t.y, t.z], position)
+            np.testing.assert_array_equal([q.w, q.x, q.y, q.z], quat)
+        odom = client.received["/env_1/robot/odom"][-1][1]
+        p = odom.pose.pose.position
+        np.testing.assert_array_equal([p.x, p.y, p.z], store.get_pose(1, "robot")[0])
+
+        # /tf_static does not latch over WebSocket: a late subscriber gets it sent again
+        statics = [m for _, m in client.received["/tf_static"]]
+        assert len(statics) == 1
+        mounts = {t.child_frame_id: t for t in statics[0].transforms}
+        assert sorted(mounts) == ["env_1/robot/imu", "env_1/robot/laser", "robot/imu",
+                                  "robot/laser"]
+        laser = mounts["robot/laser"].transform.translation
+        assert [laser.x, laser.y, laser.z] == pytest.approx([0.0, 0.0, LASER_HEIGHT],
+                                                            abs=1e-12)
+        assert client.pump(lambda: client.times and client.times[-1] == clocks[-1])
+    finally:
+        if client is not None:
+            client.close()
+        server.close()
+        env.close()
+
+
+def test_the_view_command_serves_foxglove_without_a_display(monkeypatch):
+    monkeypatch.delenv("DISPLAY", raising=False)  # --foxglove needs no window
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    out = io.StringIO()
+    result = {}
+
+    def run() -> None:
+        with redirect_stdout(out):
+            result["status"] = main(["view", "--foxglove", "--port", str(port),
+                                     "--seconds", "8"])
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    client = FoxgloveClient(port, timeout=120.0)
+    try:
+        client.subscribe(["/robot/scan"])
+        assert client.pump(lambda: len(client.received.get("/robot/scan", [])) >= 2,
+                           timeout=30.0)
+        scan = client.received["/robot/scan"][-1][1]
+        assert scan.header.frame_id == "robot/laser"
+        assert len(scan.ranges) == 360  # the default config's beams
+        ranges = np.array(scan.ranges)
+        hits = ranges[np.isfinite(ranges)]  # REP 117: no return is +inf
+        assert hits.size and np.all((scan.range_min <= hits) & (hits <= scan.range_max))
+        assert np.all(ranges[~np.isfinite(ranges)] == np.inf)
+    finally:
+        client.close()
+        thread.join(timeout=120)
+    assert result["status"] == 0
+    lines = out.getvalue().splitlines()
+    assert lines[0] == (f"serving Foxglove on ws://127.0.0.1:{port} (open it in Foxglove: "
+                        "Open connection > Foxglove WebSocket)")
+    assert re.fullmatch(r"served \d+ steps \(\d+\.\d s simulated\) in \d+\.\d s, "
+                        r"\d+ messages", lines[-1])
+
+
+def test_a_busy_port_is_a_clear_error_that_leaves_the_env_untouched():
+    env = ArenaVectorEnv(1)
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        readings = list(env.sensor_suite.readings)
+        with pytest.raises(OSError, match=re.escape(
+                f"foxglove: cannot serve on 127.0.0.1:{port} (FoxgloveError: Failed to bind "
+                "port: Address already in use (os error 98)); expected a free port (--port) "
+                "on a local address (--host)")):
+            start_foxglove(env, port=port)
+        assert list(env.sensor_suite.readings) == readings  # no odometry added
+    env.close()
+
+
+@pytest.mark.parametrize("port", [-1, 65536, 8765.0, True])
+def test_a_bad_port_is_refused(port):
+    with pytest.raises(ValueError, match=re.escape(
+            f"port: expected an integer in 0..65535 (0: any free port), got {port!r}")):
+        FoxgloveServer(port=port)
+
+
+def test_without_the_sdk_the_error_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "foxglove", None)  # as if not installed
+    with pytest.raises(ImportError, match=re.escape(INSTALL_HINT)):
+        FoxgloveServer(port=0)
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--port", "70000"], "argument --port: expected a port in 0..65535, got 70000"),
+    (["--port", "9000"], "--host/--port: expected --foxglove too (they are its address)"),
+])
+def test_the_view_command_refuses_a_bad_address(argv, capsys, message):
+    assert main(["view", *argv]) == 2
+    assert capsys.readouterr().err == f"arena-gym: error: {message}\n"
