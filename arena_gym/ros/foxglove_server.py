@@ -30,7 +30,8 @@ DEFAULT_PORT = 8765  # Foxglove's default WebSocket port
 STATIC = "/tf_static"
 
 
-def require_sdk():
+def require_sdk() -> tuple[Any, Any]:
+    """foxglove and its Capability enum, or an ImportError naming the extra."""
     try:
         import foxglove
         from foxglove.websocket import Capability

@@ -13,6 +13,8 @@ from contextlib import redirect_stdout
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from arena_gym.cli import main
 from arena_gym.envs.vector_env import ArenaVectorEnv
@@ -147,7 +149,8 @@ def test_a_busy_port_is_a_clear_error_that_leaves_the_env_untouched():
     env.close()
 
 
-@pytest.mark.parametrize("port", [-1, 65536, 8765.0, True])
+@given(st.one_of(st.integers(max_value=-1), st.integers(min_value=65536), st.floats(),
+                 st.text(max_size=5), st.booleans(), st.none()))
 def test_a_bad_port_is_refused(port):
     with pytest.raises(ValueError, match=re.escape(
             f"port: expected an integer in 0..65535 (0: any free port), got {port!r}")):
