@@ -62,15 +62,17 @@ class World:
         self.rays = Timed(core.sim, "cast_rays")
         self.rng = np.random.default_rng(seed)
         self.seconds = 0.0
+        self.cpu = 0.0  # process CPU seconds (all threads): less swayed by a shared machine
         self.steps = 0
 
     def run(self, steps: int) -> None:
         space = self.env.action_space
         actions = self.rng.uniform(space.low, space.high, (steps, *space.shape)).astype(space.dtype)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         for action in actions:
             self.env.step(action)
         self.seconds += time.perf_counter() - t0
+        self.cpu += time.process_time() - c0
         self.steps += steps * self.env.num_envs
 
 
@@ -79,7 +81,7 @@ def take_turns(worlds: list[World], steps: int) -> None:
     steps each in turns of CHUNK, so machine noise hits them alike."""
     for world in worlds:
         world.run(CHUNK)
-        world.seconds = world.physics.seconds = world.rays.seconds = 0.0
+        world.seconds = world.cpu = world.physics.seconds = world.rays.seconds = 0.0
         world.steps = 0
     for _ in range(max(1, steps // CHUNK)):
         for world in worlds:
