@@ -421,7 +421,8 @@ class Scene(PedestrianOps):
             return self.entities[name].body
         if name in self.pedestrians.slots:
             return self.pedestrians.bodies[self.pedestrians.slots[name]]
-        model = self.model
+        self.flush()
+        model = self._model  # names only: no state sync (a staging thread may ask)
         for candidate in (name, self.full_name(name)):
             if mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, candidate) >= 0:
                 return candidate

@@ -1,6 +1,10 @@
-"""Staged commands: twists for robots and targets for joint servos, applied at each tick.
+"""Staged commands: twists for robots, actuator controls (joint servo targets among them)
+and applied body forces (xfrc_applied), written at each tick.
 
-Commands are staged by the caller and written into the env's controls when a tick starts.
+Commands are staged by the caller, from any thread, and written into the env's state when
+a tick starts, right before its first step: one path from every command to ctrl and
+xfrc_applied. A staged control or force stays until it is staged again (an env reset
+rewrites it).
 Twists are kept per robot name as one (num_envs, 3) array, whether staged one env at a time
 (`set_twist`) or for all envs at once (`set_twists`, what the navigation env uses), and
 written group by group in one numpy operation per drive: one path from twist to ctrl.
@@ -13,6 +17,7 @@ tick, from the base's measured yaw rate.
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,7 +33,8 @@ from arena_gym.sim.drive import WheelDrive
 
 @dataclass
 class _EnvCommands:
-    joints: dict[str, float] = field(default_factory=dict)  # actuator name -> ctrl
+    ctrl: dict[str, float] = field(default_factory=dict)  # actuator name -> ctrl
+    forces: dict[str, np.ndarray] = field(default_factory=dict)  # body name -> (6,) wrench
     dirty: bool = False
 
 
@@ -80,6 +86,9 @@ class Controller:
         self._checked: dict[str, tuple[tuple[int, ...], np.ndarray]] = {}  # holonomic per env
         self._groups: Sequence[Any] = ()
         self._loop_of: dict[str, tuple[list[_Part], bool]] = {}  # robot -> (plan, has a loop)
+        # staging (any thread) and writing (the stepping thread) exclude each other for the
+        # microseconds either takes, so a command staged during a write is never lost
+        self._staging = threading.Lock()
 
     def drive(self, env_id: int, robot: str) -> WheelDrive:
         """The robot's wheel drive, rebuilt after a recompile."""
@@ -125,7 +134,8 @@ class Controller:
                 f"cmd_vel for {robot!r}: vy={twist[1]} but the robot is not holonomic; "
                 "expected (v, omega)"
             )
-        self._stage(robot, np.array([env_id]), np.array([twist]))
+        with self._staging:
+            self._stage(robot, np.array([env_id]), np.array([twist]))
 
     def set_twists(self, robot: str, twists: np.ndarray) -> None:
         """Stage every env's twist at once: (num_envs, 2) rows (v, omega) or (num_envs, 3)
@@ -154,7 +164,8 @@ class Controller:
                     f"cmd_vel for {robot!r}: vy={twists[e, 1]} in env {e} but the robot is "
                     "not holonomic; expected (v, omega)"
                 )
-        self._stage(robot, slice(None), twists)
+        with self._staging:
+            self._stage(robot, slice(None), twists)
 
     def _holonomic(self, robot: str) -> np.ndarray:
         """(num_envs,) whether the robot is holonomic in each env (checks it is in all)."""
@@ -178,18 +189,43 @@ class Controller:
         staged.dirty[envs] = True
 
     def set_joint(self, env_id: int, joint: str, value: float, kind: str) -> None:
+        """Stage a servo target: the ctrl of the joint's position or velocity actuator."""
         scene = self.store.scene(env_id)
         (value,) = _finite(f"joint command for {joint!r}", (value,))
         suffix = POS_SUFFIX if kind == "position" else VEL_SUFFIX
         full = joint if joint.startswith(scene.prefix) else scene.full_name(joint)
         actuator = full + suffix
-        names = [scene.model.actuator(i).name for i in range(scene.model.nu)]
+        names = _actuators(scene)
         if actuator not in names:
             servos = sorted({n[: -len(suffix)] for n in names if n.endswith(suffix)})
             raise unknown(f"{kind}-servoed joint in env {env_id}", full, servos)
+        self._stage_env(env_id, "ctrl", actuator, value)
+
+    def set_ctrl(self, env_id: int, actuator: str, value: float) -> None:
+        """Stage one actuator's ctrl (a full or an env-relative actuator name)."""
+        scene = self.store.scene(env_id)
+        (value,) = _finite(f"ctrl for {actuator!r}", (value,))
+        names = _actuators(scene)
+        full = actuator if actuator in names else scene.full_name(actuator)
+        if full not in names:
+            raise unknown(f"actuator in env {env_id}", actuator, names)
+        self._stage_env(env_id, "ctrl", full, value)
+
+    def set_force(self, env_id: int, body: str, force: Sequence[float],
+                  torque: Sequence[float]) -> None:
+        """Stage a body's applied wrench (xfrc_applied: world frame, at its centre of mass)."""
+        scene = self.store.scene(env_id)
+        wrench = _finite(f"applied force on {body!r}", (*force, *torque))
+        if len(wrench) != 6:
+            raise ValueError(f"applied force on {body!r}: expected 3 force and 3 torque "
+                             f"components, got {tuple(force)!r} and {tuple(torque)!r}")
+        self._stage_env(env_id, "forces", scene.body_name(body), np.array(wrench))
+
+    def _stage_env(self, env_id: int, kind: str, name: str, value: object) -> None:
         commands = self.commands[env_id]
-        commands.joints[actuator] = value
-        commands.dirty = True
+        with self._staging:
+            getattr(commands, kind)[name] = value
+            commands.dirty = True
 
     def invalidate(self, env_id: int) -> None:
         """Rewrite this env's controls at the next tick (after a recompile or regroup)."""
@@ -235,6 +271,10 @@ class Controller:
         """Write staged commands into the groups' ctrl; `dt` seconds pass until the next
         call (the yaw loops integrate over it). `groups` is replaced on every regroup."""
         self._groups = groups
+        with self._staging:
+            self._apply(groups, dt)
+
+    def _apply(self, groups: Sequence[Any], dt: float) -> None:
         for robot, staged in self._twists.items():
             if not staged.staged.any():
                 continue
@@ -246,7 +286,7 @@ class Controller:
             staged.dirty[:] = False
         for env_id, commands in enumerate(self.commands):
             if commands.dirty:
-                self._write_joints(env_id, commands)
+                self._write_env(env_id, commands)
 
     def _write(self, part: _Part, staged: _Twists, dt: float) -> None:
         drive, group = part.drive, part.group
@@ -273,17 +313,26 @@ class Controller:
             if len(drive.base_ids):
                 ctrl[drive.base_ids] = twists[i]
 
-    def _write_joints(self, env_id: int, commands: _EnvCommands) -> None:
-        scene = self.store.scenes[env_id]
-        model = scene._model
-        group_ctrl = None
-        for actuator, value in list(commands.joints.items()):
-            try:
-                aid = model.actuator(actuator).id
-            except KeyError:
-                del commands.joints[actuator]
+    def _write_env(self, env_id: int, commands: _EnvCommands) -> None:
+        """An env's staged actuator controls and body forces, into its group's state."""
+        model = self.store.scenes[env_id]._model
+        group = next(g for g in self._groups if env_id in g.env_ids)
+        for kind, field_name, find in (("ctrl", "ctrl", model.actuator),
+                                       ("forces", "xfrc_applied", model.body)):
+            staged = getattr(commands, kind)
+            if not staged:
                 continue
-            if group_ctrl is None:
-                group_ctrl = next(g for g in self._groups if env_id in g.env_ids).ctrl_of(env_id)
-            group_ctrl[aid] = value
+            target = group.state_of(env_id, field_name)
+            for name, value in list(staged.items()):
+                try:
+                    target[find(name).id] = value
+                except KeyError:  # deleted since it was staged
+                    del staged[name]
         commands.dirty = False
+
+
+def _actuators(scene: Any) -> list[str]:
+    """Actuator names of the env's model (the compiled one: no state sync from a staging
+    thread while the stepping thread runs)."""
+    model = scene.model if scene.dirty else scene._model
+    return [model.actuator(i).name for i in range(model.nu)]

@@ -95,8 +95,21 @@ class BatchGroup:
     def scatter(self, field: str, cols: np.ndarray, values: np.ndarray) -> None:
         self.bound(field)[:, cols] = values
 
-    def reset(self, env_ids: list[int]) -> None:
-        self.batch.reset([self.row[e] for e in env_ids], stage=mujoco.mjtStage.mjSTAGE_NONE)
+    def reset(self, env_ids: list[int], keyframes: list[int] | None = None) -> None:
+        """To the models' defaults, or to keyframe ids (one per env; -1: defaults)."""
+        rows = [self.row[e] for e in env_ids]
+        if keyframes is None:
+            self.batch.reset(rows, stage=mujoco.mjtStage.mjSTAGE_NONE)
+        else:
+            self.batch.reset(rows, keyframe=np.asarray(keyframes, dtype=np.int32),
+                             stage=mujoco.mjtStage.mjSTAGE_NONE)
+
+    def get_state(self, env_id: int) -> np.ndarray:
+        """A copy of the env's integration state (mjSTATE_INTEGRATION)."""
+        return self.batch.state[self.row[env_id]].copy()
+
+    def set_state(self, env_id: int, state: np.ndarray) -> None:
+        self.batch.state[self.row[env_id]] = state
 
     def rays(self, origins: np.ndarray, vecs: np.ndarray, geomgroup: np.ndarray | None,
              bodyexclude: np.ndarray, env_ids: np.ndarray | None,
@@ -208,10 +221,24 @@ class PoolGroup:
             list(self.pool.map(cast, range(n)))
         return dist, geomid
 
-    def reset(self, env_ids: list[int]) -> None:
-        for env in env_ids:
+    def reset(self, env_ids: list[int], keyframes: list[int] | None = None) -> None:
+        for i, env in enumerate(env_ids):
             scene = self.scenes[self.env_ids.index(env)]
-            mujoco.mj_resetData(scene._model, scene._data)
+            key = -1 if keyframes is None else keyframes[i]
+            if key < 0:
+                mujoco.mj_resetData(scene._model, scene._data)
+            else:
+                mujoco.mj_resetDataKeyframe(scene._model, scene._data, key)
+
+    def get_state(self, env_id: int) -> np.ndarray:
+        scene = self.scenes[self.env_ids.index(env_id)]
+        state = np.empty(mujoco.mj_stateSize(scene._model, STATE))
+        mujoco.mj_getState(scene._model, scene._data, state, STATE)
+        return state
+
+    def set_state(self, env_id: int, state: np.ndarray) -> None:
+        scene = self.scenes[self.env_ids.index(env_id)]
+        mujoco.mj_setState(scene._model, scene._data, state, STATE)
 
     def times(self) -> np.ndarray:
         return np.array([s._data.time for s in self.scenes])

@@ -1,11 +1,16 @@
-"""The lockstep simulator: steps every env of a SceneStore in ticks, runs per-tick hooks.
+"""The simulator: steps every env of a SceneStore in ticks, runs per-tick hooks, and is the
+free-running container of the ROS bridge (as mujoco_ros2_control's MujocoSimulation).
 
     sim = Simulator(store)
     sim.set_cmd_vel(0, "burger", 0.2, 0.0)
     sim.step(500)                  # 1 s at dt 0.002, in 50 ticks of 10 steps
 
 Lockstep `step(n)` works whether or not the free-running loop (`start()`, `pause()`,
-`unpause()`) is paused; both share one lock.
+`unpause()`) is paused; both share one lock. Consumers of a running loop never take it
+for longer than a staging call: they read `sim.snapshots` (the latest completed tick,
+sim/snapshots.py) and stage commands (`set_cmd_vel`, `set_ctrl`, `set_applied_force`,
+joint servos) that the next tick writes right before its first step. Keyframes, a
+captured initial state, atomic free-body poses and the callbacks are in docs/simulation.md.
 """
 
 from __future__ import annotations
@@ -20,14 +25,18 @@ from typing import Any
 
 import numpy as np
 
+from arena_gym.scene.errors import unknown
 from arena_gym.scene.store import SceneStore
 from arena_gym.sim.control import Controller
+from arena_gym.sim.free_bodies import FreeBodyState, check_free_bodies
 from arena_gym.sim.groups import BatchGroup, PoolGroup, make_groups
 from arena_gym.sim.options import apply_runtime_options
+from arena_gym.sim.snapshots import Snapshots
 
 TICK_STEPS = 10
 
 TickHook = Callable[["Simulator"], None]
+ResetCallback = Callable[["Simulator", list[int]], None]
 
 
 @dataclass(frozen=True)
@@ -56,6 +65,10 @@ class Simulator:
         self.rt_factor = 1.0
         self.busywait = False  # pace the free-running loop by spinning instead of sleeping
         self._hooks: list[TickHook] = []
+        self._pre_step: list[TickHook] = []  # before every physics step (steps go one by one)
+        self._reset_callbacks: list[ResetCallback] = []
+        self._snapshots: Snapshots | None = None  # made by the first reader of `snapshots`
+        self._initial: dict[int, tuple[int, np.ndarray]] = {}  # env -> (compile_count, state)
         self._pool = ThreadPoolExecutor(self.nthread) if self.nthread > 1 else None
         self._groups: list[BatchGroup | PoolGroup] = []
         self._group_of: dict[int, BatchGroup | PoolGroup] = {}
@@ -160,19 +173,99 @@ class Simulator:
             self._group_of[env].push(self.store.scenes[env])
             self._touched[env] = False
 
-    def reset_envs(self, env_ids: list[int]) -> None:
-        """Reset these envs' state to the model's defaults (qpos0, zero velocities, time 0)."""
+    def reset_envs(self, env_ids: list[int], keyframe: str | None = None) -> None:
+        """Reset these envs' state to the model's defaults (qpos0, zero velocities, time 0),
+        or to the model keyframe named `keyframe` (a full or env-relative name; every env
+        is checked to have it before any is reset). Reset callbacks run after."""
         with self._lock:
             self._prepare()
+            keys = None if keyframe is None else self._keyframe_ids(keyframe, env_ids)
             by_group: dict[int, list[int]] = {}
             for env in env_ids:
                 by_group.setdefault(id(self._group_of[env]), []).append(env)
             for group in self._groups:
-                if id(group) in by_group:
-                    group.reset(by_group[id(group)])
-            for env in env_ids:
-                self._stale[env], self._touched[env] = True, False
-                self.controller.reset(env)
+                ids = by_group.get(id(group))
+                if ids:
+                    group.reset(ids, None if keys is None else [keys[e] for e in ids])
+            self._after_reset(list(env_ids))
+
+    def reset_to_keyframe(self, name: str, env_ids: list[int] | None = None) -> None:
+        """Every env (or `env_ids`) to the model keyframe `name`: reset_envs(..., keyframe)."""
+        self.reset_envs(self._env_ids(env_ids), keyframe=name)
+
+    def capture_initial_state(self, env_ids: list[int] | None = None) -> None:
+        """Keep the current state of every env (or `env_ids`) as its initial state."""
+        with self._lock:
+            self._prepare()
+            for env in self._env_ids(env_ids):
+                self._flush_touched(env)
+                self._initial[env] = (self.store.scenes[env].compile_count,
+                                      self._group_of[env].get_state(env))
+
+    def reset_to_initial_state(self, env_ids: list[int] | None = None) -> None:
+        """Every env (or `env_ids`) back to its captured initial state; every env is checked
+        to have one that fits its model before any is reset. Reset callbacks run after."""
+        with self._lock:
+            self._prepare()
+            envs = self._env_ids(env_ids)
+            for env in envs:
+                saved = self._initial.get(env)
+                if saved is None:
+                    raise ValueError(f"initial state of env {env}: expected one captured by "
+                                     "capture_initial_state(), got none")
+                compiles = self.store.scenes[env].compile_count
+                if saved[0] != compiles:
+                    raise ValueError(
+                        f"initial state of env {env}: expected the model it was captured "
+                        f"with (compile {saved[0]}), got compile {compiles} (something was "
+                        "spawned or deleted since); capture it again")
+            for env in envs:
+                self._group_of[env].set_state(env, self._initial[env][1])
+            self._after_reset(envs)
+
+    def _after_reset(self, env_ids: list[int]) -> None:
+        for env in env_ids:
+            self._stale[env], self._touched[env] = True, False
+            self.controller.reset(env)
+        for callback in list(self._reset_callbacks):
+            callback(self, env_ids)
+        self._publish()
+
+    def _env_ids(self, env_ids: list[int] | None) -> list[int]:
+        """Every env, or these (each checked to exist)."""
+        if env_ids is None:
+            return list(range(self.store.num_envs))
+        return [self.store.scene(env).env_id for env in env_ids]
+
+    def _keyframe_ids(self, name: str, env_ids: list[int]) -> dict[int, int]:
+        """The id of keyframe `name` (full or env-relative) in each env's model."""
+        import mujoco
+
+        ids = {}
+        for env in env_ids:
+            scene = self.store.scenes[env]
+            model = scene._model
+            for candidate in (name, scene.full_name(name)):
+                key = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, candidate)
+                if key >= 0:
+                    ids[env] = key
+                    break
+            else:
+                raise unknown(f"keyframe in env {env}", name,
+                              [model.key(k).name for k in range(model.nkey)])
+        return ids
+
+    def set_free_bodies(self, env_id: int, entries: Mapping[str, FreeBodyState]) -> None:
+        """Set the pose and velocity of several free bodies of one env at once (between
+        ticks). Every entry is checked first (sim/free_bodies.py); one bad entry raises,
+        naming it, and nothing is written. Derived quantities follow at the next step."""
+        with self._lock:
+            writes = check_free_bodies(self.store.scene(env_id), entries)
+            qpos, qvel = self.state(env_id, "qpos"), self.state(env_id, "qvel")
+            for write in writes:
+                qpos[write.qposadr:write.qposadr + 7] = write.qpos
+                qvel[write.dofadr:write.dofadr + 6] = write.qvel
+            self._publish()
 
     def cast_rays(
         self,
@@ -256,6 +349,41 @@ class Simulator:
     def remove_tick_hook(self, hook: TickHook) -> None:
         self._hooks.remove(hook)
 
+    def add_pre_step_callback(self, callback: TickHook) -> None:
+        """Call `callback(sim)` right before every physics step, for advanced control (it
+        may write `ctrl()` and `state()` views). While one is registered, envs step one
+        physics step at a time: slower than ticks of `tick_steps`."""
+        self._pre_step.append(callback)
+
+    def remove_pre_step_callback(self, callback: TickHook) -> None:
+        self._pre_step.remove(callback)
+
+    def add_reset_callback(self, callback: ResetCallback) -> None:
+        """Call `callback(sim, env_ids)` after every reset (reset_envs, a keyframe, the
+        initial state), under the step lock, before the reset state is published."""
+        self._reset_callbacks.append(callback)
+
+    def remove_reset_callback(self, callback: ResetCallback) -> None:
+        self._reset_callbacks.remove(callback)
+
+    @property
+    def snapshots(self) -> Snapshots:
+        """Post-tick snapshots for other threads (sim/snapshots.py). Publishing starts with
+        the first read of this property, which publishes the current state."""
+        if self._snapshots is None:
+            with self._lock:
+                if self._snapshots is None:
+                    self._prepare()
+                    snapshots = Snapshots(self.store.num_envs)
+                    snapshots.publish(self._groups, self.step_count, self._clock)
+                    self._snapshots = snapshots
+        return self._snapshots
+
+    def _publish(self) -> None:
+        if self._snapshots is not None:
+            self._prepare()  # hand edits pushed, a recompile regrouped: publish what steps
+            self._snapshots.publish(self._groups, self.step_count, self._clock)
+
     def step(self, n: int = TICK_STEPS) -> None:
         """Advance every env by n physics steps; hooks run at every tick boundary.
 
@@ -270,11 +398,15 @@ class Simulator:
             before = [g.times() for g in self._groups]
             remaining = int(n)
             # ticks: for hooks, and for closed-loop drives (their controls follow the state)
-            ticked = bool(self._hooks) or self.controller.closed_loop(self._groups)
+            pre_step = self._pre_step
+            ticked = bool(self._hooks or pre_step) or self.controller.closed_loop(self._groups)
             while remaining:
                 if self.step_count % self.tick_steps == 0 or not ticked:
                     self.controller.apply(self._groups, self.tick_steps * dt if ticked else 0.0)
-                if ticked:
+                if pre_step:
+                    chunk = 1
+                    self._run_hooks(pre_step)
+                elif ticked:
                     chunk = min(remaining, self.tick_steps - self.step_count % self.tick_steps)
                 else:
                     chunk = remaining
@@ -283,22 +415,25 @@ class Simulator:
                 self.step_count += chunk
                 self._clock += chunk * dt
                 remaining -= chunk
-                if self._hooks and self.step_count % self.tick_steps == 0:
-                    self._run_hooks()
+                if self.step_count % self.tick_steps == 0:  # a tick completed
+                    if self._snapshots is not None:
+                        self._snapshots.publish(self._groups, self.step_count, self._clock)
+                    if self._hooks:
+                        self._run_hooks(self._hooks)
             self._stale = [True] * len(self._stale)
             diverged: list[int] = []
             for group, times in zip(self._groups, before, strict=True):
                 diverged += group.diverged_since(times, int(n))
             self.diverged = sorted(diverged) if diverged else diverged
 
-    def _run_hooks(self) -> None:
-        """Hooks see this tick's state: a scene's MjData they read is pulled fresh, and
-        whatever they edited there is pushed before the next chunk steps (else the next
-        step() call would push that mid-call copy over the steps taken since). A hook that
-        writes `state()` views touches no scene of that env after the write: the push
-        would carry the scene's older copy over it."""
+    def _run_hooks(self, hooks: list[TickHook]) -> None:
+        """Hooks (and pre-step callbacks) see this tick's state: a scene's MjData they read
+        is pulled fresh, and whatever they edited there is pushed before the next chunk
+        steps (else the next step() call would push that mid-call copy over the steps taken
+        since). A hook that writes `state()` views touches no scene of that env after the
+        write: the push would carry the scene's older copy over it."""
         self._stale = [True] * len(self._stale)
-        for hook in self._hooks:
+        for hook in list(hooks):
             hook(self)
         if self._any_touched:
             for env in range(len(self._touched)):
@@ -315,6 +450,16 @@ class Simulator:
 
     def set_joint_velocity(self, env_id: int, joint: str, velocity: float) -> None:
         self.controller.set_joint(env_id, joint, velocity, "velocity")
+
+    def set_ctrl(self, env_id: int, actuator: str, value: float) -> None:
+        """Stage one actuator's control (full or env-relative name)."""
+        self.controller.set_ctrl(env_id, actuator, value)
+
+    def set_applied_force(self, env_id: int, body: str, force: tuple[float, float, float],
+                          torque: tuple[float, float, float] = (0.0, 0.0, 0.0)) -> None:
+        """Stage a body's applied force and torque (MuJoCo's xfrc_applied: world frame, at
+        the body's centre of mass); it acts until staged again (zeros to stop)."""
+        self.controller.set_force(env_id, body, force, torque)
 
     # ------------------------------------------------------------ control surface
     def apply_runtime_options(self, patch: Mapping[str, Any]) -> None:
