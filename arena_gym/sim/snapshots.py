@@ -8,10 +8,11 @@ MujocoSimulation): the stepping thread publishes, consumers take, neither waits 
 Whenever stepping reaches a tick boundary (every tick of the free-running loop; in a
 lockstep `step(n)`, every tick when hooks run, else the end of the call), and after every
 reset or state edit made through the simulator, the stepping thread copies FIELDS of every
-env into a buffer no consumer holds and makes it the latest with a swap. `take()` only counts a reference under a lock held for
-that swap, never for a step: a consumer copies nothing and never delays physics, and a
-buffer it holds is not written until it is released. Buffers are reused; one more is made
-only when every one is held or latest (so at most consumers + 2 exist).
+env into a buffer no consumer holds and makes it the latest with a swap. `take()` only
+counts a reference under a lock held for that swap, never for a step: a consumer copies
+nothing and never delays physics, and a buffer it holds is not written until it is
+released. Buffers are reused; one more is made only when every one is held or latest (so
+at most consumers + 2 exist).
 
 Arrays handed out are read-only views of the buffer; copy what must outlive the release.
 """
