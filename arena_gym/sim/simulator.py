@@ -6,37 +6,32 @@ free-running container of the ROS bridge (as mujoco_ros2_control's MujocoSimulat
     sim.step(500)                  # 1 s at dt 0.002, in 50 ticks of 10 steps
 
 Lockstep `step(n)` works whether or not the free-running loop (`start()`, `pause()`,
-`unpause()`) is paused; both share one lock. Consumers of a running loop never take it
-for longer than a staging call: they read `sim.snapshots` (the latest completed tick,
-sim/snapshots.py) and stage commands (`set_cmd_vel`, `set_ctrl`, `set_applied_force`,
-joint servos) that the next tick writes right before its first step. Keyframes, a
-captured initial state, atomic free-body poses and the callbacks are in docs/simulation.md.
+`unpause()`, sim/container.py) is paused; both share one lock. Consumers on other threads
+never take it: they read `sim.snapshots` (the latest completed tick) and stage commands
+(`set_cmd_vel`, `set_ctrl`, `set_applied_force`, joint servos) that the next tick writes
+right before its first step. docs/simulation.md has the whole container API.
 """
 
 from __future__ import annotations
 
 import os
 import threading
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from arena_gym.scene.errors import unknown
 from arena_gym.scene.store import SceneStore
+from arena_gym.sim.container import Container, ResetCallback, TickHook
 from arena_gym.sim.control import Controller
-from arena_gym.sim.free_bodies import FreeBodyState, check_free_bodies
 from arena_gym.sim.groups import BatchGroup, PoolGroup, make_groups
 from arena_gym.sim.options import apply_runtime_options
 from arena_gym.sim.snapshots import Snapshots
 
 TICK_STEPS = 10
 
-TickHook = Callable[["Simulator"], None]
-ResetCallback = Callable[["Simulator", list[int]], None]
 
 
 @dataclass(frozen=True)
@@ -49,7 +44,7 @@ class SimInfo:
     compile_counts: tuple[int, ...]
 
 
-class Simulator:
+class Simulator(Container):
     """Lockstep batched stepping of all envs of `store`."""
 
     def __init__(self, store: SceneStore, nthread: int = 0, tick_steps: int = TICK_STEPS) -> None:
@@ -189,84 +184,6 @@ class Simulator:
                     group.reset(ids, None if keys is None else [keys[e] for e in ids])
             self._after_reset(list(env_ids))
 
-    def reset_to_keyframe(self, name: str, env_ids: list[int] | None = None) -> None:
-        """Every env (or `env_ids`) to the model keyframe `name`: reset_envs(..., keyframe)."""
-        self.reset_envs(self._env_ids(env_ids), keyframe=name)
-
-    def capture_initial_state(self, env_ids: list[int] | None = None) -> None:
-        """Keep the current state of every env (or `env_ids`) as its initial state."""
-        with self._lock:
-            self._prepare()
-            for env in self._env_ids(env_ids):
-                self._flush_touched(env)
-                self._initial[env] = (self.store.scenes[env].compile_count,
-                                      self._group_of[env].get_state(env))
-
-    def reset_to_initial_state(self, env_ids: list[int] | None = None) -> None:
-        """Every env (or `env_ids`) back to its captured initial state; every env is checked
-        to have one that fits its model before any is reset. Reset callbacks run after."""
-        with self._lock:
-            self._prepare()
-            envs = self._env_ids(env_ids)
-            for env in envs:
-                saved = self._initial.get(env)
-                if saved is None:
-                    raise ValueError(f"initial state of env {env}: expected one captured by "
-                                     "capture_initial_state(), got none")
-                compiles = self.store.scenes[env].compile_count
-                if saved[0] != compiles:
-                    raise ValueError(
-                        f"initial state of env {env}: expected the model it was captured "
-                        f"with (compile {saved[0]}), got compile {compiles} (something was "
-                        "spawned or deleted since); capture it again")
-            for env in envs:
-                self._group_of[env].set_state(env, self._initial[env][1])
-            self._after_reset(envs)
-
-    def _after_reset(self, env_ids: list[int]) -> None:
-        for env in env_ids:
-            self._stale[env], self._touched[env] = True, False
-            self.controller.reset(env)
-        for callback in list(self._reset_callbacks):
-            callback(self, env_ids)
-        self._publish()
-
-    def _env_ids(self, env_ids: list[int] | None) -> list[int]:
-        """Every env, or these (each checked to exist)."""
-        if env_ids is None:
-            return list(range(self.store.num_envs))
-        return [self.store.scene(env).env_id for env in env_ids]
-
-    def _keyframe_ids(self, name: str, env_ids: list[int]) -> dict[int, int]:
-        """The id of keyframe `name` (full or env-relative) in each env's model."""
-        import mujoco
-
-        ids = {}
-        for env in env_ids:
-            scene = self.store.scenes[env]
-            model = scene._model
-            for candidate in (name, scene.full_name(name)):
-                key = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, candidate)
-                if key >= 0:
-                    ids[env] = key
-                    break
-            else:
-                raise unknown(f"keyframe in env {env}", name,
-                              [model.key(k).name for k in range(model.nkey)])
-        return ids
-
-    def set_free_bodies(self, env_id: int, entries: Mapping[str, FreeBodyState]) -> None:
-        """Set the pose and velocity of several free bodies of one env at once (between
-        ticks). Every entry is checked first (sim/free_bodies.py); one bad entry raises,
-        naming it, and nothing is written. Derived quantities follow at the next step."""
-        with self._lock:
-            writes = check_free_bodies(self.store.scene(env_id), entries)
-            qpos, qvel = self.state(env_id, "qpos"), self.state(env_id, "qvel")
-            for write in writes:
-                qpos[write.qposadr:write.qposadr + 7] = write.qpos
-                qvel[write.dofadr:write.dofadr + 6] = write.qvel
-            self._publish()
-
     def cast_rays(
         self,
         origins: np.ndarray,
@@ -334,11 +251,6 @@ class Simulator:
         """Shared sim time: the sum of every step's timestep (timesteps may change)."""
         return self._clock
 
-    @property
-    def running(self) -> bool:
-        """Whether the free-running loop is stepping (started and not paused)."""
-        return self._thread is not None and not self._paused
-
     def lock(self) -> threading.RLock:
         """The lock every step holds: hold it to read one consistent state between ticks."""
         return self._lock
@@ -348,41 +260,6 @@ class Simulator:
 
     def remove_tick_hook(self, hook: TickHook) -> None:
         self._hooks.remove(hook)
-
-    def add_pre_step_callback(self, callback: TickHook) -> None:
-        """Call `callback(sim)` right before every physics step, for advanced control (it
-        may write `ctrl()` and `state()` views). While one is registered, envs step one
-        physics step at a time: slower than ticks of `tick_steps`."""
-        self._pre_step.append(callback)
-
-    def remove_pre_step_callback(self, callback: TickHook) -> None:
-        self._pre_step.remove(callback)
-
-    def add_reset_callback(self, callback: ResetCallback) -> None:
-        """Call `callback(sim, env_ids)` after every reset (reset_envs, a keyframe, the
-        initial state), under the step lock, before the reset state is published."""
-        self._reset_callbacks.append(callback)
-
-    def remove_reset_callback(self, callback: ResetCallback) -> None:
-        self._reset_callbacks.remove(callback)
-
-    @property
-    def snapshots(self) -> Snapshots:
-        """Post-tick snapshots for other threads (sim/snapshots.py). Publishing starts with
-        the first read of this property, which publishes the current state."""
-        if self._snapshots is None:
-            with self._lock:
-                if self._snapshots is None:
-                    self._prepare()
-                    snapshots = Snapshots(self.store.num_envs)
-                    snapshots.publish(self._groups, self.step_count, self._clock)
-                    self._snapshots = snapshots
-        return self._snapshots
-
-    def _publish(self) -> None:
-        if self._snapshots is not None:
-            self._prepare()  # hand edits pushed, a recompile regrouped: publish what steps
-            self._snapshots.publish(self._groups, self.step_count, self._clock)
 
     def step(self, n: int = TICK_STEPS) -> None:
         """Advance every env by n physics steps; hooks run at every tick boundary.
@@ -484,59 +361,6 @@ class Simulator:
             "rt_factor": self.rt_factor,
             "gravity": self.store.scenes[0].model.opt.gravity.tolist(),
         }
-
-    # ------------------------------------------------------------ free running
-    def start(self, paused: bool = False) -> None:
-        """Run ticks in a background thread at `rt_factor` (<= 0: as fast as possible)."""
-        if self._thread is not None:
-            return
-        self._running, self._paused = True, paused
-        self._thread = threading.Thread(target=self._loop, name="arena-sim", daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._running = False
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
-        self._paused = True
-
-    def pause(self) -> None:
-        self._paused = True
-
-    def unpause(self) -> None:
-        self._paused = False
-        self._rtf_window = None
-
-    def _loop(self) -> None:
-        while self._running:
-            if self._paused:
-                time.sleep(0.001)
-                continue
-            wall0, clock0 = time.perf_counter(), self.clock
-            try:
-                self.step(self.tick_steps)
-            except Exception as exc:  # surface it: a dead loop must not look like a pause
-                self.error, self._paused = exc, True
-                raise
-            self._pace(wall0, clock0)
-
-    def _pace(self, wall0: float, clock0: float) -> None:
-        now = time.perf_counter()
-        if self._rtf_window is None:
-            self._rtf_window = (wall0, clock0)
-        if self.rt_factor > 0:
-            target = self._rtf_window[0] + (self.clock - self._rtf_window[1]) / self.rt_factor
-            if target > now:
-                if self.busywait:  # sub-millisecond pacing, at the price of a busy core
-                    while time.perf_counter() < target:
-                        pass
-                else:
-                    time.sleep(target - now)
-                now = time.perf_counter()
-        elapsed = now - self._rtf_window[0]
-        if elapsed > 0:
-            self._rtf_measured = (self.clock - self._rtf_window[1]) / elapsed
 
     def close(self) -> None:
         self.stop()

@@ -88,14 +88,13 @@ class Snapshot:
     def columns(self, name: str, cols: np.ndarray) -> np.ndarray:
         """(num_envs, len(cols)): columns of a field every env has at the same place (a
         copy of just those columns, one fancy-indexed read per block)."""
+        cols = np.asarray(cols, dtype=np.int64)
         out = np.empty((len(self._where), len(cols)))
-        for block, rows in self._rows_by_block():
-            out[rows] = self._blocks[block][name][:, cols]
-        return out
-
-    def _rows_by_block(self) -> list[tuple[int, np.ndarray]]:
         blocks = self._where[:, 0]
-        return [(int(b), np.flatnonzero(blocks == b)) for b in np.unique(blocks)]
+        for block in np.unique(blocks):
+            envs = np.flatnonzero(blocks == block)
+            out[envs] = self._blocks[block][name][self._where[envs, 1][:, None], cols]
+        return out
 
 
 class Lease:

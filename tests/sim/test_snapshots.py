@@ -78,7 +78,9 @@ def test_a_reader_sees_monotonic_snapshots_that_a_lockstep_replay_reproduces():
         assert qpos == states[count]
 
 
-def test_a_slow_reader_holds_its_snapshot_while_the_loop_keeps_real_time():
+def test_a_slow_reader_holds_its_snapshot_while_the_loop_ticks_on():
+    """The loop ticks on while a reader holds a snapshot (a reader that blocked it would
+    time out here); its rate with slow readers is benchmarks/free_running.py's."""
     sim = _driving(_world(2))
     sim.rt_factor = 1.0
     snapshots = sim.snapshots
@@ -96,7 +98,6 @@ def test_a_slow_reader_holds_its_snapshot_while_the_loop_keeps_real_time():
                 assert latest.step_count > count
             time.sleep(0.1)
         sim.pause()
-        assert 0.6 < sim.sim_info.rt_factor_measured < 1.3
         # every tick was published (one more: the state when publishing began)
         assert snapshots.published == sim.step_count // sim.tick_steps + 1
     finally:
@@ -122,6 +123,8 @@ def test_snapshot_is_the_state_after_the_last_completed_tick():
                 assert snap.field(field, env).tobytes() == getattr(data, field).tobytes()
             assert snap.time(env) == data.time
             assert snap.field("qpos", env)[0] > at30[env][0]  # driving on: a new state
+        joints = snap.columns("qpos", [7, 8])  # the wheels: one read per block
+        assert joints.tolist() == [store.data(e).qpos[7:9].tolist() for e in range(3)]
         with pytest.raises(ValueError, match="read-only"):
             snap.field("qpos", 0)[0] = 1.0
         with pytest.raises(KeyError, match=re.escape(
