@@ -268,8 +268,9 @@ class Controller:
         return parts
 
     def apply(self, groups: Sequence[Any], dt: float) -> None:
-        """Write staged commands into the groups' ctrl; `dt` seconds pass until the next
-        call (the yaw loops integrate over it). `groups` is replaced on every regroup."""
+        """Write staged commands into the groups' ctrl and xfrc_applied; `dt` seconds pass
+        until the next call (the yaw loops integrate over it). `groups` is replaced on
+        every regroup."""
         self._groups = groups
         with self._staging:
             self._apply(groups, dt)

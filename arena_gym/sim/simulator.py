@@ -33,7 +33,6 @@ from arena_gym.sim.snapshots import Snapshots
 TICK_STEPS = 10
 
 
-
 @dataclass(frozen=True)
 class SimInfo:
     clock: float  # shared sim time, seconds
