@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 
+from arena_gym.tasks.arrays import xp
+
 
 def yaw_quat(yaw: float) -> np.ndarray:
     """Quaternion (w, x, y, z) of a rotation by `yaw` about +z."""
@@ -14,9 +16,10 @@ def yaw_quat(yaw: float) -> np.ndarray:
 
 def quat_yaw(quat: np.ndarray) -> np.ndarray:
     """Yaw (rad, in [-pi, pi]) of quaternions (..., 4): the heading of a body's x axis."""
-    q = np.asarray(quat, dtype=float)
+    space = xp(quat)  # numpy, or jax.numpy (the MJX backend)
+    q = np.asarray(quat, dtype=float) if space is np else quat
     w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
-    return np.arctan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
+    return space.arctan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
 
 
 def wrap_angle(angle: np.ndarray) -> np.ndarray:
@@ -45,13 +48,18 @@ def quat_mats(quat: np.ndarray) -> np.ndarray:
     mj_kinematics does with a free joint's quaternion (a zero one reads as the identity).
     Equal to mju_quat2Mat to round-off: one linear map of q q^T / |q|^2, a handful of
     numpy calls whatever n."""
-    q = np.asarray(quat, dtype=float)
-    products = (q[:, :, None] * q[:, None, :]).reshape(len(q), 16)
+    space = xp(quat)  # numpy, or jax.numpy (the MJX backend's lidar)
+    q = np.asarray(quat, dtype=float) if space is np else quat
+    n = q.shape[0]
+    products = (q[:, :, None] * q[:, None, :]).reshape(n, 16)
     norm2 = products[:, ::5].sum(axis=1)
     zero = norm2 < 1e-30  # mjMINVAL squared
-    if zero.any():
+    if space is not np:  # immutable arrays, no branching on values under jit
+        products = space.where(zero[:, None], space.eye(16)[0], products)
+        norm2 = space.where(zero, 1.0, norm2)
+    elif zero.any():
         products[zero], norm2[zero] = np.eye(16)[0], 1.0
-    return ((products @ _PRODUCTS_TO_MATRIX) / norm2[:, None]).reshape(len(q), 3, 3)
+    return ((products @ _PRODUCTS_TO_MATRIX) / norm2[:, None]).reshape(n, 3, 3)
 
 
 def axis_angle_mats(axis: np.ndarray, angle: np.ndarray) -> np.ndarray:

@@ -5,15 +5,20 @@ from __future__ import annotations
 
 import numpy as np
 
+from arena_gym.tasks.arrays import xp
 
-def distance_to_boxes(points: np.ndarray, boxes: np.ndarray) -> np.ndarray:
-    """Distance from each point (P, 2) to the nearest box footprint (B, 5: x, y, yaw, sx, sy);
-    0 inside a box, +inf with no boxes."""
-    points = np.atleast_2d(points)
-    if len(boxes) == 0:
-        return np.full(len(points), np.inf)
-    gap = BoxFrames(points[:, 0:1], points[:, 1:2], boxes[None], None).gap  # (P, B)
-    return np.maximum(gap, 0.0).min(axis=1)
+
+def distance_to_boxes(points: np.ndarray, boxes: np.ndarray,
+                      mask: np.ndarray | None = None) -> np.ndarray:
+    """Distance from each point (P, 2) to the nearest box footprint (B, 5: x, y, yaw, sx, sy)
+    of those `mask` (B,) keeps; 0 inside a box, +inf with no boxes. numpy or JAX arrays (the
+    MJX backend samples its episodes with it)."""
+    space = xp(boxes)
+    points = space.atleast_2d(points)
+    if boxes.shape[0] == 0:
+        return space.full(points.shape[0], space.inf)
+    gap = BoxFrames(points[:, 0:1], points[:, 1:2], boxes[None], mask).gap  # (P, B)
+    return space.maximum(gap, 0.0).min(axis=1)
 
 
 class BoxFrames:
@@ -26,18 +31,22 @@ class BoxFrames:
 
     def __init__(self, px: np.ndarray, py: np.ndarray, boxes: np.ndarray,
                  mask: np.ndarray | None) -> None:
+        space = xp(boxes)  # numpy, or jax.numpy (the gap only, for the MJX backend)
         dx, dy = px - boxes[..., 0], py - boxes[..., 1]
-        self.c, self.s = np.cos(boxes[..., 2]), np.sin(boxes[..., 2])
+        self.c, self.s = space.cos(boxes[..., 2]), space.sin(boxes[..., 2])
         self.lx = self.c * dx + self.s * dy
         self.ly = self.c * dy - self.s * dx
-        self.ax = np.abs(self.lx) - 0.5 * boxes[..., 3]  # > 0: outside along x
-        self.ay = np.abs(self.ly) - 0.5 * boxes[..., 4]
-        ox, oy = np.maximum(self.ax, 0.0), np.maximum(self.ay, 0.0)
-        gap = np.hypot(ox, oy)
+        self.ax = space.abs(self.lx) - 0.5 * boxes[..., 3]  # > 0: outside along x
+        self.ay = space.abs(self.ly) - 0.5 * boxes[..., 4]
+        ox, oy = space.maximum(self.ax, 0.0), space.maximum(self.ay, 0.0)
+        gap = space.hypot(ox, oy)
         inside = gap == 0.0  # both axes within the box
-        gap[inside] = np.maximum(self.ax, self.ay)[inside]
+        if space is np:
+            gap[inside] = np.maximum(self.ax, self.ay)[inside]
+        else:  # JAX arrays are immutable
+            gap = space.where(inside, space.maximum(self.ax, self.ay), gap)
         if mask is not None:
-            gap[~np.broadcast_to(mask, gap.shape)] = np.inf
+            gap = space.where(mask, gap, space.inf)
         self.gap = gap
 
     def normals(self, pick) -> np.ndarray:

@@ -12,6 +12,7 @@ import numpy as np
 from gymnasium import spaces
 
 from arena_gym.scene.rotations import wrap_angle
+from arena_gym.tasks.arrays import xp
 
 
 def observation_space(beams: int, scan_high: float, action_low: tuple[float, ...],
@@ -52,9 +53,10 @@ def nearest_pedestrians(pos: np.ndarray, vel: np.ndarray, present: np.ndarray,
 
 def goal_polar(goal: np.ndarray, pose: np.ndarray) -> np.ndarray:
     """(num_envs, 2): distance and bearing of each goal (num_envs, 2) from planar poses
-    (num_envs, 4: x, y, z, yaw)."""
+    (num_envs, 4: x, y, z, yaw). numpy or JAX arrays (the MJX backend's step calls it)."""
+    space = xp(pose)
     delta = goal - pose[:, :2]
-    distance = np.hypot(delta[:, 0], delta[:, 1])
-    angle = wrap_angle(np.arctan2(delta[:, 1], delta[:, 0]) - pose[:, 3])
-    return np.column_stack([distance, angle])
+    distance = space.hypot(delta[:, 0], delta[:, 1])
+    angle = wrap_angle(space.arctan2(delta[:, 1], delta[:, 0]) - pose[:, 3])
+    return space.stack([distance, angle], axis=1)
 

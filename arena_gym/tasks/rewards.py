@@ -5,6 +5,10 @@ their sum, and `info["reward_terms"]` carries each term per env (as in MuJoCo Pl
 Terms are looked up in REWARD_TERMS (arena_gym.registry), where a plugin's term registers
 like the built-ins below; its weight is the config's `reward.<name>` (its registered default
 without one), and a term whose weight is 0 is not computed.
+
+The built-in terms are written once for numpy and JAX arrays: each takes its array
+namespace from its inputs (`xp`), so the MJX backend (arena_gym.mjx) evaluates these very
+definitions inside its jit-compiled step.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import numpy as np
 
 from arena_gym.config import RewardConfig
 from arena_gym.registry import REWARD_TERMS
+from arena_gym.tasks.arrays import xp
 
 
 @dataclass
@@ -52,27 +57,29 @@ class RewardTerm:
 
 
 def goal(cfg: RewardConfig, out: StepOutcome) -> np.ndarray:
-    return np.where(out.reached, cfg.goal, 0.0)
+    return xp(out.reached).where(out.reached, cfg.goal, 0.0)
 
 
 def collision(cfg: RewardConfig, out: StepOutcome) -> np.ndarray:
-    return np.where(out.collided, cfg.collision, 0.0)
+    return xp(out.collided).where(out.collided, cfg.collision, 0.0)
 
 
 def progress(cfg: RewardConfig, out: StepOutcome) -> np.ndarray:
     """Distance gained toward the goal (lost distance weighs progress_away); none in the
     step that ends the episode, whose outcome has its own term."""
     gained = out.distance_before - out.distance_after
-    shaped = np.where(gained >= 0, cfg.progress * gained, cfg.progress_away * gained)
-    return np.where(out.reached | out.collided, 0.0, shaped)
+    np_ = xp(gained)
+    shaped = np_.where(gained >= 0, cfg.progress * gained, cfg.progress_away * gained)
+    return np_.where(out.reached | out.collided, 0.0, shaped)
 
 
 def safe_distance(cfg: RewardConfig, out: StepOutcome) -> np.ndarray:
-    return np.where(out.min_clearance < cfg.safe_distance_m, cfg.safe_distance, 0.0)
+    near = out.min_clearance < cfg.safe_distance_m
+    return xp(near).where(near, cfg.safe_distance, 0.0)
 
 
 def reverse(cfg: RewardConfig, out: StepOutcome) -> np.ndarray:
-    return np.where(out.forward_speed < 0, cfg.reverse, 0.0)
+    return xp(out.forward_speed).where(out.forward_speed < 0, cfg.reverse, 0.0)
 
 
 def abrupt_velocity(cfg: RewardConfig, out: StepOutcome) -> np.ndarray:
@@ -80,7 +87,7 @@ def abrupt_velocity(cfg: RewardConfig, out: StepOutcome) -> np.ndarray:
 
 
 def time(cfg: RewardConfig, out: StepOutcome) -> np.ndarray:
-    return np.full(len(out.distance_after), cfg.time)
+    return xp(out.distance_after).full(out.distance_after.shape, cfg.time)
 
 
 def pedestrian_collision(cfg: RewardConfig, out: StepOutcome) -> np.ndarray:
@@ -118,4 +125,6 @@ def reward_terms(cfg: RewardConfig, out: StepOutcome) -> dict[str, np.ndarray]:
 
 
 def total(terms: dict[str, np.ndarray]) -> np.ndarray:
-    return np.sum(list(terms.values()), axis=0)
+    values = list(terms.values())
+    space = xp(values[0])
+    return space.sum(space.stack(values), axis=0)
