@@ -23,11 +23,12 @@ def require() -> tuple[ModuleType, ModuleType, ModuleType]:
 
 def choose_impl(platform: str | None = None, warp_installed: bool | None = None) -> str:
     """MJX's implementation for this machine: "warp" (MuJoCo Warp through MJX) on a CUDA GPU
-    with the `mujoco_warp` package installed, else "jax" (XLA, any device). `platform`
-    defaults to JAX's default backend ("cpu", "gpu", "tpu")."""
+    with the `mujoco-warp` package (and its `warp-lang`) installed, else "jax" (XLA, any
+    device). `platform` defaults to JAX's default backend ("cpu", "gpu", "tpu")."""
     if platform is None:
         jax, _, _ = require()
         platform = jax.default_backend()
     if warp_installed is None:
-        warp_installed = importlib.util.find_spec("mujoco_warp") is not None
+        warp_installed = all(importlib.util.find_spec(name) is not None
+                             for name in ("mujoco_warp", "warp"))
     return "warp" if platform == "gpu" and warp_installed else "jax"

@@ -70,7 +70,9 @@ class MjxTask:
     @classmethod
     def make(cls, cfg: EnvConfig, impl: str | None = None) -> MjxTask:
         require()
-        return cls(cfg, build_layout(cfg), impl or choose_impl())
+        task = cls(cfg, build_layout(cfg), impl or choose_impl())
+        _ = task._template  # device model and data now: built inside a trace they would leak
+        return task
 
     @cached_property
     def model(self) -> Any:
@@ -167,9 +169,9 @@ class MjxTask:
         def tick(carry, _):
             d, hit, box = carry
             d = mjx.step(self.model, d)
-            c = d._impl.contact
-            touching = (c.dist < 0) & collision[c.geom[:, 0], c.geom[:, 1]]
-            on_box = touching & (obstacle[c.geom[:, 0]] | obstacle[c.geom[:, 1]])
+            dist, geom = _contacts(d)
+            touching = (dist < 0) & collision[geom[:, 0], geom[:, 1]]
+            on_box = touching & (obstacle[geom[:, 0]] | obstacle[geom[:, 1]])
             return (d, hit | touching.any(), box | on_box.any()), None
 
         start = (data, jnp.bool_(False), jnp.bool_(False))
@@ -244,6 +246,17 @@ class MjxTask:
         return State(data, key, goal, distance, steps, obs["last_action"].astype(twist.dtype),
                      obs, total(terms).astype(jnp.float32), end.terminated, end.truncated,
                      end.terminated | end.truncated, active, result, kind, terms)
+
+
+def _contacts(data: Any) -> tuple[Any, Any]:
+    """(dist, geom pairs) of every contact slot of the JAX implementation (one slot per
+    candidate pair and contact point; a slot with dist >= 0 is no contact)."""
+    contact = getattr(data._impl, "contact", None)
+    if contact is None:  # MuJoCo Warp keeps all worlds' contacts in one flat buffer
+        raise NotImplementedError(
+            "the MJX task reads contacts in the JAX implementation's layout; MuJoCo Warp's "
+            "(impl='warp') is not wired yet: expected impl='jax' (MjxTask.make(cfg, 'jax'))")
+    return contact.dist, contact.geom
 
 
 def _split(key: Any) -> tuple[Any, Any]:

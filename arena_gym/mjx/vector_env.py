@@ -72,8 +72,7 @@ class MjxVectorEnv(VectorEnv):
         seeds = per_env_seeds(seed, self.num_envs)
         super().reset(seed=seeds[0])
         mask = reset_mask(options, self.num_envs)
-        keys = jnp.stack([jax.random.key_data(jax.random.PRNGKey(self._seed(s)))
-                          for s in seeds])
+        keys = jnp.stack([jax.random.PRNGKey(self._seed(s)) for s in seeds])
         fresh = self.task.reset(keys)
         if mask is None or self.state is None:
             self.state = fresh

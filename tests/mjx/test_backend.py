@@ -1,0 +1,231 @@
+"""The MJX backend on CPU JAX at 2 envs (no GPU here): alignment with the CPU env over 200
+control steps, episode sampling, autoreset, determinism, the Gymnasium front end and its
+input checks, the implementation switch. One env and one task per module: each jit compile
+happens once."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+from arena_gym.config import load_config
+from arena_gym.envs.core import NavigationCore
+from arena_gym.mjx.deps import choose_impl
+
+STEPS = 200
+N = 2
+
+
+@pytest.fixture(scope="module")
+def envs():
+    envs = gym.make_vec("ArenaMujoco-v0", num_envs=N, backend="mjx")
+    yield envs
+    envs.close()
+
+
+@pytest.fixture(scope="module")
+def task(envs):
+    return envs.task
+
+
+def _actions(t: int) -> np.ndarray:
+    """Env 0 wiggles around its start (forward and back, turning both ways); env 1 drives
+    on a slow curve until it hits something or reaches its goal."""
+    return np.array([[0.1 * np.sin(2 * np.pi * t / 40), 2.0 * np.cos(2 * np.pi * t / 25)],
+                     [0.22, 0.4 * np.sin(2 * np.pi * t / 60)]])
+
+
+@pytest.fixture(scope="module")
+def aligned(task):
+    """The same two episodes (the CPU env's draws) stepped by both backends with the same
+    actions until each episode ends: per step, pose, scan ranges (m), reward, result."""
+    import jax
+    import jax.numpy as jnp
+
+    from arena_gym.mjx.episodes import Draw
+
+    cfg = load_config()
+    core = NavigationCore(N, cfg)
+    try:
+        for e in range(N):
+            core.seed(e, 100 + e)
+        eps = core.reset_envs(list(range(N)))
+        pool = len(task.layout.mocap)
+        boxes, placed = np.zeros((N, pool, 3)), np.zeros((N, pool), bool)
+        for e, ep in enumerate(eps):
+            idx = ep.boxes[:, 0].astype(int)
+            boxes[e, idx], placed[e, idx] = ep.boxes[:, 1:4], True
+        draws = Draw(jnp.asarray([ep.start for ep in eps], jnp.float32),
+                     jnp.asarray([ep.goal for ep in eps], jnp.float32),
+                     jnp.asarray(boxes, jnp.float32), jnp.asarray(placed))
+        state = task.start(draws, jnp.stack([jax.random.PRNGKey(e) for e in range(N)]))
+        cpu = {k: [] for k in ("pose", "scan", "reward", "result")}
+        mjx = {k: [] for k in cpu}
+        running = np.ones(N, bool)
+        for t in range(STEPS):
+            actions = _actions(t)
+            out = core.step_envs(actions, running.copy())
+            state = task.step(state, jnp.asarray(actions, jnp.float32))
+            cpu["pose"].append(core.pose[:, [0, 1, 3]].copy())
+            cpu["scan"].append(out.obs["scan"] * core.max_range)
+            cpu["reward"].append(out.reward.copy())
+            cpu["result"].append([out.termination.result(e) if out.termination.ended[e]
+                                  else "" for e in range(N)])
+            q = np.asarray(state.data.qpos)[:, task.layout.qpos_adr:task.layout.qpos_adr + 7]
+            w, z = q[:, 3], q[:, 6]
+            mjx["pose"].append(np.column_stack([q[:, 0], q[:, 1], 2 * np.arctan2(z, w)]))
+            mjx["scan"].append(np.asarray(state.obs["scan"]) * task.layout.range_max)
+            mjx["reward"].append(np.asarray(state.reward, np.float64))
+            names = np.array(["", "goal", "collision", "timeout", "diverged"])
+            mjx["result"].append(list(names[np.asarray(state.result)]))
+            running &= ~out.termination.ended
+            if not running.any():
+                break
+    finally:
+        core.close()
+    return {k: np.asarray(v) for k, v in cpu.items()}, {k: np.asarray(v) for k, v in mjx.items()}
+
+
+def _until_end(results: np.ndarray, env: int) -> int:
+    """Steps of env's episode, its last one included."""
+    ended = np.flatnonzero(results[:, env] != "")
+    return int(ended[0]) + 1 if len(ended) else len(results)
+
+
+def test_the_episodes_end_alike(aligned):
+    cpu, mjx = aligned
+    for e in range(N):
+        n = _until_end(cpu["result"], e)
+        assert _until_end(mjx["result"], e) == n
+        assert mjx["result"][n - 1, e] == cpu["result"][n - 1, e]
+    assert _until_end(cpu["result"], 0) == STEPS  # the wiggling robot runs all 200 steps
+
+
+def test_trajectories_match_the_cpu_env(aligned):
+    cpu, mjx = aligned
+    for e in range(N):
+        n = _until_end(cpu["result"], e)
+        gap = np.hypot(*(cpu["pose"][:n, e, :2] - mjx["pose"][:n, e, :2]).T)
+        heading = np.abs(np.angle(np.exp(1j * (cpu["pose"][:n, e, 2] - mjx["pose"][:n, e, 2]))))
+        assert gap.max() < POSE_TOL_M, (e, gap.max())
+        assert heading.max() < YAW_TOL_RAD, (e, heading.max())
+
+
+def test_scans_match_the_cpu_env(aligned):
+    cpu, mjx = aligned
+    for e in range(N):
+        n = _until_end(cpu["result"], e)
+        diff = np.abs(cpu["scan"][:n, e] - mjx["scan"][:n, e])
+        # beams grazing a box edge jump between the box and what lies behind it
+        assert np.median(diff) < SCAN_MEDIAN_TOL_M, (e, np.median(diff))
+        assert np.mean(diff > SCAN_BEAM_TOL_M) < SCAN_OUTLIERS, (e, np.mean(diff > SCAN_BEAM_TOL_M))
+
+
+def test_rewards_match_the_cpu_env(aligned):
+    cpu, mjx = aligned
+    for e in range(N):
+        n = _until_end(cpu["result"], e)
+        diff = np.abs(cpu["reward"][:n, e] - mjx["reward"][:n, e])
+        assert diff.max() < REWARD_TOL, (e, diff.max())
+        assert abs(cpu["reward"][:n, e].sum() - mjx["reward"][:n, e].sum()) < RETURN_TOL
+
+
+POSE_TOL_M = 0.02
+YAW_TOL_RAD = 0.05
+SCAN_MEDIAN_TOL_M = 0.01
+SCAN_BEAM_TOL_M = 0.05
+SCAN_OUTLIERS = 0.02
+REWARD_TOL = 0.01
+RETURN_TOL = 0.05
+
+
+def test_resets_differ_per_env_and_per_seed_and_repeat_per_seed(envs):
+    obs_a, _ = envs.reset(seed=7)
+    goal_a = np.asarray(envs.state.goal).copy()
+    obs_b, _ = envs.reset(seed=7)
+    assert np.array_equal(np.asarray(envs.state.goal), goal_a)
+    for key in obs_a:
+        assert np.array_equal(obs_a[key], obs_b[key])
+    assert np.hypot(*(goal_a[0] - goal_a[1])) > 1e-3  # env 0 and env 1: seeds 7 and 8
+    envs.reset(seed=8)
+    assert np.allclose(np.asarray(envs.state.goal)[0], goal_a[1])  # env 0 now has seed 8
+    assert np.hypot(*(np.asarray(envs.state.goal)[1] - goal_a[1])) > 1e-3
+
+
+def test_autoreset_samples_a_new_episode_each_time(envs, task):
+    import jax.numpy as jnp
+
+    envs.reset(seed=3)
+    state = envs.state
+    goals = [np.asarray(state.goal)[0].copy()]
+    for _ in range(2):  # env 0's episode "ended": its next step restarts it
+        state = state._replace(ended=jnp.asarray([True, False]))
+        before = np.asarray(state.steps)
+        state = task.step(state, jnp.asarray(_actions(0), jnp.float32))
+        assert np.asarray(state.steps).tolist() == [0, before[1] + 1]
+        assert np.asarray(state.active).tolist() == [False, True]
+        assert float(state.reward[0]) == 0.0 and not bool(state.terminated[0])
+        goals.append(np.asarray(state.goal)[0].copy())
+    assert np.hypot(*(goals[0] - goals[1])) > 1e-3 and np.hypot(*(goals[1] - goals[2])) > 1e-3
+
+
+def test_bad_actions_are_refused_with_the_cpu_envs_errors(envs):
+    envs.reset(seed=0)
+    steps = np.asarray(envs.state.steps).copy()
+    with pytest.raises(ValueError, match=re.escape(
+            "actions: expected finite numbers, got nan at [1, 0]")):
+        envs.step(np.array([[0.1, 0.0], [np.nan, 0.0]]))
+    with pytest.raises(ValueError, match=re.escape(
+            "actions: expected shape (2, 2), got (3, 2)")):
+        envs.step(np.zeros((3, 2)))
+    assert np.array_equal(np.asarray(envs.state.steps), steps)  # nothing stepped
+
+
+def test_the_front_end_speaks_numpy_with_the_cpu_envs_spaces(envs):
+    obs, _ = envs.reset(seed=1)
+    obs, reward, terminated, truncated, info = envs.step(np.zeros((N, 2)))
+    assert envs.observation_space.contains(obs)
+    assert isinstance(reward, np.ndarray) and reward.shape == (N,)
+    assert set(info["reward_terms"]) == {"goal", "collision", "progress", "safe_distance",
+                                         "reverse", "abrupt_velocity", "time"}
+    assert np.allclose(sum(info["reward_terms"].values()), reward, atol=1e-6)
+    cpu = gym.make_vec("ArenaMujoco-v0", num_envs=N)
+    try:
+        assert cpu.single_observation_space == envs.single_observation_space
+        assert cpu.single_action_space == envs.single_action_space
+    finally:
+        cpu.close()
+
+
+def test_unknown_backend_is_refused():
+    with pytest.raises(ValueError, match=re.escape(
+            "backend: expected one of ('cpu', 'mjx'), got 'gpu'")):
+        gym.make_vec("ArenaMujoco-v0", num_envs=1, backend="gpu")
+
+
+def test_the_implementation_is_jax_on_this_cpu_and_warp_on_a_gpu_with_mujoco_warp(task):
+    assert choose_impl() == "jax" and task.impl == "jax"
+    assert choose_impl("gpu", warp_installed=True) == "warp"
+    assert choose_impl("gpu", warp_installed=False) == "jax"
+    assert choose_impl("cpu", warp_installed=True) == "jax"
+
+
+def test_importing_arena_gym_imports_no_jax():
+    code = ("import sys, arena_gym, arena_gym.mjx, arena_gym.envs.registration; "
+            "print('jax' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_without_jax_the_backend_says_how_to_install_it(monkeypatch):
+    from arena_gym.mjx.deps import INSTALL_HINT, require
+
+    monkeypatch.setitem(sys.modules, "jax", None)
+    with pytest.raises(ImportError, match=re.escape(INSTALL_HINT)):
+        require()
