@@ -30,7 +30,6 @@ import numpy as np
 
 from arena_gym.config import EnvConfig
 from arena_gym.sensors.lidar import NO_ROBOT_MASK
-from arena_gym.tasks.episodes import PARKED_Z
 
 FLOOR_ONLY = 4  # contype bit only the ground plane's conaffinity holds: wheel-to-floor contacts
 STATIC = 8  # the walls' and boxes' only contype bit: robot geoms answer it, they do not
@@ -165,9 +164,3 @@ def _under(model: mujoco.MjModel, body: int, root: int) -> bool:
             return True
         body = int(model.body_parentid[body])
     return False
-
-
-def parked(layout: Layout) -> np.ndarray:
-    """(P, 3) mocap positions of parked pool boxes."""
-    return np.tile([0.0, 0.0, PARKED_Z], (len(layout.mocap), 1))
-
