@@ -3,7 +3,10 @@ assets are missing."""
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 
@@ -82,3 +85,13 @@ def require(module: str, hint: str):
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(message)
         pytest.skip(message)
+
+
+def imported_after(modules: str, part: str) -> list[str]:
+    """The modules whose name holds `part` that importing `modules` (comma-separated) loads,
+    in a fresh interpreter: what an optional dependency's lazy import must keep out."""
+    code = (f"import json, sys, {modules}; "
+            f"print(json.dumps(sorted(m for m in sys.modules if {part!r} in m)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])

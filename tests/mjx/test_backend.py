@@ -6,7 +6,6 @@ happens once."""
 from __future__ import annotations
 
 import re
-import subprocess
 import sys
 
 import gymnasium as gym
@@ -18,6 +17,7 @@ from hypothesis import strategies as st
 from arena_gym.config import load_config
 from arena_gym.envs.core import NavigationCore
 from arena_gym.mjx.deps import choose_impl
+from tests.conftest import imported_after
 
 STEPS = 200
 N = 2
@@ -244,11 +244,7 @@ def test_the_implementation_is_jax_on_this_cpu_and_warp_on_a_gpu_with_mujoco_war
 
 
 def test_importing_arena_gym_imports_no_jax():
-    code = ("import sys, arena_gym, arena_gym.mjx, arena_gym.envs.registration; "
-            "print('jax' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
-    assert out.stdout.strip() == "False"
+    assert imported_after("arena_gym, arena_gym.mjx, arena_gym.envs.registration", "jax") == []
 
 
 def test_without_jax_the_backend_says_how_to_install_it(monkeypatch):

@@ -4,12 +4,11 @@ rclpy."""
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 
 import pytest
 
 from arena_gym.ros.setup_venv import RosSetupError, setup
+from tests.conftest import imported_after
 
 
 def test_a_second_setup_does_nothing(ros_venv):
@@ -48,8 +47,5 @@ def test_the_bridge_without_a_ros_venv_says_how_to_make_one(tmp_path):
 
 
 def test_importing_arena_gym_never_imports_rclpy():
-    code = ("import sys, arena_gym, arena_gym.cli, arena_gym.ros.server, arena_gym.ros.run, "
-            "arena_gym.ros.setup_venv; print(sorted(m for m in sys.modules if 'rclpy' in m))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
-    assert out.stdout.strip() == "[]"
+    assert imported_after("arena_gym, arena_gym.cli, arena_gym.ros.server, arena_gym.ros.run, "
+                          "arena_gym.ros.setup_venv", "rclpy") == []
