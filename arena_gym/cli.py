@@ -227,12 +227,16 @@ def _parser() -> argparse.ArgumentParser:
         "bridge", help="serve the envs over ROS 2 (the Arena backend's topics and services)",
         description=(
             "Run the simulator headless and publish /clock, /tf, /tf_static and per robot "
-            "odom, scan, imu, joint_states (env 0 under /ROBOT, env i under /env_i/ROBOT), "
-            "take cmd_vel, and serve /mujoco/* (pause, unpause, step, reset_world, "
-            "spawn_prims, delete_prims, spawn_urdf, pedestrians). The rclpy node runs in the "
+            "odom, scan, imu, joint_states and, while subscribed, the camera's image_raw, "
+            "depth/image_raw, depth/points, camera_info (env 0 under /ROBOT, env i under "
+            "/env_i/ROBOT), take cmd_vel and mujoco/joint_commands_{velocity,position}, and "
+            "serve /mujoco/* (pause, unpause, step, reset_world, spawn_prims, edit_prims, "
+            "delete_prims, spawn_walls, spawn_floors, spawn_ceilings, spawn_urdf, "
+            "pedestrians). The rclpy node runs in the "
             "venv of 'arena-gym ros setup'. SIGUSR1 prints every thread's stack."))
     bridge.add_argument("--world", default="default", help="default (a room with random "
-                        "boxes) or empty (default: default)")
+                        "boxes), empty, a world source name (random) or a ROS map.yaml path "
+                        "(default: default)")
     bridge.add_argument("--robot", default="builtin", help="builtin or a URDF file")
     bridge.add_argument("--envs", type=_positive_int, default=1, metavar="N")
     bridge.add_argument("--lockstep", action="store_true",

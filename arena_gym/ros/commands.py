@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from arena_gym.scene.pedestrians import Pedestrian
-from arena_gym.scene.records import Prim
+from arena_gym.scene.records import Prim, PrimEdit, Slab, Wall
 from arena_gym.sim.simulator import Simulator
 
 Reply = dict[str, Any]
@@ -60,6 +60,21 @@ class Commands:
         self.sim.set_cmd_vel(self._env(message), self.robot, *twist)
         return {}
 
+    def _joints(self, message: dict) -> Reply:
+        """mujoco/joint_commands_{velocity,position}: names relative to the robot, through
+        the simulator's joint servos (the one control path)."""
+        env, mode = self._env(message), message["mode"]
+        names, values = list(message["names"]), list(message["values"])
+        if len(names) != len(values):
+            raise ValueError(f"expected one {mode} per joint name ({len(names)} names), "
+                             f"got {len(values)}")
+        prefix = self.store.robot(env, self.robot).prefix
+        set_joint = self.sim.set_joint_velocity if mode == "velocity" else \
+            self.sim.set_joint_position
+        for name, value in zip(names, values, strict=True):
+            set_joint(env, prefix + name, value)
+        return {}
+
     # ------------------------------------------------------------ scene
     def _reset_world(self, message: dict) -> Reply:
         env = self._env(message)
@@ -78,6 +93,34 @@ class Commands:
         if taken:
             raise ValueError(f"names already in env {env}: {sorted(taken)}")
         return {"names": self.store.spawn_prims(env, prims)}
+
+    def _edit_prims(self, message: dict) -> Reply:
+        env = self._env(message)
+        edits = [PrimEdit(e["name"], pose=None if e["pose"] is None else tuple(e["pose"]),
+                          scale=None if e["scale"] is None else tuple(e["scale"]))
+                 for e in message["edits"]]
+        if not edits:
+            raise ValueError("expected at least one edit, got none")
+        self.store.edit_prims(env, edits)
+        return {}
+
+    def _spawn_walls(self, message: dict) -> Reply:
+        env = self._env(message)
+        self.store.spawn_walls(env, [Wall(w["name"], tuple(w["start"]), tuple(w["end"]),
+                                          w["height"], w["thickness"])
+                                     for w in message["walls"]])
+        return {}
+
+    def _slabs(self, message: dict) -> list[Slab]:
+        return [Slab(s["name"], tuple(s["center"]), tuple(s["size"])) for s in message["slabs"]]
+
+    def _spawn_floors(self, message: dict) -> Reply:
+        self.store.spawn_floors(self._env(message), self._slabs(message))
+        return {}
+
+    def _spawn_ceilings(self, message: dict) -> Reply:
+        self.store.spawn_ceilings(self._env(message), self._slabs(message))
+        return {}
 
     def _delete_prims(self, message: dict) -> Reply:
         env = self._env(message)
@@ -106,6 +149,10 @@ class Commands:
 
     def _move_pedestrians(self, message: dict) -> Reply:
         self.store.move_pedestrians(self._peds(message), self._env(message))
+        return {}
+
+    def _update_pedestrians(self, message: dict) -> Reply:
+        self.store.update_pedestrians(self._peds(message), self._env(message))
         return {}
 
     def _delete_pedestrians(self, message: dict) -> Reply:

@@ -2,9 +2,10 @@
 description the node needs (namespaces, frames, lidar geometry, sensor mounts), and the
 tick hook that copies the readings into a shared-memory slot.
 
-One path: odometry, scan and IMU are the SensorSuite's readings (the arrays a policy sees),
-copied as they are; joint states are the simulator's qpos/qvel columns of the robot's
-joints. Nothing here casts a ray or reads a sensor of its own.
+One path: odometry, scan, IMU and camera are the SensorSuite's readings (the arrays a policy
+sees), copied as they are (camera images only in the envs that took one this tick); joint
+states are the simulator's qpos/qvel columns of the robot's joints. Nothing here casts a ray
+or reads a sensor of its own.
 """
 
 from __future__ import annotations
@@ -12,12 +13,22 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
+from arena_gym.ros.camera import camera_key
 from arena_gym.scene.store import SceneStore
-from arena_gym.sensors.readings import ImuReading, LidarReading, OdometryReading, Reading
+from arena_gym.sensors.readings import (
+    CameraReading,
+    ImuReading,
+    LidarReading,
+    OdometryReading,
+    Reading,
+)
 from arena_gym.sensors.suite import SensorSuite
 from arena_gym.sim.simulator import Simulator
 
 ROLES = {"odom": OdometryReading, "scan": LidarReading, "imu": ImuReading}
+# the optical frame of a camera mount (z forward, x right, y down; REP 103) in the mount's
+# frame (x forward, y left, z up): roll -90 deg, then yaw -90 deg; (w, x, y, z)
+OPTICAL = [0.5, -0.5, 0.5, -0.5]
 
 
 def namespace(env: int, robot: str) -> str:
@@ -27,9 +38,14 @@ def namespace(env: int, robot: str) -> str:
 
 
 def role_readings(suite: SensorSuite, robot: str) -> dict[str, Reading]:
-    """The first odometry, lidar and IMU reading of `robot`, by role (odom, scan, imu)."""
+    """The first odometry, lidar and IMU reading of `robot`, by role (odom, scan, imu), and
+    the bridge's camera reading (camera.add_camera), if any."""
     out: dict[str, Reading] = {}
     for reading in suite.readings.values():
+        if isinstance(reading, CameraReading):
+            if reading.key == camera_key(robot, reading.sensor) and reading.robot == robot:
+                out["camera"] = reading
+            continue
         for role, kind in ROLES.items():
             if reading.robot == robot and isinstance(reading, kind) and role not in out:
                 out[role] = reading
@@ -110,6 +126,15 @@ def describe(sim: Simulator, suite: SensorSuite, robot: str) -> dict:
                          "scan_time": float(lidar.scan_time)}
     if "imu" in readings:
         meta["imu"] = {"frame": readings["imu"].sensor}
+    camera = readings.get("camera")
+    meta["camera"] = None
+    if isinstance(camera, CameraReading):
+        optical = f"{camera.sensor}_optical"
+        meta["camera"] = {"frame": camera.sensor, "optical": optical, "width": camera.width,
+                          "height": camera.height, "K": camera.K.ravel().tolist(),
+                          "P": camera.P.ravel().tolist()}
+        meta["static"].append({"parent": camera.sensor, "child": optical,
+                               "xyz": [0.0, 0.0, 0.0], "quat": OPTICAL})
     meta["layout"] = layout(readings, store.num_envs, len(names))
     return meta
 
@@ -137,8 +162,9 @@ class FrameWriter:
     def write(self, slot: dict[str, np.ndarray]) -> None:
         slot["clock"][0] = self.sim.clock
         for role, reading in self.readings.items():
+            rows = reading.fresh if role == "camera" else slice(None)  # images: new ones only
             for field, array in reading.data.items():
-                slot[f"{role}.{field}"][...] = array
+                slot[f"{role}.{field}"][rows] = array[rows]
             slot[f"{role}.valid"][...] = reading.valid
             slot[f"{role}.fresh"][...] = reading.fresh
             slot[f"{role}.stamp"][...] = reading.stamp

@@ -8,8 +8,8 @@ Encoding: CDR little endian with its 4-byte encapsulation header (what FastDDS a
 use); every primitive aligned to its size, counted from after the header.
 
 Order per frame, as the node publishes: /tf (every robot of every env), then per robot
-odom, scan, imu (those sampled this tick, at their own stamps) and joint_states, then
-/clock: the clock never runs ahead of the transforms.
+odom, scan, imu, the camera's topics (those sampled this tick, at their own stamps) and
+joint_states, then /clock: the clock never runs ahead of the transforms.
 """
 
 from __future__ import annotations
@@ -20,6 +20,12 @@ from collections.abc import Iterator
 import numpy as np
 
 Message = tuple[str, str, bytes, int]  # topic, type, CDR bytes, stamp (ns)
+# a camera's topics in its robot's namespace (`points` is left to the multi-ring lidar)
+CAMERA_TOPICS = {"image_raw": "sensor_msgs/msg/Image",
+                 "depth/image_raw": "sensor_msgs/msg/Image",
+                 "depth/points": "sensor_msgs/msg/PointCloud2",
+                 "camera_info": "sensor_msgs/msg/CameraInfo"}
+_FLOAT32 = 7  # sensor_msgs/PointField.FLOAT32
 _ZEROS_36 = np.zeros(36).tobytes()
 _ZEROS_9 = np.zeros(9).tobytes()
 
@@ -35,9 +41,16 @@ class Cdr:
         if pad:
             self.buf += b"\x00" * pad
 
+    def u8(self, v: int) -> None:
+        self.buf.append(v)
+
     def u32(self, v: int) -> None:
         self._align(4)
         self.buf += struct.pack("<I", v)
+
+    def u8_seq(self, data: bytes) -> None:
+        self.u32(len(data))
+        self.buf += data
 
     def time(self, ns: int) -> int:
         self._align(4)
@@ -165,7 +178,7 @@ def clock_message(ns: int) -> bytes:
 
 
 def static_messages(meta: dict) -> Iterator[Message]:
-    transforms = [(0, f"{r['ns']}/{r['base']}", f"{r['ns']}/{m['child']}",
+    transforms = [(0, f"{r['ns']}/{m.get('parent', r['base'])}", f"{r['ns']}/{m['child']}",
                    np.array(m["xyz"]), np.array(m["quat"]))
                   for r in meta["robots"] for m in meta["static"]]
     yield "/tf_static", "tf2_msgs/msg/TFMessage", tf_message(transforms), 0
@@ -180,6 +193,9 @@ def _templates(meta: dict) -> dict:
             "imu": [imu_template(f"{r['ns']}/{imu['frame']}") if imu else None
                     for r in meta["robots"]],
             "joints": [joints_template(r["joints"]) for r in meta["robots"]],
+            "camera_info": [camera_info_template(f"{r['ns']}/{meta['camera']['optical']}",
+                                                 meta["camera"]) if meta["camera"] else None
+                            for r in meta["robots"]],
         }
     return cached
 
@@ -215,7 +231,76 @@ def frame_messages(meta: dict, f: dict[str, np.ndarray]) -> Iterator[Message]:
             yield (f"/{ns}/imu", "sensor_msgs/msg/Imu", templates["imu"][e].fill(
                 t, imu_quat[e], f["imu.angular_velocity"][e], f["imu.linear_acceleration"][e]),
                 t)
+        if meta["camera"] and f["camera.fresh"][e]:
+            yield from camera_messages(meta["camera"], ns, f, e, templates["camera_info"][e])
         if r["joints"]:
             yield (f"/{ns}/joint_states", "sensor_msgs/msg/JointState",
                    templates["joints"][e].fill(now, f["joint_pos"][e], f["joint_vel"][e]), now)
     yield "/clock", "rosgraph_msgs/msg/Clock", clock_message(now), now
+
+
+def image(stamp: int, frame: str, height: int, width: int, encoding: str,
+          data: np.ndarray) -> bytes:
+    """sensor_msgs/Image of `data` (rows top first, little endian)."""
+    c = Cdr()
+    c.header(stamp, frame)
+    c.u32(height)
+    c.u32(width)
+    c.string(encoding)
+    c.u8(0)  # little endian
+    c.u32(data.nbytes // height)
+    c.u8_seq(np.ascontiguousarray(data).tobytes())
+    return bytes(c.buf)
+
+
+def cloud(stamp: int, frame: str, height: int, width: int, points: np.ndarray) -> bytes:
+    """An organized sensor_msgs/PointCloud2 of float32 x, y, z (NaN where no return)."""
+    c = Cdr()
+    c.header(stamp, frame)
+    c.u32(height)
+    c.u32(width)
+    c.u32(3)
+    for i, name in enumerate("xyz"):
+        c.string(name)
+        c.u32(4 * i)
+        c.u8(_FLOAT32)
+        c.u32(1)
+    c.u8(0)  # little endian
+    c.u32(12)
+    c.u32(12 * width)
+    c.u8_seq(np.ascontiguousarray(points, dtype="<f4").tobytes())
+    c.u8(0)  # not dense: NaN points
+    return bytes(c.buf)
+
+
+def camera_info_template(frame: str, camera: dict) -> Template:
+    """sensor_msgs/CameraInfo of an ideal pinhole (no distortion); only the stamp changes."""
+    c = Cdr()
+    stamp_at = c.header(0, frame)
+    c.u32(camera["height"])
+    c.u32(camera["width"])
+    c.string("plumb_bob")
+    c.f64_seq(np.zeros(5))
+    c.f64s(camera["K"])
+    c.f64s(np.eye(3).ravel())
+    c.f64s(camera["P"])
+    for _ in range(6):  # binning x, y; roi x_offset, y_offset, height, width (0: full)
+        c.u32(0)
+    c.u8(0)  # roi.do_rectify
+    return Template(c, stamp_at, [])
+
+
+def camera_messages(camera: dict, ns: str, f: dict[str, np.ndarray], e: int,
+                    info: Template) -> Iterator[Message]:
+    """Env e's image, depth image, point cloud (in the mount frame) and camera info."""
+    t = nanos(float(f["camera.stamp"][e]))
+    h, w = camera["height"], camera["width"]
+    optical = f"{ns}/{camera['optical']}"
+    kind = CAMERA_TOPICS
+    yield (f"/{ns}/image_raw", kind["image_raw"],
+           image(t, optical, h, w, "rgb8", f["camera.rgb"][e]), t)
+    yield (f"/{ns}/depth/image_raw", kind["depth/image_raw"],
+           image(t, optical, h, w, "32FC1", f["camera.depth"][e].astype("<f4", copy=False)), t)
+    yield (f"/{ns}/depth/points", kind["depth/points"],
+           cloud(t, f"{ns}/{camera['frame']}", h, w, f["camera.points"][e]), t)
+    yield f"/{ns}/camera_info", kind["camera_info"], info.fill(t), t

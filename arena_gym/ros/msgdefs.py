@@ -80,9 +80,59 @@ string[] name
 float64[] position
 float64[] velocity
 float64[] effort""",
+    "sensor_msgs/Image": """\
+std_msgs/Header header
+uint32 height
+uint32 width
+string encoding
+uint8 is_bigendian
+uint32 step
+uint8[] data""",
+    "sensor_msgs/CameraInfo": """\
+std_msgs/Header header
+uint32 height
+uint32 width
+string distortion_model
+float64[] d
+float64[9]  k
+float64[9]  r
+float64[12] p
+uint32 binning_x
+uint32 binning_y
+RegionOfInterest roi""",
+    "sensor_msgs/RegionOfInterest": """\
+uint32 x_offset
+uint32 y_offset
+uint32 height
+uint32 width
+bool do_rectify""",
+    "sensor_msgs/PointCloud2": """\
+std_msgs/Header header
+uint32 height
+uint32 width
+PointField[] fields
+bool    is_bigendian
+uint32  point_step
+uint32  row_step
+uint8[] data
+bool is_dense""",
+    "sensor_msgs/PointField": """\
+uint8 INT8    = 1
+uint8 UINT8   = 2
+uint8 INT16   = 3
+uint8 UINT16  = 4
+uint8 INT32   = 5
+uint8 UINT32  = 6
+uint8 FLOAT32 = 7
+uint8 FLOAT64 = 8
+string name
+uint32 offset
+uint8  datatype
+uint32 count""",
 }
 TYPES = ("rosgraph_msgs/msg/Clock", "tf2_msgs/msg/TFMessage", "nav_msgs/msg/Odometry",
-         "sensor_msgs/msg/LaserScan", "sensor_msgs/msg/Imu", "sensor_msgs/msg/JointState")
+         "sensor_msgs/msg/LaserScan", "sensor_msgs/msg/Imu", "sensor_msgs/msg/JointState",
+         "sensor_msgs/msg/Image", "sensor_msgs/msg/CameraInfo", "sensor_msgs/msg/PointCloud2")
 _PRIMITIVES = {"bool", "byte", "char", "float32", "float64", "int8", "uint8", "int16",
                "uint16", "int32", "uint32", "int64", "uint64", "string", "wstring"}
 

@@ -6,8 +6,9 @@ It imports only rclpy, the message packages, `wire.py` and `messages.py` (beside
 path): never arena_gym. Per frame (one simulator tick) it publishes the messages that
 messages.py serializes, in its order (`/tf` first, `/clock` last: the clock never runs
 ahead of the transforms), as raw CDR bytes: building rclpy message objects field by field
-cost more than the physics. Service requests and `cmd_vel` become commands on the link;
-the simulator process answers them.
+cost more than the physics. Service requests, `cmd_vel` and the joint commands become
+commands on the link; the simulator process answers them. The node also tells it which
+envs' camera topics have subscribers ("watchers"): images render only there.
 """
 
 from __future__ import annotations
@@ -28,15 +29,39 @@ from nav_msgs.msg import Odometry
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.qos import DurabilityPolicy, QoSProfile
 from rosgraph_msgs.msg import Clock
-from sensor_msgs.msg import Imu, JointState, LaserScan
+from sensor_msgs.msg import CameraInfo, Image, Imu, JointState, LaserScan, PointCloud2
 from std_srvs.srv import Trigger
 from tf2_msgs.msg import TFMessage
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from messages import frame_messages, static_messages  # noqa: E402
+from messages import CAMERA_TOPICS, frame_messages, static_messages  # noqa: E402
 from wire import Frames, Link  # noqa: E402
 
 DEPTH = 1000  # bursts of requests from several envs are not dropped
+CAMERA_TYPES = {"sensor_msgs/msg/Image": Image, "sensor_msgs/msg/CameraInfo": CameraInfo,
+                "sensor_msgs/msg/PointCloud2": PointCloud2}
+JOINT_MODES = ("velocity", "position")
+WATCH_PERIOD = 0.05  # s of wall time between looks at the camera topics' subscriber counts
+
+
+def slabs(request) -> dict:
+    """The Slab messages of a SpawnFloors or SpawnCeilings request."""
+    return {"slabs": [{"name": s.name, "center": [s.x, s.y, s.z], "size": [s.size_x, s.size_y]}
+                      for s in request.slabs]}
+
+
+def peds(request) -> dict:
+    """[name, x, y, yaw] of each Pedestrian message of a request."""
+    return {"pedestrians": [[p.name, p.x, p.y, p.yaw] for p in request.pedestrians]}
+
+
+def names(request) -> dict:
+    return {"names": list(request.names)}
+
+
+def with_env(request, fields: dict) -> dict:
+    """The command of a request: its fields, and its env_id if it has one."""
+    return {"env": request.env_id, **fields} if hasattr(request, "env_id") else fields
 
 
 def stamp(t: float) -> Time:
@@ -64,8 +89,19 @@ class BridgeNode:
                 if (name == "scan" and not meta["lidar"]) or (name == "imu" and not meta["imu"]):
                     continue
                 self.publishers[f"{ns}/{name}"] = node.create_publisher(kind, f"{ns}/{name}", qos)
+            if meta["camera"]:
+                for name, kind in CAMERA_TOPICS.items():
+                    self.publishers[f"{ns}/{name}"] = node.create_publisher(
+                        CAMERA_TYPES[kind], f"{ns}/{name}", qos)
             node.create_subscription(Twist, f"{ns}/cmd_vel",
                                      lambda msg, env=robot["env"]: self._cmd_vel(env, msg), qos)
+            for mode in JOINT_MODES:
+                node.create_subscription(
+                    JointState, f"{ns}/mujoco/joint_commands_{mode}",
+                    lambda msg, env=robot["env"], mode=mode: self._joints(env, mode, msg), qos)
+        self._watched: list[int] = []
+        if meta["camera"]:
+            node.create_timer(WATCH_PERIOD, self.watch)
         static = node.create_publisher(TFMessage, "/tf_static", latched)
         for _, _, data, _ in static_messages(meta):
             static.publish(data)
@@ -78,29 +114,35 @@ class BridgeNode:
                             lambda q, r: self._trigger("pause", r), qos_profile=qos)
         node.create_service(Trigger, "/mujoco/unpause_simulation",
                             lambda q, r: self._trigger("unpause", r), qos_profile=qos)
+        # each request's fields as a command; the env_id of those that have one is added
         plain = {
             "step": (srv.Step, lambda q: {"steps": q.steps}),
-            "reset_world": (srv.ResetWorld, lambda q: {"env": q.env_id}),
-            "spawn_prims": (srv.SpawnPrims, lambda q: {"env": q.env_id, "prims": [
+            "reset_world": (srv.ResetWorld, lambda q: {}),
+            "spawn_prims": (srv.SpawnPrims, lambda q: {"prims": [
                 {"name": p.name, "pose": [p.x, p.y, p.z, p.yaw],
                  "scale": [p.scale.x, p.scale.y, p.scale.z], "movable": p.movable}
                 for p in q.prims]}),
-            "delete_prims": (srv.DeletePrims, lambda q: {"env": q.env_id, "names": list(q.names)}),
-            "spawn_urdf": (srv.SpawnUrdf, lambda q: {"env": q.env_id, "name": q.name,
-                                                     "urdf": q.urdf_path,
+            "edit_prims": (srv.EditPrims, lambda q: {"edits": [
+                {"name": e.name, "pose": [e.x, e.y, e.z, e.yaw] if e.set_pose else None,
+                 "scale": [e.scale.x, e.scale.y, e.scale.z] if e.set_scale else None}
+                for e in q.edits]}),
+            "spawn_walls": (srv.SpawnWalls, lambda q: {"walls": [
+                {"name": w.name, "start": [w.x0, w.y0], "end": [w.x1, w.y1],
+                 "height": w.height, "thickness": w.thickness} for w in q.walls]}),
+            "spawn_floors": (srv.SpawnFloors, slabs),
+            "spawn_ceilings": (srv.SpawnCeilings, slabs),
+            "delete_prims": (srv.DeletePrims, names),
+            "spawn_urdf": (srv.SpawnUrdf, lambda q: {"name": q.name, "urdf": q.urdf_path,
                                                      "pose": [q.x, q.y, q.yaw]}),
-            "spawn_pedestrians": (srv.SpawnPedestrians, lambda q: {
-                "env": q.env_id, "pedestrians": [[p.name, p.x, p.y, p.yaw]
-                                                 for p in q.pedestrians]}),
-            "move_pedestrians": (srv.MovePedestrians, lambda q: {
-                "env": q.env_id, "pedestrians": [[p.name, p.x, p.y, p.yaw]
-                                                 for p in q.pedestrians]}),
-            "delete_pedestrians": (srv.DeletePedestrians,
-                                   lambda q: {"env": q.env_id, "names": list(q.names)}),
+            "spawn_pedestrians": (srv.SpawnPedestrians, peds),
+            "move_pedestrians": (srv.MovePedestrians, peds),
+            "update_pedestrians": (srv.UpdatePedestrians, peds),
+            "delete_pedestrians": (srv.DeletePedestrians, names),
         }
         for op, (kind, fields) in plain.items():
             node.create_service(kind, f"/mujoco/{op}",
-                                lambda q, r, op=op, fields=fields: self._call(op, fields(q), r),
+                                lambda q, r, op=op, fields=fields: self._call(
+                                    op, with_env(q, fields(q)), r),
                                 qos_profile=qos)
 
     def request(self, op: str, fields: dict) -> dict:
@@ -108,6 +150,7 @@ class BridgeNode:
         if not self.meta["serving"]:
             return {"success": False, "message": f"{op}: refused, this bridge is a sidecar "
                     "of an env that drives the simulator"}
+        self.watch()  # a Step renders for whoever subscribed just before it
         k = next(self._ids)
         event = threading.Event()
         self._events[k] = event
@@ -135,6 +178,25 @@ class BridgeNode:
             return  # a sidecar: the env's policy drives
         self.link.send({"op": "cmd_vel", "env": env,
                         "twist": [msg.linear.x, msg.linear.y, msg.angular.z]})
+
+    def _joints(self, env: int, mode: str, msg: JointState) -> None:
+        if not self.meta["serving"]:
+            return  # a sidecar: the env's policy drives
+        values = msg.velocity if mode == "velocity" else msg.position
+        self.link.send({"op": "joints", "env": env, "mode": mode, "names": list(msg.name),
+                        "values": [float(v) for v in values]})
+
+    def watch(self) -> None:
+        """Tell the simulator side which envs' camera topics have subscribers, on change
+        (executor thread: the timer and service callbacks)."""
+        if not self.meta["camera"]:
+            return
+        envs = [r["env"] for r in self.robots
+                if any(self.publishers[f"/{r['ns']}/{name}"].get_subscription_count()
+                       for name in CAMERA_TOPICS)]
+        if envs != self._watched:
+            self._watched = envs
+            self.link.send({"op": "watchers", "envs": envs})
 
     # ------------------------------------------------------------ reader thread
     def read(self) -> None:

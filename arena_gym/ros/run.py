@@ -16,31 +16,67 @@ from arena_gym.scene.store import SceneStore
 from arena_gym.sensors.suite import SensorSuite
 from arena_gym.sim.simulator import Simulator
 
-WORLDS = ("default", "empty")
+BUILT_IN = ("default", "empty")
+DEFAULT_RADIUS = 0.3  # m: a URDF robot's footprint when no model_params.yaml comes with it
 
 
 def build_envs(world: str, robot: str, num_envs: int, seed: int) -> tuple[SceneStore, str]:
-    """`num_envs` envs of `world` ("default": the 6 x 6 m room with random boxes, env i
-    seeded seed + i; "empty": a floor) with `robot` ("builtin" or a URDF path) in each;
-    returns the store and the robot's name."""
+    """`num_envs` envs of `world` with `robot` ("builtin" or a URDF path) in each; returns the
+    store and the robot's name. `world`: "default" (the 6 x 6 m room with random boxes, env
+    i seeded seed + i), "empty" (a floor, the robot at the origin), a world source of the
+    WORLDS registry ("random": the task's square room) or a ROS map.yaml path (its occupied
+    cells as walls); in those two the robot starts at a free spot drawn with seed + i."""
     from arena_gym.worlds.default import ROBOT_NAME, build_default_world, builtin_robot_urdf
 
-    if world not in WORLDS:
-        raise ValueError(f"--world: expected one of {list(WORLDS)}, got {world!r}")
     urdf = builtin_robot_urdf() if robot == "builtin" else Path(robot)
     if not urdf.is_file():
         raise ValueError(f"--robot: expected 'builtin' or a URDF file, got {robot!r}")
+    layout = None if world in BUILT_IN else world_layout(world)
     name = ROBOT_NAME if robot == "builtin" else urdf.stem
     store = SceneStore(num_envs=num_envs)
     for env in range(num_envs):
+        rng = np.random.default_rng(seed + env)
         pose = (0.0, 0.0, 0.0)
         if world == "default":
-            pose = build_default_world(store, env, np.random.default_rng(seed + env))
+            pose = build_default_world(store, env, rng)
             if robot != "builtin":
                 store.delete_prims(env, [ROBOT_NAME])
-        if world == "empty" or robot != "builtin":
+        elif layout is not None:
+            layout.build(store, env)
+            pose = free_start(layout, rng, robot_radius(urdf))
+        if world != "default" or robot != "builtin":
             store.spawn_urdf(env, name, urdf, pose=pose)
     return store, name
+
+
+def world_layout(world: str):
+    """The task layer's layout of a WORLDS name or a map.yaml path (one reader of both)."""
+    from arena_gym.registry import WORLDS
+    from arena_gym.tasks.layouts import expand_world, make_layout
+    from arena_gym.worlds.default import ROOM_SIZE
+
+    if world not in WORLDS and not expand_world(world).endswith((".yaml", ".yml")):
+        raise ValueError(f"--world: expected {' or '.join(BUILT_IN)}, a ROS map.yaml path or "
+                         f"one of {WORLDS.names()}, got {world!r}")
+    return make_layout(world, "", room_size=ROOM_SIZE)
+
+
+def robot_radius(urdf: Path) -> float:
+    """The robot's footprint radius from the model_params.yaml beside its URDF, if any."""
+    from arena_gym.scene.model_params import MODEL_PARAMS_FILE
+    from arena_gym.tasks.robot_params import load_robot_params
+
+    params = urdf.parent / MODEL_PARAMS_FILE
+    return load_robot_params(params).radius if params.is_file() else DEFAULT_RADIUS
+
+
+def free_start(layout, rng: np.random.Generator, radius: float) -> tuple[float, float, float]:
+    """A start the task would draw in `layout` (no obstacles, no goal constraint)."""
+    from arena_gym.tasks.episodes import ObstaclePool, sample_episode
+    from arena_gym.worlds.default import CLEARANCE
+
+    pool = ObstaclePool(np.zeros((0, 3)))
+    return sample_episode(rng, layout, pool, (0, 0), radius, CLEARANCE, 0.0).start
 
 
 def _interrupt(signum: int, frame: object) -> None:

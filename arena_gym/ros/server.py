@@ -17,11 +17,13 @@ import json
 import os
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from collections import deque
 from pathlib import Path
 
+from arena_gym.ros import camera
 from arena_gym.ros.commands import Commands
 from arena_gym.ros.frames import FrameWriter, describe
 from arena_gym.ros.setup_venv import RosSetupError, default_venv, venv_python
@@ -40,6 +42,7 @@ class Bridge:
         self.sim, self.suite, self.robot = sim, suite, robot
         self.link, self.frames, self.process, self._folder = link, frames, process, folder
         self.writer = FrameWriter(sim, suite, robot)
+        self.camera = self.writer.readings.get("camera")
         self.commands = Commands(sim, robot, on_reset=lambda env: suite.reset([env]))
         self.rt_factor = 1.0
         self.frames_sent = 0
@@ -47,6 +50,7 @@ class Bridge:
         self._deferred: deque[dict] = deque()  # commands that came while waiting for acks
         self._slot = 0
         self._closed = False
+        self._warned: set[str] = set()
         sim.add_tick_hook(self._on_tick)  # after the suite's hook: readings are current
         self._publishing = True
 
@@ -61,6 +65,7 @@ class Bridge:
             raise RosSetupError(f"no ROS venv at {venv}; expected one made by "
                                 "'arena-gym ros setup' (or set ARENA_GYM_ROS_VENV)")
         sim.stepping_groups()  # compile first: the description reads the models
+        camera.add_camera(suite, robot)  # rendered only while the node reports watchers
         meta = describe(sim, suite, robot)
         meta["serving"] = serving
         folder = tempfile.TemporaryDirectory(prefix="arena-bridge-",
@@ -130,21 +135,33 @@ class Bridge:
     def _wait_free(self, slots) -> None:
         while any(self._busy[s] for s in slots):
             message = self.link.recv(None)
-            if message is not None and message.get("op") == "ack":
-                self._busy[message["slot"]] = False
-            elif message is not None:
+            if message is not None and not self._internal(message):
                 self._deferred.append(message)
 
-    # ------------------------------------------------------------ serving
-    def handle(self, message: dict) -> None:
+    def _internal(self, message: dict) -> bool:
+        """Handle the node's own messages (acks, camera watchers), even in a sidecar
+        that serves no commands; False for everything else."""
         op = message.get("op")
         if op == "ack":
             self._busy[message["slot"]] = False
+        elif op == "watchers":
+            camera.watch(self.suite, self.camera, message["envs"])  # type: ignore[arg-type]
+        else:
+            return False
+        return True
+
+    # ------------------------------------------------------------ serving
+    def handle(self, message: dict) -> None:
+        if self._internal(message):
             return
         reply = self.commands.run(message)
         if "id" in message:
             self.flush()  # the frames of a Step reach the node before its answer
             self.link.send({"op": "reply", "id": message["id"], **reply})
+        elif not reply["success"] and reply["message"] not in self._warned:
+            # a topic (cmd_vel, joint commands) has nobody to answer: say it once
+            self._warned.add(reply["message"])
+            print(f"bridge: ignored {reply['message']}", file=sys.stderr, flush=True)
 
     def serve(self, lockstep: bool = False, duration: float | None = None) -> None:
         """Serve until the node exits (or `duration` wall seconds). Free-running unless

@@ -27,16 +27,21 @@ class Channel:
         self.fields = tuple(reading.data)
         self.subscribers: list[Subscriber] = []
         self.due = False  # whether the current tick samples (set by needs())
+        # the envs that sample (SensorSuite.enable): a camera nobody watches renders nothing
+        self.enabled = np.ones(reading.num_envs, dtype=bool)
 
     def needs(self, clock: float) -> bool:
         """Whether this tick samples (due, or averaging every tick); advances the schedule."""
+        if not self.enabled.any():
+            self.due = False
+            return False
         due = self.schedule.due(clock)
         self.due = due
         return due or self.window is not None
 
     def run(self, frames: Frames, clock: float, dt: float, rngs: list[np.random.Generator]) -> None:
         """One tick: sample if needed, then publish what is due (delayed or not)."""
-        envs = np.flatnonzero(self.unit.present)
+        envs = np.flatnonzero(self.unit.present & self.enabled)
         delay = delay_steps(self.spec.delay, dt) * dt
         if (self.due or self.window is not None) and envs.size:
             raw = self.unit.sample(frames, envs)
@@ -56,8 +61,8 @@ class Channel:
                    rngs: list[np.random.Generator]) -> None:
         """A forced sample of `envs` (after a reset): shown at once, their queued samples
         and averaging window dropped."""
-        envs = envs[self.unit.present[envs]]
         self.forget(envs)
+        envs = envs[self.unit.present[envs] & self.enabled[envs]]
         if not envs.size:
             return
         raw = self.unit.sample(frames, envs)

@@ -144,6 +144,22 @@ class SensorSuite:
         self.channels[key] = Channel(spec, unit, reading, reading.period)
         return reading
 
+    def enable(self, key: str, env_ids: Iterable[int] | None = None) -> None:
+        """Sample reading `key` only in these envs from now on (None: all, the default);
+        the others keep their last sample, never fresh. `enable(key, [])` stops it: a
+        camera nobody watches renders nothing (the ROS bridge's image topics)."""
+        self[key]
+        mask = np.ones(self.num_envs, dtype=bool)
+        if env_ids is not None:
+            envs = list(env_ids)
+            if not all(isinstance(e, (int, np.integer)) and not isinstance(e, bool)
+                       and 0 <= e < self.num_envs for e in envs):
+                raise SensorError(f"enable: expected env ids in [0, {self.num_envs}), got "
+                                  f"{envs!r}")
+            mask[:] = False
+            mask[envs] = True
+        self.channels[key].enabled[:] = mask
+
     def subscribe(self, key: str, subscriber: Subscriber) -> None:
         """Call `subscriber(reading, env_ids)` whenever `key` shows new samples."""
         self[key]
