@@ -31,7 +31,8 @@ class Commands:
             return {"success": True, "message": "", **(handler(message) or {})}
         except (ValueError, KeyError, TypeError, IndexError, OSError) as exc:
             text = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
-            return {"success": False, "message": f"{op}: {text or type(exc).__name__}"}
+            text = (text or type(exc).__name__).removeprefix(f"{op}: ")  # the store's own
+            return {"success": False, "message": f"{op}: {text}"}
 
     def _env(self, message: dict) -> int:
         env = message.get("env")
@@ -60,7 +61,7 @@ class Commands:
         self.sim.set_cmd_vel(self._env(message), self.robot, *twist)
         return {}
 
-    def _joints(self, message: dict) -> Reply:
+    def _joint_commands(self, message: dict) -> Reply:
         """mujoco/joint_commands_{velocity,position}: names relative to the robot, through
         the simulator's joint servos (the one control path)."""
         env, mode = self._env(message), message["mode"]

@@ -57,7 +57,8 @@ def role_readings(suite: SensorSuite, robot: str) -> dict[str, Reading]:
 
 def layout(readings: dict[str, Reading], num_envs: int, njoints: int) -> dict:
     """{name: (shape, dtype)} of one frame."""
-    out: dict[str, tuple[list[int], str]] = {"clock": ([1], "f8")}
+    # paused: a frame of a paused bridge (tf and joint states only, at the frozen clock)
+    out: dict[str, tuple[list[int], str]] = {"clock": ([1], "f8"), "paused": ([1], "u1")}
     for role, reading in readings.items():
         for field, array in reading.data.items():
             out[f"{role}.{field}"] = (list(array.shape), array.dtype.str)
@@ -159,8 +160,9 @@ class FrameWriter:
             self._layout_version = self.sim.layout_version
         return self._cols
 
-    def write(self, slot: dict[str, np.ndarray]) -> None:
+    def write(self, slot: dict[str, np.ndarray], paused: bool = False) -> None:
         slot["clock"][0] = self.sim.clock
+        slot["paused"][0] = paused
         for role, reading in self.readings.items():
             rows = reading.fresh if role == "camera" else slice(None)  # images: new ones only
             for field, array in reading.data.items():

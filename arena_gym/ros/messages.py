@@ -8,8 +8,10 @@ Encoding: CDR little endian with its 4-byte encapsulation header (what FastDDS a
 use); every primitive aligned to its size, counted from after the header.
 
 Order per frame, as the node publishes: /tf (every robot of every env), then per robot
-odom, scan, imu, the camera's topics (those sampled this tick, at their own stamps) and
-joint_states, then /clock: the clock never runs ahead of the transforms.
+odom, scan, imu and the camera's topics (those sampled this tick, at their own stamps),
+then every robot's joint_states, then /clock: the clock never runs ahead of the
+transforms. A paused frame (the bridge paused, its clock frozen) has /tf and joint_states
+only.
 """
 
 from __future__ import annotations
@@ -206,8 +208,11 @@ def frame_messages(meta: dict, f: dict[str, np.ndarray]) -> Iterator[Message]:
                    f["odom.position"][r["env"]], f["odom.orientation"][r["env"]])
                   for r in meta["robots"] if f["odom.valid"][r["env"]]]
     yield "/tf", "tf2_msgs/msg/TFMessage", tf_message(transforms), now
-    lidar, imu = meta["lidar"], meta["imu"]
     templates = _templates(meta)
+    if f["paused"][0]:
+        yield from _joint_states(meta, f, templates, now)
+        return
+    lidar, imu = meta["lidar"], meta["imu"]
     pose = np.concatenate([f["odom.position"], f["odom.orientation"][:, _XYZW]], axis=1)
     twist = np.concatenate([f["odom.linear_velocity"], f["odom.angular_velocity"]], axis=1)
     imu_quat = f["imu.orientation"][:, _XYZW] if imu else None
@@ -233,10 +238,17 @@ def frame_messages(meta: dict, f: dict[str, np.ndarray]) -> Iterator[Message]:
                 t)
         if meta["camera"] and f["camera.fresh"][e]:
             yield from camera_messages(meta["camera"], ns, f, e, templates["camera_info"][e])
-        if r["joints"]:
-            yield (f"/{ns}/joint_states", "sensor_msgs/msg/JointState",
-                   templates["joints"][e].fill(now, f["joint_pos"][e], f["joint_vel"][e]), now)
+    yield from _joint_states(meta, f, templates, now)
     yield "/clock", "rosgraph_msgs/msg/Clock", clock_message(now), now
+
+
+def _joint_states(meta: dict, f: dict[str, np.ndarray], templates: dict,
+                  now: int) -> Iterator[Message]:
+    for r in meta["robots"]:
+        e = r["env"]
+        if r["joints"]:
+            yield (f"/{r['ns']}/joint_states", "sensor_msgs/msg/JointState",
+                   templates["joints"][e].fill(now, f["joint_pos"][e], f["joint_vel"][e]), now)
 
 
 def image(stamp: int, frame: str, height: int, width: int, encoding: str,

@@ -183,8 +183,8 @@ class BridgeNode:
         if not self.meta["serving"]:
             return  # a sidecar: the env's policy drives
         values = msg.velocity if mode == "velocity" else msg.position
-        self.link.send({"op": "joints", "env": env, "mode": mode, "names": list(msg.name),
-                        "values": [float(v) for v in values]})
+        self.link.send({"op": "joint_commands", "env": env, "mode": mode,
+                        "names": list(msg.name), "values": [float(v) for v in values]})
 
     def watch(self) -> None:
         """Tell the simulator side which envs' camera topics have subscribers, on change

@@ -6,9 +6,12 @@ and serves it.
 
 One thread, one loop: it drains the node's commands (service calls, cmd_vel) and, while not
 paused, advances one tick (10 physics steps) each 1/50 s of wall time divided by the
-real-time factor. After every tick the frame writer copies the sensor readings into a
-shared-memory slot and tells the node, which publishes them; a slot is written again only
-after the node has acknowledged it. The Step service steps regardless of pause.
+real-time factor. Paused (PauseSimulation while free-running), it keeps publishing /tf and
+joint states at the frozen clock each 1/50 s of wall time (late subscribers such as RViz
+still see the robots); in lockstep only Step publishes. After every tick the frame writer
+copies the sensor readings into a shared-memory slot and tells the node, which publishes
+them; a slot is written again only after the node has acknowledged it. The Step service
+steps regardless of pause.
 """
 
 from __future__ import annotations
@@ -118,11 +121,12 @@ class Bridge:
     def _on_tick(self, sim: Simulator) -> None:
         self.publish_frame()
 
-    def publish_frame(self) -> None:
-        """Copy the current readings into the next free slot and hand it to the node."""
+    def publish_frame(self, paused: bool = False) -> None:
+        """Copy the current readings into the next free slot and hand it to the node;
+        `paused`: a frame of tf and joint states only (the clock stands still)."""
         slot = self._slot
         self._wait_free([slot])
-        self.writer.write(self.frames.slots[slot])
+        self.writer.write(self.frames.slots[slot], paused)
         self._busy[slot] = True
         self.link.send({"op": "frame", "slot": slot})
         self.frames_sent += 1
@@ -175,7 +179,7 @@ class Bridge:
             if end is not None and now >= end:
                 return
             running = not self.commands.paused
-            wait = max(0.0, next_tick - now) if running else 0.05
+            wait = max(0.0, next_tick - now) if running or not lockstep else 0.05
             try:
                 message = (self._deferred.popleft() if self._deferred
                            else self.link.recv(timeout=wait))
@@ -186,11 +190,17 @@ class Bridge:
                 if not running and not self.commands.paused:
                     next_tick = time.perf_counter()  # unpaused: the wall clock restarts
                 continue
-            if running and time.perf_counter() >= next_tick:
+            if time.perf_counter() < next_tick or (lockstep and not running):
+                continue
+            if running:
                 self.sim.step(self.sim.tick_steps)
                 next_tick += period / self.rt_factor if self.rt_factor > 0 else 0.0
-                if next_tick < time.perf_counter() - 1.0:  # far behind: do not race to catch up
-                    next_tick = time.perf_counter()
+            else:  # paused while free-running: the clock stands, tf and joint states go on
+                if self.publishing:
+                    self.publish_frame(paused=True)
+                next_tick += period
+            if next_tick < time.perf_counter() - 1.0:  # far behind: do not race to catch up
+                next_tick = time.perf_counter()
 
     def close(self) -> None:
         if self._closed:

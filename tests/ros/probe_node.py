@@ -2,6 +2,7 @@
 
 Reads one JSON command per line on stdin, answers one JSON line on stdout:
   {"do": "listen", "topic": T, "type": "pkg/msg/Name"}   subscribe; wait for a publisher
+  {"do": "unlisten", "topic": T}                         drop the subscription
   {"do": "take", "topic": T}                             messages received since last take
   {"do": "wait", "topic": T, "count": n, "timeout": s}   until n messages are buffered
   {"do": "call", "service": S, "type": "pkg/srv/Name", "request": {...}}
@@ -69,6 +70,7 @@ def main() -> None:
     buffers: dict[str, list] = {}
     lock = threading.Lock()
     publishers = {}
+    subscriptions = {}
     for line in sys.stdin:
         cmd = json.loads(line)
         do = cmd["do"]
@@ -84,12 +86,14 @@ def main() -> None:
                 with lock:
                     buffers[topic].append(to_dict(msg))
 
-            node.create_subscription(load(cmd["type"]), topic, keep, qos)
+            subscriptions[topic] = node.create_subscription(load(cmd["type"]), topic, keep, qos)
             deadline = time.monotonic() + 20
             while node.count_publishers(topic) == 0 and time.monotonic() < deadline:
                 time.sleep(0.02)
             time.sleep(0.3)  # matching finishes on both sides
             out = node.count_publishers(topic)
+        elif do == "unlisten":
+            out = node.destroy_subscription(subscriptions.pop(cmd["topic"]))
         elif do == "take":
             with lock:
                 out, buffers[cmd["topic"]] = buffers[cmd["topic"]], []

@@ -4,12 +4,14 @@ axes, the renderer pool across recompiles, shared renders, and GL failures."""
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
 
 from arena_gym.scene import Prim, SceneStore, Wall
 from arena_gym.sensors import CameraSpec, LidarSpec, SensorSuite, camera
+from arena_gym.sensors.errors import SensorError
 from arena_gym.sim import Simulator
 from tests.sensors.worlds import SCAN_HEIGHT, camera_block, lidar_block, probe_urdf
 
@@ -130,6 +132,41 @@ def test_specs_naming_one_camera_share_one_render_per_sim_time(monkeypatch):
     assert len(renders) == 6
     assert suite["rgb"].count[0] == suite["depth"].count[0] == 6
     assert suite["rgb"].depth is None and suite["depth"].rgb is None
+
+
+def test_enable_renders_only_the_envs_named_and_none_when_empty(monkeypatch):
+    renders = []
+    original = camera._Renderer.render
+
+    def counting(self, *args, **kwargs):
+        renders.append(1)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(camera._Renderer, "render", counting)
+    sim, suite = _suite(_world(box=False, num_envs=2), CameraSpec("probe", key="cam", rate=25.0),
+                        steps=0)
+    suite.enable("cam", [])
+    sim.step(100)
+    assert renders == [] and len(suite.renderers) == 0  # nobody watches: no render at all
+    assert suite["cam"].count.tolist() == [0, 0]
+    suite.enable("cam", [1])
+    sim.step(100)  # at once (0.22 s), then on the 25 Hz grid: 0.24, 0.28, ... 0.4 s; env 1 only
+    assert len(renders) == 6 and suite["cam"].count.tolist() == [0, 6]
+    assert suite["cam"].valid.tolist() == [False, True]
+    suite.enable("cam")
+    sim.step(20)  # 0.42 s, 0.44 s: due at 0.44 s in both envs
+    assert suite["cam"].count.tolist() == [1, 7]
+
+
+def test_enable_rejects_unknown_envs_and_changes_nothing():
+    sim, suite = _suite(_world(box=False, num_envs=2), CameraSpec("probe", key="cam"), steps=0)
+    suite.enable("cam", [0])
+    for bad in ([2], [-1], [0.0], [True]):
+        with pytest.raises(SensorError, match=re.escape(
+                f"enable: expected env ids in [0, 2), got {bad!r}")):
+            suite.enable("cam", bad)
+    sim.step(10)
+    assert suite["cam"].count.tolist() == [1, 0]
 
 
 def test_no_camera_spec_no_renderer():

@@ -1,0 +1,81 @@
+"""A free-running bridge paused by PauseSimulation keeps publishing /tf and joint states at
+the frozen clock (late subscribers still see the robot), and no /clock; unpaused, the clock
+moves again."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from tests.ros.conftest import Probe
+
+TOPICS = {"/clock": "rosgraph_msgs/msg/Clock", "/tf": "tf2_msgs/msg/TFMessage",
+          "/robot/joint_states": "sensor_msgs/msg/JointState"}
+TRIGGER = "std_srvs/srv/Trigger"
+
+
+def nanos(t: dict) -> int:
+    return t["sec"] * 1_000_000_000 + t["nanosec"]
+
+
+@pytest.fixture(scope="module")
+def free_bridge(ros_env):
+    """A free-running bridge (real-time factor 1) over one empty env."""
+    from arena_gym.ros.run import build_envs
+    from arena_gym.ros.server import Bridge
+    from arena_gym.sensors.suite import SensorSuite
+    from arena_gym.sim.simulator import Simulator
+
+    store, name = build_envs("empty", "builtin", 1, seed=0)
+    sim = Simulator(store, nthread=1)
+    suite = SensorSuite(sim, seed=0)
+    b = Bridge.start(sim, suite, name, venv=ros_env)
+    thread = threading.Thread(target=b.serve, kwargs={"lockstep": False}, daemon=True)
+    thread.start()
+    yield b
+    b.close()
+    thread.join(timeout=10)
+    suite.close()
+    sim.close()
+
+
+@pytest.fixture(scope="module")
+def probe(free_bridge, ros_env):
+    p = Probe(ros_env)
+    for topic, kind in TOPICS.items():
+        assert p.listen(topic, kind) == 1, f"no publisher of {topic}"
+    yield p
+    p.close()
+
+
+def test_paused_the_transforms_and_joint_states_go_on_at_the_frozen_clock(free_bridge, probe):
+    assert probe.call("/mujoco/pause_simulation", TRIGGER)["success"]
+    frozen = round(free_bridge.sim.clock * 1e9)
+    time.sleep(0.2)  # the last running frames arrive
+    for topic in TOPICS:
+        probe.take(topic)
+    time.sleep(0.5)  # 25 paused frames at 50 Hz of wall time
+    assert probe.take("/clock") == []
+    tf = probe.take("/tf")
+    joints = probe.take("/robot/joint_states")
+    assert len(tf) >= 5 and len(joints) >= 5  # 25 expected; fewer on a busy machine
+    assert {nanos(m["transforms"][0]["header"]["stamp"]) for m in tf} == {frozen}
+    assert {nanos(m["header"]["stamp"]) for m in joints} == {frozen}
+    pos, _ = free_bridge.sim.store.get_pose(0, "robot")
+    t = tf[-1]["transforms"][0]["transform"]["translation"]
+    np.testing.assert_allclose([t["x"], t["y"], t["z"]], pos, atol=1e-9)
+    data = free_bridge.sim.store.data(0)
+    qpos = [data.joint(f"env_0/robot/{n}").qpos[0] for n in joints[-1]["name"]]
+    np.testing.assert_allclose(joints[-1]["position"], qpos, atol=1e-12)
+    assert round(free_bridge.sim.clock * 1e9) == frozen
+
+
+def test_unpaused_the_clock_moves_again(free_bridge, probe):
+    frozen = round(free_bridge.sim.clock * 1e9)
+    assert probe.call("/mujoco/unpause_simulation", TRIGGER)["success"]
+    time.sleep(0.3)
+    clocks = [nanos(m["clock"]) for m in probe.take("/clock", 5)]
+    assert len(clocks) >= 5 and clocks[0] > frozen and clocks == sorted(clocks)
