@@ -131,7 +131,8 @@ def test_pickled_weights_are_refused(run, tmp_path, capsys):
     (["fly"],
      "argument COMMAND: invalid choice: 'fly' (choose from 'demo', 'train', 'eval', 'bench', "
      "'view', 'version', 'plugins', 'ros', 'bridge', 'record')"),
-    (["bridge", "--world", "moon"], "--world: expected one of ['default', 'empty'], got 'moon'"),
+    (["bridge", "--world", "moon"], "--world: expected default or empty, a ROS map.yaml path "
+     "or one of ['random'], got 'moon'"),
     (["record", "--robot", "/no/robot.urdf"],
      "--robot: expected 'builtin' or a URDF file, got '/no/robot.urdf'"),
 ])
