@@ -5,6 +5,7 @@ over two envs of the default world, and a probe: a separate, real rclpy process
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -80,25 +81,40 @@ class Probe:
             self.process.kill()
 
 
-@pytest.fixture(scope="module")
-def bridge(ros_env):
-    """A lockstep bridge (paused) over 2 envs of the default world, served on a thread."""
-    from arena_gym.ros.run import build_envs
+@contextlib.contextmanager
+def served(store, name: str, venv: Path, lockstep: bool = True):
+    """A bridge over `store` (robot `name`), served on a thread until the block ends."""
     from arena_gym.ros.server import Bridge
     from arena_gym.sensors.suite import SensorSuite
     from arena_gym.sim.simulator import Simulator
 
-    store, name = build_envs("default", "builtin", 2, seed=0)
     sim = Simulator(store, nthread=1)
     suite = SensorSuite(sim, seed=0)
-    b = Bridge.start(sim, suite, name, venv=ros_env)
-    thread = threading.Thread(target=b.serve, kwargs={"lockstep": True}, daemon=True)
+    b = Bridge.start(sim, suite, name, venv=venv)
+
+    def serve() -> None:
+        b.serve(lockstep=lockstep)
+        # camera renders ran on this thread, whose EGL context cannot be freed on another
+        suite.renderers.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
     thread.start()
-    yield b
-    b.close()
-    thread.join(timeout=10)
-    suite.close()
-    sim.close()
+    try:
+        yield b
+    finally:
+        b.close()
+        thread.join(timeout=10)
+        suite.close()
+        sim.close()
+
+
+@pytest.fixture(scope="module")
+def bridge(ros_env):
+    """A lockstep bridge (paused) over 2 envs of the default world, served on a thread."""
+    from arena_gym.ros.run import build_envs
+
+    with served(*build_envs("default", "builtin", 2, seed=0), ros_env) as b:
+        yield b
 
 
 @pytest.fixture(scope="module")

@@ -4,13 +4,12 @@ env only, at the camera's own rate; unsubscribing stops the rendering again."""
 
 from __future__ import annotations
 
-import threading
 import time
 
 import numpy as np
 import pytest
 
-from tests.ros.conftest import Probe
+from tests.ros.conftest import Probe, served
 from tests.sensors.worlds import camera_block
 
 W, H = 32, 24
@@ -27,10 +26,7 @@ def camera_bridge(ros_env, tmp_path_factory):
     """A lockstep bridge over 2 empty envs with the built-in robot carrying a 10 Hz camera
     (above its lidar, looking ahead) and a red box 1.5 m in front of it."""
     from arena_gym.ros.run import build_envs
-    from arena_gym.ros.server import Bridge
     from arena_gym.scene.records import Prim
-    from arena_gym.sensors.suite import SensorSuite
-    from arena_gym.sim.simulator import Simulator
     from arena_gym.worlds.default import builtin_robot_urdf
 
     text = builtin_robot_urdf().read_text().replace("</robot>", camera_block(
@@ -41,22 +37,8 @@ def camera_bridge(ros_env, tmp_path_factory):
     for env in range(2):
         store.spawn_prims(env, [Prim("red", pose=(BOX_X, 0.0, 0.3, 0.0), scale=(0.4, 1.0, 0.6),
                                      rgba=(1.0, 0.0, 0.0, 1.0))])
-    sim = Simulator(store, nthread=1)
-    suite = SensorSuite(sim, seed=0)
-    b = Bridge.start(sim, suite, name, venv=ros_env)
-
-    def serve() -> None:
-        b.serve(lockstep=True)
-        # the renders ran on this thread, whose EGL context cannot be freed on another
-        suite.renderers.close()
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    yield b
-    b.close()
-    thread.join(timeout=10)
-    suite.close()
-    sim.close()
+    with served(store, name, ros_env) as b:
+        yield b
 
 
 @pytest.fixture(scope="module")

@@ -4,13 +4,12 @@ moves again."""
 
 from __future__ import annotations
 
-import threading
 import time
 
 import numpy as np
 import pytest
 
-from tests.ros.conftest import Probe
+from tests.ros.conftest import Probe, served
 
 TOPICS = {"/clock": "rosgraph_msgs/msg/Clock", "/tf": "tf2_msgs/msg/TFMessage",
           "/robot/joint_states": "sensor_msgs/msg/JointState"}
@@ -25,21 +24,9 @@ def nanos(t: dict) -> int:
 def free_bridge(ros_env):
     """A free-running bridge (real-time factor 1) over one empty env."""
     from arena_gym.ros.run import build_envs
-    from arena_gym.ros.server import Bridge
-    from arena_gym.sensors.suite import SensorSuite
-    from arena_gym.sim.simulator import Simulator
 
-    store, name = build_envs("empty", "builtin", 1, seed=0)
-    sim = Simulator(store, nthread=1)
-    suite = SensorSuite(sim, seed=0)
-    b = Bridge.start(sim, suite, name, venv=ros_env)
-    thread = threading.Thread(target=b.serve, kwargs={"lockstep": False}, daemon=True)
-    thread.start()
-    yield b
-    b.close()
-    thread.join(timeout=10)
-    suite.close()
-    sim.close()
+    with served(*build_envs("empty", "builtin", 1, seed=0), ros_env, lockstep=False) as b:
+        yield b
 
 
 @pytest.fixture(scope="module")

@@ -115,8 +115,9 @@ def test_the_renderer_is_rebuilt_when_a_recompile_swaps_the_model():
     assert reading.depth[0, H // 2, W // 2] == pytest.approx(0.95, rel=0.01)  # the new box
 
 
-def test_specs_naming_one_camera_share_one_render_per_sim_time(monkeypatch):
-    renders = []
+def count_renders(monkeypatch) -> list[int]:
+    """A list that grows by one with every camera render from now on."""
+    renders: list[int] = []
     original = camera._Renderer.render
 
     def counting(self, *args, **kwargs):
@@ -124,6 +125,11 @@ def test_specs_naming_one_camera_share_one_render_per_sim_time(monkeypatch):
         return original(self, *args, **kwargs)
 
     monkeypatch.setattr(camera._Renderer, "render", counting)
+    return renders
+
+
+def test_specs_naming_one_camera_share_one_render_per_sim_time(monkeypatch):
+    renders = count_renders(monkeypatch)
     rgb = CameraSpec("probe", outputs=("rgb",), key="rgb", rate=25.0)
     depth = CameraSpec("probe", outputs=("depth",), key="depth", rate=25.0)
     sim, suite = _suite(_world(box=False), rgb, depth, LidarSpec("probe"), steps=0)
@@ -135,14 +141,7 @@ def test_specs_naming_one_camera_share_one_render_per_sim_time(monkeypatch):
 
 
 def test_enable_renders_only_the_envs_named_and_none_when_empty(monkeypatch):
-    renders = []
-    original = camera._Renderer.render
-
-    def counting(self, *args, **kwargs):
-        renders.append(1)
-        return original(self, *args, **kwargs)
-
-    monkeypatch.setattr(camera._Renderer, "render", counting)
+    renders = count_renders(monkeypatch)
     sim, suite = _suite(_world(box=False, num_envs=2), CameraSpec("probe", key="cam", rate=25.0),
                         steps=0)
     suite.enable("cam", [])
