@@ -124,7 +124,11 @@ def describe(sim: Simulator, suite: SensorSuite, robot: str) -> dict:
                          "angle_increment": float(lidar.angle_increment),
                          "range_min": float(lidar.range_min),
                          "range_max": float(lidar.range_max),
-                         "scan_time": float(lidar.scan_time)}
+                         "scan_time": float(lidar.scan_time),
+                         # the points topic: the reading's own beam directions (float32, as
+                         # LidarReading.points() uses them), ring-major
+                         "rings": lidar.pattern.rings, "beams": lidar.pattern.beams,
+                         "directions": lidar.pattern.directions.astype(np.float32).tolist()}
     if "imu" in readings:
         meta["imu"] = {"frame": readings["imu"].sensor}
     camera = readings.get("camera")

@@ -8,7 +8,7 @@ Encoding: CDR little endian with its 4-byte encapsulation header (what FastDDS a
 use); every primitive aligned to its size, counted from after the header.
 
 Order per frame, as the node publishes: /tf (every robot of every env), then per robot
-odom, scan, imu and the camera's topics (those sampled this tick, at their own stamps),
+odom, scan, points, imu and the camera's topics (those sampled this tick, at their own stamps),
 then every robot's joint_states, then /clock: the clock never runs ahead of the
 transforms. A paused frame (the bridge paused, its clock frozen) has /tf and joint_states
 only.
@@ -22,7 +22,7 @@ from collections.abc import Iterator
 import numpy as np
 
 Message = tuple[str, str, bytes, int]  # topic, type, CDR bytes, stamp (ns)
-# a camera's topics in its robot's namespace (`points` is left to the multi-ring lidar)
+# a camera's topics in its robot's namespace (`points` is the lidar's)
 CAMERA_TOPICS = {"image_raw": "sensor_msgs/msg/Image",
                  "depth/image_raw": "sensor_msgs/msg/Image",
                  "depth/points": "sensor_msgs/msg/PointCloud2",
@@ -195,6 +195,9 @@ def _templates(meta: dict) -> dict:
             "imu": [imu_template(f"{r['ns']}/{imu['frame']}") if imu else None
                     for r in meta["robots"]],
             "joints": [joints_template(r["joints"]) for r in meta["robots"]],
+            # the lidar's unit beam directions (rings * beams, 3), ring-major as its ranges
+            "directions": (np.asarray(meta["lidar"]["directions"], dtype=np.float32)
+                           if meta["lidar"] else None),
             "camera_info": [camera_info_template(f"{r['ns']}/{meta['camera']['optical']}",
                                                  meta["camera"]) if meta["camera"] else None
                             for r in meta["robots"]],
@@ -223,14 +226,8 @@ def frame_messages(meta: dict, f: dict[str, np.ndarray]) -> Iterator[Message]:
             yield (f"/{ns}/odom", "nav_msgs/msg/Odometry",
                    templates["odom"][e].fill(t, pose[e], twist[e]), t)
         if lidar and f["scan.fresh"][e]:
-            t = nanos(float(f["scan.stamp"][e]))
-            c = Cdr()
-            c.header(t, f"{ns}/{lidar['frame']}")
-            c.f32s((lidar["angle_min"], lidar["angle_max"], lidar["angle_increment"], 0.0,
-                    lidar["scan_time"], lidar["range_min"], lidar["range_max"]))
-            c.f32_seq(f["scan.ranges"][e])
-            c.u32(0)  # no intensities
-            yield f"/{ns}/scan", "sensor_msgs/msg/LaserScan", bytes(c.buf), t
+            yield from lidar_messages(lidar, ns, f["scan.ranges"][e],
+                                      nanos(float(f["scan.stamp"][e])), templates["directions"])
         if imu and f["imu.fresh"][e]:
             t = nanos(float(f["imu.stamp"][e]))
             yield (f"/{ns}/imu", "sensor_msgs/msg/Imu", templates["imu"][e].fill(
@@ -251,6 +248,33 @@ def _joint_states(meta: dict, f: dict[str, np.ndarray], templates: dict,
                    templates["joints"][e].fill(now, f["joint_pos"][e], f["joint_vel"][e]), now)
 
 
+def lidar_messages(lidar: dict, ns: str, ranges: np.ndarray, t: int,
+                   directions: np.ndarray) -> Iterator[Message]:
+    """One lidar sample: its LaserScan (a multi-ring lidar's middle ring, ring rings // 2, as
+    Arena's backend) and its PointCloud2 (every ring)."""
+    frame = f"{ns}/{lidar['frame']}"
+    c = Cdr()
+    c.header(t, frame)
+    c.f32s((lidar["angle_min"], lidar["angle_max"], lidar["angle_increment"], 0.0,
+            lidar["scan_time"], lidar["range_min"], lidar["range_max"]))
+    c.f32_seq(ranges[ranges.shape[0] // 2] if ranges.ndim == 2 else ranges)
+    c.u32(0)  # no intensities
+    yield f"/{ns}/scan", "sensor_msgs/msg/LaserScan", bytes(c.buf), t
+    yield f"/{ns}/points", "sensor_msgs/msg/PointCloud2", cloud(
+        t, frame, lidar["rings"], lidar["beams"], lidar_points(ranges, directions)), t
+
+
+def lidar_points(ranges: np.ndarray, directions: np.ndarray) -> np.ndarray:
+    """(rings * beams, 3) float32 points in the lidar's frame: range x beam direction, NaN
+    where the range is not finite (a miss: +inf, or -inf below range_min). The same values
+    as the sensors layer's LidarReading.points(); organised as Gazebo's gpu_lidar cloud (one
+    point per beam, ring-major, rings from the lowest elevation), which writes its misses as
+    +-inf coordinates instead: NaN is what PCL and depth_image_proc use for "no point"."""
+    r = ranges.reshape(-1).astype(np.float32)
+    r = np.where(np.isfinite(r), r, np.float32(np.nan))
+    return r[:, None] * directions
+
+
 def image(stamp: int, frame: str, height: int, width: int, encoding: str,
           data: np.ndarray) -> bytes:
     """sensor_msgs/Image of `data` (rows top first, little endian)."""
@@ -266,7 +290,8 @@ def image(stamp: int, frame: str, height: int, width: int, encoding: str,
 
 
 def cloud(stamp: int, frame: str, height: int, width: int, points: np.ndarray) -> bytes:
-    """An organized sensor_msgs/PointCloud2 of float32 x, y, z (NaN where no return)."""
+    """An organized sensor_msgs/PointCloud2 of float32 x, y, z (NaN where no return):
+    `height` rows of `width` points; dense only when no point is NaN."""
     c = Cdr()
     c.header(stamp, frame)
     c.u32(height)
@@ -281,7 +306,7 @@ def cloud(stamp: int, frame: str, height: int, width: int, points: np.ndarray) -
     c.u32(12)
     c.u32(12 * width)
     c.u8_seq(np.ascontiguousarray(points, dtype="<f4").tobytes())
-    c.u8(0)  # not dense: NaN points
+    c.u8(int(not np.isnan(points).any()))  # is_dense
     return bytes(c.buf)
 
 

@@ -89,6 +89,9 @@ class BridgeNode:
                 if (name == "scan" and not meta["lidar"]) or (name == "imu" and not meta["imu"]):
                     continue
                 self.publishers[f"{ns}/{name}"] = node.create_publisher(kind, f"{ns}/{name}", qos)
+            if meta["lidar"]:
+                self.publishers[f"{ns}/points"] = node.create_publisher(
+                    PointCloud2, f"{ns}/points", qos)
             if meta["camera"]:
                 for name, kind in CAMERA_TOPICS.items():
                     self.publishers[f"{ns}/{name}"] = node.create_publisher(

@@ -16,6 +16,7 @@ TOPICS = {
     "/tf": "tf2_msgs/msg/TFMessage",
     "/robot/odom": "nav_msgs/msg/Odometry",
     "/robot/scan": "sensor_msgs/msg/LaserScan",
+    "/robot/points": "sensor_msgs/msg/PointCloud2",
     "/robot/imu": "sensor_msgs/msg/Imu",
     "/robot/joint_states": "sensor_msgs/msg/JointState",
     "/env_1/robot/odom": "nav_msgs/msg/Odometry",
@@ -81,6 +82,20 @@ def test_topics_carry_the_sensor_readings(bridge, listening):
     assert nanos(scans[-1]["header"]["stamp"]) == round(lidar.stamp[0] * 1e9)
     assert scans[-1]["angle_increment"] == pytest.approx(lidar.angle_increment, rel=1e-6)
     assert scans[-1]["header"]["frame_id"] == "robot/laser"
+    # the planar lidar's cloud: one ring, range x the beam's direction, NaN where it missed
+    cloud = probe.take("/robot/points", len(scans))[-1]
+    beams = lidar.ranges.shape[1]
+    assert (cloud["height"], cloud["width"], cloud["header"]["frame_id"]) == \
+        (1, beams, "robot/laser")
+    assert cloud["header"]["stamp"] == scans[-1]["header"]["stamp"]
+    points = np.frombuffer(bytes(cloud["data"]), dtype="<f4").reshape(beams, 3)
+    ranges = lidar.ranges[0].astype(np.float64)
+    hit = np.isfinite(ranges)
+    azimuth = lidar.angle_min + np.arange(beams) * lidar.angle_increment
+    direction = np.stack([np.cos(azimuth), np.sin(azimuth), np.zeros(beams)], axis=1)
+    assert hit.sum() > beams // 2
+    np.testing.assert_allclose(points[hit], ranges[hit, None] * direction[hit], atol=1e-6)
+    assert np.isnan(points[~hit]).all()
 
     imu = probe.take("/robot/imu", 10)[-1]
     acc = imu["linear_acceleration"]

@@ -18,10 +18,12 @@ TYPES = {
     "/tf_static": "tf2_msgs/msg/TFMessage",
     "/robot/odom": "nav_msgs/msg/Odometry",
     "/robot/scan": "sensor_msgs/msg/LaserScan",
+    "/robot/points": "sensor_msgs/msg/PointCloud2",
     "/robot/imu": "sensor_msgs/msg/Imu",
     "/robot/joint_states": "sensor_msgs/msg/JointState",
     "/env_1/robot/odom": "nav_msgs/msg/Odometry",
     "/env_1/robot/scan": "sensor_msgs/msg/LaserScan",
+    "/env_1/robot/points": "sensor_msgs/msg/PointCloud2",
     "/env_1/robot/imu": "sensor_msgs/msg/Imu",
     "/env_1/robot/joint_states": "sensor_msgs/msg/JointState",
 }
@@ -50,7 +52,8 @@ def test_a_recording_reads_back_with_topics_types_counts_and_values(tmp_path):
     assert {topic: kind for topic, kind, _ in messages} == TYPES
     counts = {t: sum(1 for topic, _, _ in messages if topic == t) for t in TYPES}
     # 50 ticks; the 10 Hz lidar samples at 0.02 s and then every 0.1 s up to 1.0 s
-    assert counts == {t: 1 if t == "/tf_static" else 11 if t.endswith("scan") else 50
+    assert counts == {t: 1 if t == "/tf_static" else 11 if t.endswith(("scan", "points"))
+                      else 50
                       for t in TYPES}
     last = {topic: msg for topic, _, msg in messages}
     odom = suite["robot/odom"]
@@ -59,6 +62,9 @@ def test_a_recording_reads_back_with_topics_types_counts_and_values(tmp_path):
     assert np.hypot(*(odom.position[1, :2] - store.get_pose(1, name)[0][:2])) < 0.01
     np.testing.assert_array_equal(np.array(last["/robot/scan"].ranges, dtype=np.float32),
                                   suite["robot/laser"].ranges[0])
+    cloud = last["/robot/points"]  # the same points the suite's reading gives (NaN: misses)
+    np.testing.assert_array_equal(np.frombuffer(bytes(cloud.data), dtype="<f4").reshape(-1, 3),
+                                  suite["robot/laser"].points()[0])
     clock = last["/clock"].clock
     assert clock.sec + clock.nanosec * 1e-9 == pytest.approx(1.0, abs=1e-9)
     assert [t.child_frame_id for t in last["/tf"].transforms] == [
@@ -71,6 +77,7 @@ def test_the_record_command_reports_its_counts(tmp_path, capsys):
     out = tmp_path / "cli.mcap"
     assert main(["record", "--seconds", "0.2", "--world", "empty", "--out", str(out)]) == 0
     text = capsys.readouterr().out
-    assert text.splitlines()[0] == f"wrote 54 messages to {out}:"
-    # 10 ticks x (tf, odom, imu, joint_states, clock), 3 scans (0.02, 0.1, 0.2 s), tf_static
-    assert len(read(out)) == 54
+    assert text.splitlines()[0] == f"wrote 57 messages to {out}:"
+    # 10 ticks x (tf, odom, imu, joint_states, clock), 3 lidar samples (0.02, 0.1, 0.2 s) x
+    # (scan, points), tf_static
+    assert len(read(out)) == 57
