@@ -58,7 +58,7 @@ class Commands:
     def _cmd_vel(self, message: dict) -> Reply:
         vx, vy, wz = message["twist"]
         twist = (vx, wz) if vy == 0.0 else (vx, vy, wz)
-        self.sim.set_cmd_vel(self._env(message), self.robot, *twist)
+        self.sim.set_cmd_vel(self._env(message), message.get("robot", self.robot), *twist)
         return {}
 
     def _joint_commands(self, message: dict) -> Reply:
@@ -69,7 +69,7 @@ class Commands:
         if len(names) != len(values):
             raise ValueError(f"expected one {mode} per joint name ({len(names)} names), "
                              f"got {len(values)}")
-        prefix = self.store.robot(env, self.robot).prefix
+        prefix = self.store.robot(env, message.get("robot", self.robot)).prefix
         set_joint = self.sim.set_joint_velocity if mode == "velocity" else \
             self.sim.set_joint_position
         for name, value in zip(names, values, strict=True):

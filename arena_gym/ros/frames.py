@@ -84,10 +84,18 @@ def joint_columns(store: SceneStore, env: int, robot: str) -> tuple[list[str], l
     return names, qpos, qvel
 
 
+def holders(store: SceneStore, robot: str) -> list[int]:
+    """The envs whose scene holds a robot named `robot` (a robot spawned later: maybe one)."""
+    return [e for e in range(store.num_envs)
+            if getattr(store.scene(e).entities.get(robot), "kind", None) == "robot"]
+
+
 def mount_transforms(store: SceneStore, robot: str) -> list[dict]:
-    """Each sensor mount's pose in the robot's base frame (env 0's model, at qpos0)."""
-    info = store.robot(0, robot)
-    model = store.model(0)
+    """Each sensor mount's pose in the robot's base frame (the first env holding it, at
+    qpos0)."""
+    env = holders(store, robot)[0]
+    info = store.robot(env, robot)
+    model = store.model(env)
     data = mujoco.MjData(model)
     mujoco.mj_kinematics(model, data)
     base = model.body(info.root_body).id
@@ -111,13 +119,17 @@ def describe(sim: Simulator, suite: SensorSuite, robot: str) -> dict:
     """The static part of the bridge (everything but the per-tick arrays)."""
     store = sim.store
     readings = role_readings(suite, robot)
-    names, _, _ = joint_columns(store, 0, robot)
-    info = store.robot(0, robot)
+    envs = holders(store, robot)
+    if not envs:
+        raise ValueError(f"bridge: no env holds a robot named {robot!r}")
+    names, _, _ = joint_columns(store, envs[0], robot)
+    info = store.robot(envs[0], robot)
     robots = [{"env": e, "ns": namespace(e, robot), "base": info.root_body.removeprefix(
-        info.prefix), "joints": names} for e in range(store.num_envs)]
+        info.prefix), "joints": names} for e in envs]
     lidar = readings.get("scan")
-    meta: dict = {"dt": sim.timestep, "tick_steps": sim.tick_steps, "robots": robots,
-                  "static": mount_transforms(store, robot), "lidar": None, "imu": None}
+    meta: dict = {"robot": robot, "dt": sim.timestep, "tick_steps": sim.tick_steps,
+                  "robots": robots, "static": mount_transforms(store, robot), "lidar": None,
+                  "imu": None}
     if isinstance(lidar, LidarReading):
         meta["lidar"] = {"frame": lidar.sensor, "angle_min": float(lidar.angle_min),
                          "angle_max": float(lidar.angle_max),
@@ -152,15 +164,18 @@ class FrameWriter:
         self.readings = role_readings(suite, robot)
         self._layout_version: tuple[int, ...] | None = None
         self._cols: tuple[np.ndarray, np.ndarray] | None = None
+        self._envs: list[int] = []
 
     def _joint_cols(self) -> tuple[np.ndarray, np.ndarray] | None:
-        """Shared qpos/qvel columns of the robot's joints (None: the envs' layouts differ)."""
+        """Shared qpos/qvel columns of the robot's joints (None: the envs' layouts differ,
+        or not every env holds the robot)."""
         if self._layout_version != self.sim.layout_version:
             store = self.sim.store
+            self._envs = holders(store, self.robot)
             cols = {tuple(map(tuple, joint_columns(store, e, self.robot)[1:]))
-                    for e in range(store.num_envs)}
+                    for e in self._envs}
             self._cols = (tuple(np.array(c) for c in cols.pop())  # type: ignore[assignment]
-                          if len(cols) == 1 else None)
+                          if len(cols) == 1 and len(self._envs) == store.num_envs else None)
             self._layout_version = self.sim.layout_version
         return self._cols
 
@@ -181,7 +196,7 @@ class FrameWriter:
                 slot["joint_vel"][...] = self.sim.gather("qvel", cols[1])
             else:  # layouts differ (a robot was spawned into one env): env by env
                 store = self.sim.store
-                for e in range(store.num_envs):
+                for e in self._envs:
                     _, qpos, qvel = joint_columns(store, e, self.robot)
                     data = store.data(e)
                     slot["joint_pos"][e] = data.qpos[qpos]

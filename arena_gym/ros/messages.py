@@ -179,10 +179,12 @@ def clock_message(ns: int) -> bytes:
     return bytes(c.buf)
 
 
-def static_messages(meta: dict) -> Iterator[Message]:
+def static_messages(metas: list[dict]) -> Iterator[Message]:
+    """/tf_static: every sensor mount of every bridged robot (of each meta: a robot name) in
+    one message (a latched topic keeps only the last)."""
     transforms = [(0, f"{r['ns']}/{m.get('parent', r['base'])}", f"{r['ns']}/{m['child']}",
                    np.array(m["xyz"]), np.array(m["quat"]))
-                  for r in meta["robots"] for m in meta["static"]]
+                  for meta in metas for r in meta["robots"] for m in meta["static"]]
     yield "/tf_static", "tf2_msgs/msg/TFMessage", tf_message(transforms), 0
 
 
@@ -205,47 +207,56 @@ def _templates(meta: dict) -> dict:
     return cached
 
 
-def frame_messages(meta: dict, f: dict[str, np.ndarray]) -> Iterator[Message]:
-    now = nanos(float(f["clock"][0]))
+def frame_messages(groups: list[tuple[dict, dict[str, np.ndarray]]]) -> Iterator[Message]:
+    """The messages of one tick: `groups` holds (meta, frame) of each bridged robot name
+    (the bridge's robot first; a robot spawned later adds one), all at the same clock."""
+    f0 = groups[0][1]
+    now = nanos(float(f0["clock"][0]))
     transforms = [(now, f"{r['ns']}/odom", f"{r['ns']}/{r['base']}",
                    f["odom.position"][r["env"]], f["odom.orientation"][r["env"]])
-                  for r in meta["robots"] if f["odom.valid"][r["env"]]]
+                  for meta, f in groups for r in meta["robots"] if f["odom.valid"][r["env"]]]
     yield "/tf", "tf2_msgs/msg/TFMessage", tf_message(transforms), now
+    if not f0["paused"][0]:
+        for meta, f in groups:
+            yield from _robot_messages(meta, f)
+    for meta, f in groups:
+        yield from _joint_states(meta, f, _templates(meta), now)
+    if not f0["paused"][0]:
+        yield "/clock", "rosgraph_msgs/msg/Clock", clock_message(now), now
+
+
+def _robot_messages(meta: dict, f: dict[str, np.ndarray]) -> Iterator[Message]:
+    """Each robot's sensor topics sampled this tick (of one robot name, every env)."""
     templates = _templates(meta)
-    if f["paused"][0]:
-        yield from _joint_states(meta, f, templates, now)
-        return
     lidar, imu = meta["lidar"], meta["imu"]
     pose = np.concatenate([f["odom.position"], f["odom.orientation"][:, _XYZW]], axis=1)
     twist = np.concatenate([f["odom.linear_velocity"], f["odom.angular_velocity"]], axis=1)
     imu_quat = f["imu.orientation"][:, _XYZW] if imu else None
-    for r in meta["robots"]:
+    for i, r in enumerate(meta["robots"]):
         e, ns = r["env"], r["ns"]
         if f["odom.fresh"][e]:
             t = nanos(float(f["odom.stamp"][e]))
             yield (f"/{ns}/odom", "nav_msgs/msg/Odometry",
-                   templates["odom"][e].fill(t, pose[e], twist[e]), t)
+                   templates["odom"][i].fill(t, pose[e], twist[e]), t)
         if lidar and f["scan.fresh"][e]:
             yield from lidar_messages(lidar, ns, f["scan.ranges"][e],
                                       nanos(float(f["scan.stamp"][e])), templates["directions"])
         if imu and f["imu.fresh"][e]:
             t = nanos(float(f["imu.stamp"][e]))
-            yield (f"/{ns}/imu", "sensor_msgs/msg/Imu", templates["imu"][e].fill(
+            yield (f"/{ns}/imu", "sensor_msgs/msg/Imu", templates["imu"][i].fill(
                 t, imu_quat[e], f["imu.angular_velocity"][e], f["imu.linear_acceleration"][e]),
                 t)
         if meta["camera"] and f["camera.fresh"][e]:
-            yield from camera_messages(meta["camera"], ns, f, e, templates["camera_info"][e])
-    yield from _joint_states(meta, f, templates, now)
-    yield "/clock", "rosgraph_msgs/msg/Clock", clock_message(now), now
+            yield from camera_messages(meta["camera"], ns, f, e, templates["camera_info"][i])
 
 
 def _joint_states(meta: dict, f: dict[str, np.ndarray], templates: dict,
                   now: int) -> Iterator[Message]:
-    for r in meta["robots"]:
+    for i, r in enumerate(meta["robots"]):
         e = r["env"]
         if r["joints"]:
             yield (f"/{r['ns']}/joint_states", "sensor_msgs/msg/JointState",
-                   templates["joints"][e].fill(now, f["joint_pos"][e], f["joint_vel"][e]), now)
+                   templates["joints"][i].fill(now, f["joint_pos"][e], f["joint_vel"][e]), now)
 
 
 def lidar_messages(lidar: dict, ns: str, ranges: np.ndarray, t: int,

@@ -79,36 +79,52 @@ class BridgeNode:
         self._events: dict[int, threading.Event] = {}
         qos = QoSProfile(depth=DEPTH)
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-        types = {"odom": Odometry, "scan": LaserScan, "imu": Imu, "joint_states": JointState}
         self.publishers = {"/clock": node.create_publisher(Clock, "/clock", qos),
                            "/tf": node.create_publisher(TFMessage, "/tf", qos)}
         self.robots = meta["robots"]
-        for robot in self.robots:
+        self.groups = [(meta, self.frames)]  # (meta, frames) per bridged robot name
+        self._robot_topics(meta)
+        self._watched: list[int] = []
+        if meta["camera"]:
+            node.create_timer(WATCH_PERIOD, self.watch)
+        self.static = node.create_publisher(TFMessage, "/tf_static", latched)
+        for _, _, data, _ in static_messages([meta]):
+            self.static.publish(data)
+        self._services(qos)
+
+    def _robot_topics(self, meta: dict) -> None:
+        """The publishers and subscriptions of each robot of one robot name."""
+        node, qos = self.node, QoSProfile(depth=DEPTH)
+        types = {"odom": Odometry, "scan": LaserScan, "points": PointCloud2, "imu": Imu,
+                 "joint_states": JointState}
+        for robot in meta["robots"]:
             ns = "/" + robot["ns"]
             for name, kind in types.items():
-                if (name == "scan" and not meta["lidar"]) or (name == "imu" and not meta["imu"]):
+                if (name in ("scan", "points") and not meta["lidar"]) or \
+                        (name == "imu" and not meta["imu"]):
                     continue
                 self.publishers[f"{ns}/{name}"] = node.create_publisher(kind, f"{ns}/{name}", qos)
-            if meta["lidar"]:
-                self.publishers[f"{ns}/points"] = node.create_publisher(
-                    PointCloud2, f"{ns}/points", qos)
             if meta["camera"]:
                 for name, kind in CAMERA_TOPICS.items():
                     self.publishers[f"{ns}/{name}"] = node.create_publisher(
                         CAMERA_TYPES[kind], f"{ns}/{name}", qos)
+            target = {"env": robot["env"], "robot": meta["robot"]}
             node.create_subscription(Twist, f"{ns}/cmd_vel",
-                                     lambda msg, env=robot["env"]: self._cmd_vel(env, msg), qos)
+                                     lambda msg, t=target: self._cmd_vel(t, msg), qos)
             for mode in JOINT_MODES:
                 node.create_subscription(
                     JointState, f"{ns}/mujoco/joint_commands_{mode}",
-                    lambda msg, env=robot["env"], mode=mode: self._joints(env, mode, msg), qos)
-        self._watched: list[int] = []
-        if meta["camera"]:
-            node.create_timer(WATCH_PERIOD, self.watch)
-        static = node.create_publisher(TFMessage, "/tf_static", latched)
-        for _, _, data, _ in static_messages(meta):
-            static.publish(data)
-        self._services(qos)
+                    lambda msg, t=target, mode=mode: self._joints(t, mode, msg), qos)
+
+    def add_robot(self, meta: dict) -> None:
+        """A robot spawned after the start (reader thread, before the frames that hold it):
+        its frames, its topics, and /tf_static again with its sensor mounts added."""
+        frames = Frames(meta["shm"], {k: tuple(v) for k, v in meta["layout"].items()},
+                        create=False)
+        self._robot_topics(meta)
+        self.groups.append((meta, frames))
+        for _, _, data, _ in static_messages([m for m, _ in self.groups]):
+            self.static.publish(data)
 
     # ------------------------------------------------------------ services
     def _services(self, qos: QoSProfile) -> None:
@@ -176,17 +192,17 @@ class BridgeNode:
                 setattr(response, name, reply[name])
         return response
 
-    def _cmd_vel(self, env: int, msg: Twist) -> None:
+    def _cmd_vel(self, target: dict, msg: Twist) -> None:
         if not self.meta["serving"]:
             return  # a sidecar: the env's policy drives
-        self.link.send({"op": "cmd_vel", "env": env,
+        self.link.send({"op": "cmd_vel", **target,
                         "twist": [msg.linear.x, msg.linear.y, msg.angular.z]})
 
-    def _joints(self, env: int, mode: str, msg: JointState) -> None:
+    def _joints(self, target: dict, mode: str, msg: JointState) -> None:
         if not self.meta["serving"]:
             return  # a sidecar: the env's policy drives
         values = msg.velocity if mode == "velocity" else msg.position
-        self.link.send({"op": "joint_commands", "env": env, "mode": mode,
+        self.link.send({"op": "joint_commands", **target, "mode": mode,
                         "names": list(msg.name), "values": [float(v) for v in values]})
 
     def watch(self) -> None:
@@ -211,8 +227,10 @@ class BridgeNode:
                 break
             op = message.get("op")
             if op == "frame":
-                self.publish(self.frames.slots[message["slot"]])
+                self.publish(message["slot"])
                 self.link.send({"op": "ack", "slot": message["slot"]})
+            elif op == "robot":
+                self.add_robot(message["meta"])
             elif op == "reply":
                 k = message["id"]
                 self._replies[k] = message
@@ -220,9 +238,11 @@ class BridgeNode:
             elif op == "quit":
                 break
 
-    def publish(self, f: dict) -> None:
-        """One frame: the serialized messages of messages.py, published as they are."""
-        for topic, _, data, _ in frame_messages(self.meta, f):
+    def publish(self, slot: int) -> None:
+        """One frame (slot `slot` of every robot name's frames): the serialized messages of
+        messages.py, published as they are."""
+        for topic, _, data, _ in frame_messages([(m, frames.slots[slot])
+                                                 for m, frames in self.groups]):
             self.publishers[topic].publish(data)
 
 

@@ -31,7 +31,7 @@ from arena_gym.ros.commands import Commands
 from arena_gym.ros.frames import FrameWriter, describe
 from arena_gym.ros.setup_venv import RosSetupError, default_venv, venv_python
 from arena_gym.ros.wire import SLOTS, Frames, Link
-from arena_gym.sensors.suite import SensorSuite
+from arena_gym.sensors.suite import SensorSuite, default_specs
 from arena_gym.sim.simulator import Simulator
 
 NODE = Path(__file__).resolve().parent / "node.py"
@@ -45,6 +45,10 @@ class Bridge:
         self.sim, self.suite, self.robot = sim, suite, robot
         self.link, self.frames, self.process, self._folder = link, frames, process, folder
         self.writer = FrameWriter(sim, suite, robot)
+        # (writer, frames) per bridged robot name: the bridge's robot, then each robot
+        # spawned through SpawnUrdf after the start (its own frames file, same slots)
+        self.groups: list[tuple[FrameWriter, Frames]] = [(self.writer, frames)]
+        self.serving = True
         self.camera = self.writer.readings.get("camera")
         self.commands = Commands(sim, robot, on_reset=lambda env: suite.reset([env]))
         self.rt_factor = 1.0
@@ -101,7 +105,28 @@ class Bridge:
                     f"the bridge's ROS node did not start (exit status {process.poll()}; "
                     f"its error is printed above); expected a venv made by "
                     f"'arena-gym ros setup' at {venv}")
-        return cls(sim, suite, robot, link, frames, process, folder)
+        bridge = cls(sim, suite, robot, link, frames, process, folder)
+        bridge.serving = serving
+        return bridge
+
+    def add_robot(self, robot: str) -> None:
+        """Bridge a robot spawned after the start (SpawnUrdf with a new name): the readings
+        of its declared sensors and odometry (default specs), a frames file of its own, and
+        a "robot" message with its description: the node creates its topics before the
+        next frame. Cameras of spawned robots are not bridged."""
+        if any(writer.robot == robot for writer, _ in self.groups):
+            return  # a name already bridged (its envs are those holding it at its start)
+        self.flush()
+        self.sim.stepping_groups()  # compile the spawned robot
+        for spec in default_specs(self.sim.store):
+            if spec.robot == robot:
+                self.suite.add(spec)
+        meta = describe(self.sim, self.suite, robot)
+        meta["serving"] = self.serving
+        meta["shm"] = str(Path(self._folder.name) / f"frames_{len(self.groups)}")
+        frames = Frames(meta["shm"], meta["layout"], create=True)
+        self.groups.append((FrameWriter(self.sim, self.suite, robot), frames))
+        self.link.send({"op": "robot", "meta": meta})
 
     # ------------------------------------------------------------ frames
     @property
@@ -126,7 +151,8 @@ class Bridge:
         `paused`: a frame of tf and joint states only (the clock stands still)."""
         slot = self._slot
         self._wait_free([slot])
-        self.writer.write(self.frames.slots[slot], paused)
+        for writer, frames in self.groups:
+            writer.write(frames.slots[slot], paused)
         self._busy[slot] = True
         self.link.send({"op": "frame", "slot": slot})
         self.frames_sent += 1
@@ -159,6 +185,8 @@ class Bridge:
         if self._internal(message):
             return
         reply = self.commands.run(message)
+        if message.get("op") == "spawn_urdf" and reply["success"]:
+            self.add_robot(message["name"])  # its topics exist when the caller hears back
         if "id" in message:
             self.flush()  # the frames of a Step reach the node before its answer
             self.link.send({"op": "reply", "id": message["id"], **reply})
@@ -218,5 +246,6 @@ class Bridge:
             self.process.kill()
             self.process.wait()
         self.link.sock.close()
-        self.frames.close(unlink=True)
+        for _, frames in self.groups:
+            frames.close(unlink=True)
         self._folder.cleanup()

@@ -33,12 +33,12 @@ class MessageStream:
         self.writer = FrameWriter(sim, suite, robot)
 
     def static(self) -> Iterator[Message]:
-        return static_messages(self.meta)
+        return static_messages([self.meta])
 
     def frame(self) -> Iterator[Message]:
         """The messages of the readings as they are now (copied at this call)."""
         self.writer.write(self.slot)
-        return frame_messages(self.meta, self.slot)
+        return frame_messages([(self.meta, self.slot)])
 
     @property
     def clock_ns(self) -> int:
