@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.ros.conftest import Probe, served
+from tests.ros.conftest import served
 from tests.sensors.worlds import lidar_block, room_store
 
 RINGS, BEAMS = 3, 90
@@ -17,7 +17,7 @@ POINTS, SCAN = "/probe/points", "/probe/scan"
 
 
 @pytest.fixture(scope="module")
-def lidar_bridge(ros_env):
+def bridge(ros_env):
     """A lockstep bridge over 1 env of the sensor tests' room, the probe robot carrying a
     10 Hz lidar of 3 rings x 90 beams."""
     store = room_store(1, lidar_block(samples=BEAMS, rings=RINGS, vmin=-ELEVATION,
@@ -26,17 +26,10 @@ def lidar_bridge(ros_env):
         yield b
 
 
-@pytest.fixture(scope="module")
-def probe(lidar_bridge, ros_env):
-    p = Probe(ros_env)
-    yield p
-    p.close()
-
-
-def test_points_are_the_ranges_along_the_beam_directions(lidar_bridge, probe):
+def test_points_are_the_ranges_along_the_beam_directions(bridge, probe):
     assert probe.listen(POINTS, "sensor_msgs/msg/PointCloud2") == 1
     assert probe.listen(SCAN, "sensor_msgs/msg/LaserScan") == 1
-    reading = lidar_bridge.suite["probe/laser"]
+    reading = bridge.suite["probe/laser"]
     before = int(reading.count[0])
     assert probe.step(250)["success"]  # 0.5 s: samples at 0.02 s, then every 0.1 s
     samples = int(reading.count[0]) - before

@@ -10,7 +10,7 @@ import time
 import numpy as np
 import pytest
 
-from tests.ros.conftest import Probe, served
+from tests.ros.conftest import served
 
 SPAWN = (1.5, 0.5, 0.3)  # x, y, yaw in env 1
 NS = "/env_1/r2"
@@ -21,19 +21,13 @@ TOPICS = {f"{NS}/odom": "nav_msgs/msg/Odometry", f"{NS}/scan": "sensor_msgs/msg/
 
 
 @pytest.fixture(scope="module")
-def empty_bridge(ros_env):
-    """A lockstep bridge over 2 empty envs of the built-in robot."""
+def bridge(ros_env):
+    """A lockstep bridge over 2 empty envs of the built-in robot (the conftest probe
+    talks to it)."""
     from arena_gym.ros.run import build_envs
 
     with served(*build_envs("empty", "builtin", 2, seed=0), ros_env) as b:
         yield b
-
-
-@pytest.fixture(scope="module")
-def probe(empty_bridge, ros_env):
-    p = Probe(ros_env)
-    yield p
-    p.close()
 
 
 @pytest.fixture(scope="module")
@@ -51,13 +45,13 @@ def spawned(probe):
     return probe
 
 
-def test_a_robot_spawned_later_gets_its_topics(empty_bridge, spawned):
+def test_a_robot_spawned_later_gets_its_topics(bridge, spawned):
     probe = spawned
     x, y, _ = SPAWN
     for topic in TOPICS:
         probe.take(topic)
     assert probe.step(100)["success"]  # 0.2 s: 10 ticks
-    suite, store = empty_bridge.suite, empty_bridge.sim.store
+    suite, store = bridge.suite, bridge.sim.store
 
     odom = probe.take(f"{NS}/odom", 10)
     assert len(odom) == 10
@@ -103,7 +97,7 @@ def test_a_robot_spawned_later_gets_its_topics(empty_bridge, spawned):
     assert {"robot/laser", "env_1/robot/laser", "env_1/r2/laser"} <= children
 
 
-def test_the_spawned_robot_follows_its_cmd_vel(empty_bridge, spawned):
+def test_the_spawned_robot_follows_its_cmd_vel(bridge, spawned):
     probe = spawned
     twist = "geometry_msgs/msg/Twist"
     assert probe.ask(do="publish", topic=f"{NS}/cmd_vel", type=twist,
@@ -111,10 +105,10 @@ def test_the_spawned_robot_follows_its_cmd_vel(empty_bridge, spawned):
     time.sleep(0.3)  # the command reaches the simulator before the Step request
     probe.step(250)  # 0.5 s to reach the speed
     probe.take(f"{NS}/odom", 25)
-    p0 = empty_bridge.suite["r2/odom"].position[1].copy()
+    p0 = bridge.suite["r2/odom"].position[1].copy()
     probe.step(500)  # 1 s at 0.1 m/s
     p1 = probe.take(f"{NS}/odom", 50)[-1]["pose"]["pose"]["position"]  # the latest
     probe.ask(do="publish", topic=f"{NS}/cmd_vel", type=twist, msg={"linear": {"x": 0.0}})
     assert math.hypot(p1["x"] - p0[0], p1["y"] - p0[1]) == pytest.approx(0.1, abs=0.005)
-    pos = empty_bridge.sim.store.get_pose(0, "robot")[0]
+    pos = bridge.sim.store.get_pose(0, "robot")[0]
     assert math.hypot(pos[0], pos[1]) < 0.01  # env 0's robot did not move
