@@ -39,6 +39,10 @@ class Frames:
         self._scratch: dict[int, tuple[mujoco.MjModel, mujoco.MjData, np.ndarray]] = {}
         self._snapped: dict[int, tuple[int, bool]] = {}  # env -> (level loaded, cameras posed)
         self._unbound: set[int] = set()  # batch groups whose bound outputs are not filled yet
+        # the one batch group holding every env in row order (the usual case), while its
+        # outputs are filled: reads of every env are then plain slices of its fields
+        self._whole: BatchGroup | None = None
+        self._single: BatchGroup | None = None  # that group, its outputs filled or not
 
     def begin(self, forced: bool) -> None:
         groups = self.sim.stepping_groups()
@@ -62,6 +66,11 @@ class Frames:
                     group.batch.bind("sensordata")
                     group.bound("history")
                     self._unbound.add(id(group))
+            single = groups[0] if len(groups) == 1 else None
+            self._single = single if (isinstance(single, BatchGroup) and single.env_ids
+                                      == list(range(len(self.scenes)))) else None
+        single = self._single
+        self._whole = single if single is not None and id(single) not in self._unbound else None
         self.forced = forced
         self.round += 1
         self._snapped = {}
@@ -121,10 +130,13 @@ class Frames:
     def rows(self, field: str, envs: np.ndarray, start: np.ndarray, width: int) -> np.ndarray:
         """(len(envs), width): state field[start[i]:start[i] + width] of each env, current
         (state is, even in a forced round: no snapshot); one fancy-indexed read per batch
-        group when its envs share the start."""
+        group when its envs share the start. `envs` are sorted and unique, as units pass them
+        (so len(envs) == num_envs means every env, in order)."""
+        first = int(start[0]) if len(envs) else 0
+        if self._whole is not None and len(envs) == len(self.scenes) and (start == first).all():
+            return self._whole.bound(field)[:, first:first + width]  # every env: a view
         group_of, row_of = self._plan
         groups = group_of[envs]
-        first = int(start[0]) if len(envs) else 0
         if len(envs) and (groups == groups[0]).all() and (start == first).all():
             group = self._groups[int(groups[0])]
             if isinstance(group, BatchGroup):  # the hot path: one read
@@ -141,6 +153,8 @@ class Frames:
         """(len(envs), ...) of an MjData field (history, time, ...): state as it is, outputs
         as the last step left them (a forced round's snapshots: at the current state).
         One read when the envs share a batch group whose outputs are bound."""
+        if self._whole is not None and len(envs) == len(self.scenes) and not self.forced:
+            return self._whole.bound(field).copy()  # every env (envs sorted and unique)
         group_of, row_of = self._plan
         groups = group_of[envs]
         if len(envs) and not self.forced and (groups == groups[0]).all():
@@ -161,6 +175,8 @@ class Frames:
         """(len(envs), len(cols)): field_rows(field, envs)[:, cols], read without copying
         whole rows first when the envs are a bound batch group's rows in order (history
         rows are long and only some of their columns are wanted)."""
+        if self._whole is not None and len(envs) == len(self.scenes) and not self.forced:
+            return self._whole.bound(field)[:, cols]  # every env (envs sorted and unique)
         group_of, row_of = self._plan
         if len(envs) and not self.forced:
             group = self._groups[int(group_of[envs[0]])]

@@ -29,6 +29,7 @@ class Channel:
         self.due = False  # whether the current tick samples (set by needs())
         # the envs that sample (SensorSuite.enable): a camera nobody watches renders nothing
         self.enabled = np.ones(reading.num_envs, dtype=bool)
+        self._delay: tuple[float, float] = (-1.0, 0.0)  # (dt, the delay in whole steps of it)
 
     def needs(self, clock: float) -> bool:
         """Whether this tick samples (due, or averaging every tick); advances the schedule."""
@@ -41,21 +42,28 @@ class Channel:
 
     def run(self, frames: Frames, clock: float, dt: float, rngs: list[np.random.Generator]) -> None:
         """One tick: sample if needed, then publish what is due (delayed or not)."""
-        envs = np.flatnonzero(self.unit.present & self.enabled)
-        delay = delay_steps(self.spec.delay, dt) * dt
+        envs = self.unit.present_ids
+        if not self.enabled.all():  # the usual case: every env samples, no mask to apply
+            envs = envs[self.enabled[envs]]
+        if self._delay[0] != dt:
+            self._delay = (dt, delay_steps(self.spec.delay, dt) * dt)
+        delay = self._delay[1]
         if (self.due or self.window is not None) and envs.size:
             raw = self.unit.sample(frames, envs)
-            envs = envs[self.unit.ok[envs]]
+            if not self.unit.ok.all():
+                envs = envs[self.unit.ok[envs]]
             if self.window is not None:
                 self.window.add(raw, envs, self.reading.num_envs)
             if self.due and envs.size:
-                values = self._values(raw, envs, rngs)
+                # published at once: _publish copies, so the unit's buffers serve as they are
+                values = self._values(raw, envs, rngs, copy=delay != 0)
                 if delay == 0:
                     self._publish(clock, envs, values)
                 else:
                     self.line.push(clock, envs, values)
-        for stamp, ready, values in self.line.pop_ready(clock, delay):
-            self._publish(stamp, ready, values)
+        if len(self.line):
+            for stamp, ready, values in self.line.pop_ready(clock, delay):
+                self._publish(stamp, ready, values)
 
     def sample_now(self, frames: Frames, envs: np.ndarray, clock: float,
                    rngs: list[np.random.Generator]) -> None:
@@ -85,15 +93,21 @@ class Channel:
         self.reading.stamp[envs] = np.nan
 
     def _values(self, raw: dict[str, np.ndarray], envs: np.ndarray,
-                rngs: list[np.random.Generator]) -> dict[str, np.ndarray]:
+                rngs: list[np.random.Generator], copy: bool = True) -> dict[str, np.ndarray]:
+        """The rows of `envs`, averaged and noisy as the spec says. A copy (the unit's
+        buffers are overwritten by its next sample) unless `copy` is False and nothing
+        changes them: then every env's rows are the unit's own arrays."""
         values = {}
         every = len(envs) == self.reading.num_envs  # sorted and unique: all, in order
+        noisy = self.unit.noisy(self.spec)
         for name in self.fields:
             if self.window is not None and name in self.averaged:
                 values[name] = self.window.mean(name, envs).astype(raw[name].dtype)
-            else:  # a copy: the unit's buffers are overwritten by its next sample
-                values[name] = raw[name].copy() if every else raw[name][envs]
-        if not self.unit.noisy(self.spec):
+            elif every:
+                values[name] = raw[name].copy() if copy or noisy else raw[name]
+            else:
+                values[name] = raw[name][envs]
+        if not noisy:
             return values
         for i, env in enumerate(envs):
             self.unit.noise({k: v[i] for k, v in values.items()}, self.spec, rngs[int(env)])

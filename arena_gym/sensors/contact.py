@@ -196,6 +196,11 @@ class CollisionUnit(Unit):
         # per physics step of the window: all contacts, feet's with the ground
         counts, ground, stamps, window = self._counts(frames, envs, now)
         extra = window & (counts - ground > 0)  # anything but feet on the ground plane
+        if len(envs) == self.num_envs and not extra.any():  # the usual step: all clear
+            out["contacts"][:], out["collided"][:], out["kind"][:] = 0, False, NONE
+            self.pending[:] = NONE
+            self.since[:] = now
+            return
         slabs = self.slabs[envs][:, None]
         certain, unsure = extra & ~slabs, extra & slabs
         out["contacts"][envs], out["collided"][envs], out["kind"][envs] = 0, False, NONE
@@ -217,12 +222,12 @@ class CollisionUnit(Unit):
         cursor and stamps. In lockstep every env's cursor is the same: then only the newest
         k slots are read (k kept between calls, doubled whenever the oldest slot read is
         still inside a window), about a control step's worth rather than the whole ring."""
-        n = COLLISION_HISTORY
+        n, n_envs = COLLISION_HISTORY, self.num_envs
         layouts = self._layouts(envs)
         if len(layouts) == 1:  # the usual case (one robot model everywhere): no scatter
             layout = next(iter(layouts))
-            since = self.since[envs]
-            cursor = frames.columns("history", envs, np.array([layout[0] + 1]))[:, 0]
+            since = self.since if len(envs) == n_envs else self.since[envs]
+            cursor = frames.columns("history", envs, _cursor_index(layout))[:, 0]
             lockstep = len(envs) and (cursor == cursor[0]).all() and np.isfinite(since).all()
             while True:
                 index, nfeet = (_window_index(layout, int(cursor[0]), self._slots) if lockstep
@@ -242,7 +247,8 @@ class CollisionUnit(Unit):
                 h = h.reshape(len(rows), 2 + nfeet, n)  # stamps, all, feet on the ground...
                 stamps[rows], counts[rows] = h[:, 0], h[:, 1]
                 ground[rows] = h[:, 2:].sum(axis=1)
-        window = (stamps >= self.since[envs][:, None]) & (stamps < now[:, None])
+        since = self.since if len(envs) == n_envs else self.since[envs]
+        window = (stamps >= since[:, None]) & (stamps < now[:, None])
         return counts, ground, stamps, window
 
     def _layouts(self, envs: np.ndarray) -> dict[tuple, list[int]]:
@@ -274,6 +280,12 @@ class CollisionUnit(Unit):
         if not other.size:
             return 0, NONE
         return int(other.size), int(self.other_class[env][other].max())
+
+
+@functools.lru_cache(maxsize=64)
+def _cursor_index(layout: tuple) -> np.ndarray:
+    """The history column of the all-contacts ring's cursor (its header's second slot)."""
+    return np.array([layout[0] + 1])
 
 
 @functools.lru_cache(maxsize=64)

@@ -34,6 +34,15 @@ class Unit:
         self.out: dict[str, np.ndarray] = {}
         self._round = -1
         self._done = np.zeros(num_envs, dtype=bool)
+        self._all_done = False  # every env computed this round (the usual sampling)
+        self._present_ids: np.ndarray | None = None  # flatnonzero(present), between binds
+
+    @property
+    def present_ids(self) -> np.ndarray:
+        """Sorted ids of the envs holding the sensor (kept until the next bind)."""
+        if self._present_ids is None:
+            self._present_ids = np.flatnonzero(self.present)
+        return self._present_ids
 
     def join(self, spec: SensorSpec) -> None:
         """`spec` reads this unit from now on (specs naming one sensor share its unit)."""
@@ -76,6 +85,7 @@ class Unit:
         """Cache this env's ids (after every compile); absent robots are not present."""
         env = scene.env_id
         self.present[env] = False
+        self._present_ids = None
         self.mounts[env] = None
         info = self.robot_info(scene)
         if info is None:
@@ -104,21 +114,27 @@ class Unit:
     # ------------------------------------------------------------ sampling
     def sample(self, frames: Frames, envs: np.ndarray) -> dict[str, np.ndarray]:
         """`out` with the rows of `envs` computed at the current state (once a round)."""
-        if frames.round != self._round:
-            self._round = frames.round
-            self._done[:] = False
+        self._new_round(frames)
+        if self._all_done:
+            return self.out
         todo = envs[~self._done[envs]]
         if todo.size:
             self._compute(frames, todo)
-            self._done[todo] = True
+            self.mark_done(frames, todo)
         return self.out
 
     def mark_done(self, frames: Frames, envs: np.ndarray) -> None:
-        """Rows of `envs` were computed this round by a batched call (cast_lidars)."""
+        """Rows of `envs` were computed this round (by a batched call: cast_lidars)."""
+        self._new_round(frames)
+        if len(envs) == self.num_envs:  # envs are sorted and unique: all of them
+            self._all_done = True
+        self._done[envs] = True
+
+    def _new_round(self, frames: Frames) -> None:
         if frames.round != self._round:
             self._round = frames.round
             self._done[:] = False
-        self._done[envs] = True
+            self._all_done = False
 
     def _compute(self, frames: Frames, envs: np.ndarray) -> None:
         raise NotImplementedError

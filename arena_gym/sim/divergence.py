@@ -13,14 +13,22 @@ import numpy as np
 MAXVAL = 1e10  # mjMAXVAL
 
 
-def bad_rows(*fields: np.ndarray) -> np.ndarray:
-    """Row mask over (n, k) arrays: rows with a value not finite or beyond MAXVAL.
+def any_bad(fields: tuple[np.ndarray, ...]) -> bool:
+    """Whether any value of the fields is not finite or beyond MAXVAL.
 
     A field's extremes are NaN when any value is (min and max propagate NaN), and a
     comparison with NaN is False, so two reductions per field clear the common case, with
-    no temporaries: it runs twice a step on every env. Only then are rows looked at."""
+    no temporaries: it runs twice a step on every env."""
+    for f in fields:
+        if f.size and not (-MAXVAL <= f.min() and f.max() <= MAXVAL):
+            return True
+    return False
+
+
+def bad_rows(*fields: np.ndarray) -> np.ndarray:
+    """Row mask over (n, k) arrays: rows with a value not finite or beyond MAXVAL."""
     n = len(fields[0])
-    if all(not f.size or (-MAXVAL <= f.min() and f.max() <= MAXVAL) for f in fields):
+    if not any_bad(fields):
         return np.zeros(n, dtype=bool)
     rows = np.concatenate([f for f in fields if f.shape[1]], axis=1)
     return ~(np.abs(rows).max(axis=1) <= MAXVAL)
@@ -28,4 +36,4 @@ def bad_rows(*fields: np.ndarray) -> np.ndarray:
 
 def bad_state(data) -> bool:
     """The same test for one MjData."""
-    return bool(bad_rows(data.qpos[None], data.qvel[None], data.qacc[None]).any())
+    return any_bad((data.qpos, data.qvel, data.qacc))

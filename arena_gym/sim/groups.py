@@ -15,18 +15,20 @@ import mujoco.batch
 import numpy as np
 
 from arena_gym.scene.scene import Scene
-from arena_gym.sim.divergence import bad_rows, bad_state
+from arena_gym.sim.divergence import any_bad, bad_rows, bad_state
 from arena_gym.sim.wall_rays import WallRays
 
 _UNSET = object()  # a group's WallRays before the first cast asks for them
 
 STATE = mujoco.mjtState.mjSTATE_INTEGRATION
+_TIME = mujoco.mjtState.mjSTATE_TIME
+_MOTION = _TIME | mujoco.mjtState.mjSTATE_QPOS | mujoco.mjtState.mjSTATE_QVEL
 
 
 def _diverged(env_ids: list[int], before: np.ndarray, after: np.ndarray, steps: int,
               dt: np.ndarray) -> list[int]:
     """Envs whose clock fell behind: mj_step resets an unstable simulation (time = 0)."""
-    behind = np.flatnonzero(after < before + steps * dt - 0.5 * dt)
+    behind = (after < before + steps * dt - 0.5 * dt).nonzero()[0]
     return [env_ids[i] for i in behind] if behind.size else []
 
 # MjModel sizes that describe model-only contents (assets, names), not MjData's layout
@@ -65,6 +67,9 @@ class BatchGroup:
         self.dt = np.array([s._model.opt.timestep for s in scenes])
         self.nthread = nthread
         self._walls: object = _UNSET
+        self._motion = _motion_fields(self.batch, models[0])
+        self._rays: tuple | None = None  # (shape, origins buffer) of the last full cast
+        self._exclude: tuple[tuple, np.ndarray] | None = None  # (key, bodyexclude) likewise
         for scene in scenes:
             self.push(scene)
 
@@ -124,10 +129,42 @@ class BatchGroup:
         if self._walls is not None:
             return self._walls.rays(self.batch.state, origins, vecs, geomgroup, bodyexclude,
                                     cutoff, rows)
+        if rows is None:
+            return self._ray_all(origins, vecs, geomgroup, bodyexclude)
         exclude = bodyexclude[:, None] if (bodyexclude == -1).all() else np.repeat(
             bodyexclude[:, None], nray, axis=1)
         return self.batch.ray(origins[:, None, :], vecs, geomgroup=geomgroup, flg_static=True,
                               bodyexclude=exclude, ids=rows)
+
+    def _ray_all(self, origins: np.ndarray, vecs: np.ndarray, geomgroup: np.ndarray | None,
+                 bodyexclude: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Batch.ray over every row, through its binding with arrays prepared as Batch.ray
+        prepares them (contiguous (n, nray, 3) origins and (n, nray) int32 exclusions), kept
+        between calls: a lidar casts every control step, and Batch.ray's checks and
+        broadcasts cost a third as much again as its Python around the cast."""
+        n, nray = vecs.shape[:2]
+        shape = (n, nray, 3)
+        if self._rays is None or self._rays[0] != shape:
+            self._rays = (shape, np.empty(shape))
+        pnt = self._rays[1]
+        pnt[...] = origins[:, None, :]
+        key = (bodyexclude.tobytes(), nray)
+        if self._exclude is None or self._exclude[0] != key:
+            bodies = np.asarray(bodyexclude)
+            if ((bodies < -1) | (bodies >= self.batch.model.nbody)).any():
+                return self.batch.ray(origins[:, None, :], vecs, geomgroup=geomgroup,
+                                      bodyexclude=bodies[:, None])  # raises its error
+            self._exclude = (key, np.ascontiguousarray(
+                np.broadcast_to(bodies[:, None], (n, nray)), np.int32))
+        if geomgroup is not None:
+            geomgroup = np.ascontiguousarray(geomgroup, dtype=np.uint8)
+        vec = np.ascontiguousarray(vecs, dtype=np.float64)
+        dist, geomid = np.empty((n, nray)), np.empty((n, nray), np.int32)
+        failed = self.batch._b.ray(None, pnt, vec, geomgroup, True, self._exclude[1], dist,
+                                   geomid, None)
+        if failed:
+            self.batch._check(None, failed)  # raises Batch.ray's SimulationError
+        return dist, geomid
 
     def times(self) -> np.ndarray:
         return self.bound("time").copy()
@@ -145,20 +182,36 @@ class BatchGroup:
         # before: a bad control MuJoCo would zero with only a warning, or a bad state written
         # since the last step, which MuJoCo's auto-reset would hide from the clock check when
         # the env's time is 0 (it resets and steps on)
-        self._reset_bad(bad_rows(self.ctrl, self.bound("qpos"), self.bound("qvel")))
+        if any_bad((self.ctrl, *self._motion)):
+            self._reset_bad(bad_rows(self.ctrl, self.bound("qpos"), self.bound("qvel")))
         try:
             self.batch.step(nstep=nstep)
         except mujoco.batch.SimulationError as exc:  # reset those envs; the others went on
             self.batch.reset(exc.ids)
             self.errored.update(int(i) for i in exc.ids)
         # also when MuJoCo's auto-reset is off: the state itself says whether it diverged
-        self._reset_bad(bad_rows(self.bound("qpos"), self.bound("qvel"), self.bound("qacc")))
+        if any_bad((*self._motion, self.bound("qacc"))):
+            self._reset_bad(bad_rows(self.bound("qpos"), self.bound("qvel"), self.bound("qacc")))
 
     def _reset_bad(self, bad: np.ndarray) -> None:
         if bad.any():
             rows = [int(i) for i in np.flatnonzero(bad)]
             self.batch.reset(rows)
             self.errored.update(rows)
+
+
+def _motion_fields(batch: mujoco.batch.Batch, model: mujoco.MjModel) -> tuple[np.ndarray, ...]:
+    """qpos and qvel of every row as one view of the batch's state (mj_getState lays the
+    components out in mjtState's order: time, qpos, qvel, ...), to check both at once;
+    the two bound fields where the state is laid out otherwise."""
+    qpos, qvel = batch.bind("qpos"), batch.bind("qvel")
+    start, stop = mujoco.mj_stateSize(model, _TIME), mujoco.mj_stateSize(model, _MOTION)
+    both = batch.state[:, start:stop]
+    address = both.__array_interface__["data"][0]
+    if (qpos.__array_interface__["data"][0] == address and both.shape[1] == model.nq + model.nv
+            and qvel.__array_interface__["data"][0] == address + model.nq * both.itemsize):
+        return (both,)
+    return qpos, qvel
 
 
 class PoolGroup:
