@@ -41,6 +41,7 @@ class Registry(Generic[T]):
         self._sources: dict[str, str] = {}
         self._ready = False
         self._lock = threading.RLock()
+        self.version = 0  # bumped by every change: lets callers keep what they derive
 
     # ------------------------------------------------------------ registering
     @overload
@@ -66,12 +67,14 @@ class Registry(Generic[T]):
                     "replace=True)")
             self._entries[name] = item
             self._sources[name] = source
+            self.version += 1
         return item
 
     def unregister(self, name: str) -> None:
         with self._lock:
             self._entries.pop(name, None)
             self._sources.pop(name, None)
+            self.version += 1
 
     def unregister_source(self, source: str) -> None:
         """Drop every entry `source` registered (a plugin's entry point, before a reload)."""

@@ -357,10 +357,11 @@ class NavigationCore:
         self._views()
         self._prev_pose = self.pose.copy()
         full = np.zeros((self.n, 3))  # (vx, vy, omega); inactive envs stand still
-        full[:, [0, 2]] = twist[:, [0, -1]]
+        full[:, 0], full[:, 2] = twist[:, 0], twist[:, -1]
         if self.action_dim == 3:
             full[:, 1] = twist[:, 1]
-        full[~active] = 0.0
+        if not active.all():
+            full[~active] = 0.0
         if self.walkers is not None:  # people take their step of the control step too
             self.walkers.lidar_range = self._lidar_reach()
             self.walkers.step(self.cfg.control_dt, self.pose[:, :2], self.params.radius)
@@ -378,7 +379,8 @@ class NavigationCore:
         obs, ranges = self.observe()
         distance = self.goal_polar[:, 0]
         diverged = np.zeros(self.n, bool)
-        diverged[self.sim.diverged] = True  # the envs whose physics blew up in advance()
+        if self.sim.diverged:
+            diverged[self.sim.diverged] = True  # the envs whose physics blew up in advance()
         end = classify(distance, self.cfg.goal_radius, self._collided(), diverged,
                        self.steps + active, self.max_steps, active)
         change = (twist - self.last_action) / self._action_high
@@ -403,14 +405,17 @@ class NavigationCore:
         self.metrics.update(self.pose, end.collided, active, counted)
         self.distance = distance
         self.steps += active
-        self.last_action[active] = twist[active]
+        if active.all():
+            self.last_action[...] = twist
+        else:
+            self.last_action[active] = twist[active]
         obs["last_action"] = self.last_action.astype(np.float32)
         hit = self._no_hits
         if end.collided.any():
             hit = np.full(self.n, "", dtype=object)
             hit[end.collided] = _CLASSES[self._suite["collision"].kind[end.collided]]
         episodes = {int(e): self._finish(int(e), end.result(int(e)), hit[e])
-                    for e in np.flatnonzero(end.ended)}
+                    for e in end.ended.nonzero()[0]}
         return StepResult(obs, total(terms), end, terms, episodes, active.copy(), hit)
 
     def step_envs(self, twist: np.ndarray, active: np.ndarray) -> StepResult:

@@ -32,10 +32,12 @@ def check_actions(actions: Any, space: spaces.Space, num_envs: int) -> np.ndarra
         array = array.astype(np.float64)
     except (TypeError, ValueError):
         raise ValueError(f"actions: expected numbers, got dtype {array.dtype}") from None
-    if not np.all(np.isfinite(array)):
+    if not np.isfinite(array).all():
         bad = np.argwhere(~np.isfinite(array))[0].tolist()
         raise ValueError(f"actions: expected finite numbers, got {array[tuple(bad)]} at {bad}")
-    return np.clip(array, space.low, space.high)
+    # np.clip's values, in place on the fresh copy (finite values: no NaN to order)
+    np.maximum(array, space.low, out=array)
+    return np.minimum(array, space.high, out=array)
 
 
 def check_num_envs(num_envs: Any) -> int:

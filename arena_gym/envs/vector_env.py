@@ -93,11 +93,11 @@ class ArenaVectorEnv(VectorEnv):
         twist = self.core.twist(actions)
         active = ~self._ended
         self.core.advance(twist, active)
-        restarting = np.flatnonzero(self._ended)
+        restarting = self._ended.nonzero()[0]
         if len(restarting):  # after the physics, so they return the reset observation
             self.core.reset_envs(list(restarting))
         out = self.core.evaluate(twist, active)
-        self._ended = out.terminated | out.truncated
+        self._ended = out.termination.ended
         self.view.after_step()
         return out.obs, out.reward, out.terminated, out.truncated, _info(out, self.num_envs)
 

@@ -62,6 +62,7 @@ class _Part:
     envs: np.ndarray  # env ids
     rows: np.ndarray  # their rows in the group
     whole: bool  # the envs are the whole group, in its order
+    every: bool  # the envs are all envs, in order (their twists need no gather)
 
 
 def _finite(what: str, values: tuple[float, ...]) -> tuple[float, ...]:
@@ -89,6 +90,7 @@ class Controller:
         # staging (any thread) and writing (the stepping thread) exclude each other for the
         # microseconds either takes, so a command staged during a write is never lost
         self._staging = threading.Lock()
+        self._envs_dirty = False  # some env's controls or forces wait to be written
 
     def drive(self, env_id: int, robot: str) -> WheelDrive:
         """The robot's wheel drive, rebuilt after a recompile."""
@@ -225,11 +227,11 @@ class Controller:
         commands = self.commands[env_id]
         with self._staging:
             getattr(commands, kind)[name] = value
-            commands.dirty = True
+            commands.dirty = self._envs_dirty = True
 
     def invalidate(self, env_id: int) -> None:
         """Rewrite this env's controls at the next tick (after a recompile or regroup)."""
-        self.commands[env_id].dirty = True
+        self.commands[env_id].dirty = self._envs_dirty = True
         for staged in self._twists.values():
             staged.dirty[env_id] = True
 
@@ -263,7 +265,8 @@ class Controller:
                 entry[2].append(row)
             for drive, envs, rows in by_drive.values():
                 whole = rows == list(range(len(group.env_ids)))
-                parts.append(_Part(drive, group, np.array(envs), np.array(rows), whole))
+                every = envs == list(range(self.store.num_envs))
+                parts.append(_Part(drive, group, np.array(envs), np.array(rows), whole, every))
         self._plans[robot] = (key, parts)
         return parts
 
@@ -277,7 +280,7 @@ class Controller:
 
     def _apply(self, groups: Sequence[Any], dt: float) -> None:
         for robot, staged in self._twists.items():
-            if not staged.staged.any():
+            if not (staged.all_staged or staged.staged.any()):
                 continue
             parts = self._plan(robot, groups)
             if not staged.dirty.any() and not any(p.drive.yaw_loop for p in parts):
@@ -285,22 +288,24 @@ class Controller:
             for part in parts:
                 self._write(part, staged, dt)
             staged.dirty[:] = False
-        for env_id, commands in enumerate(self.commands):
-            if commands.dirty:
-                self._write_env(env_id, commands)
+        if self._envs_dirty:  # rare (staged controls, a recompile): no loop every tick
+            for env_id, commands in enumerate(self.commands):
+                if commands.dirty:
+                    self._write_env(env_id, commands)
+            self._envs_dirty = False
 
     def _write(self, part: _Part, staged: _Twists, dt: float) -> None:
         drive, group = part.drive, part.group
-        twists = staged.values[part.envs]
+        twists = staged.values if part.every else staged.values[part.envs]
         loop = drive.yaw_loop
         if loop is not None:
             measured = group.gather("qvel", np.array([loop.dof]))[part.rows, 0]
             integral = staged.integral[part.envs]
             twists = loop.correct(twists, measured, integral, dt)
             staged.integral[part.envs] = integral
-        elif not staged.dirty[part.envs].all():
+        elif not (staged.dirty if part.every else staged.dirty[part.envs]).all():
             keep = staged.dirty[part.envs]
-            part = _Part(drive, group, part.envs[keep], part.rows[keep], False)
+            part = _Part(drive, group, part.envs[keep], part.rows[keep], False, False)
             twists = twists[keep]
         speeds = twists @ drive.matrix.T
         if part.whole:

@@ -65,6 +65,7 @@ class Simulator(Container):
         self._initial: dict[int, tuple[int, np.ndarray]] = {}  # env -> (compile_count, state)
         self._pool = ThreadPoolExecutor(self.nthread) if self.nthread > 1 else None
         self._groups: list[BatchGroup | PoolGroup] = []
+        self._whole: BatchGroup | PoolGroup | None = None  # the one group of every env, in order
         self._group_of: dict[int, BatchGroup | PoolGroup] = {}
         self._versions: list[int] = [-1] * store.num_envs
         self._stale = [False] * store.num_envs  # scene MjData behind the group's state
@@ -105,6 +106,9 @@ class Simulator(Container):
                 self._on_access(scene.env_id)  # bring every MjData up to date first
             self._groups = make_groups(scenes, self.nthread, self._pool)
             self._group_of = {env: g for g in self._groups for env in g.env_ids}
+            single = self._groups[0] if len(self._groups) == 1 else None
+            self._whole = single if single is not None and single.env_ids == list(
+                range(len(scenes))) else None
             self._versions = [s.version for s in scenes]
             self._stale = [False] * len(scenes)
             self._touched = [False] * len(scenes)
@@ -141,6 +145,8 @@ class Simulator(Container):
         of every env, read group by group. For fields whose layout all envs share."""
         with self._lock:
             self._prepare()
+            if self._whole is not None:  # the usual case: one read, already a copy
+                return np.asarray(self._whole.gather(field, cols), dtype=float)
             out = np.empty((self.store.num_envs, len(cols)))
             for group in self._groups:
                 out[group.env_ids] = group.gather(field, cols)

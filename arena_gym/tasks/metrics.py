@@ -16,6 +16,7 @@ import numpy as np
 # jitter is no path: triplets with such a side count as straight (curvature 0), as Arena
 # counts coincident points
 MIN_STEP = 1e-3
+_XY_YAW = [0, 1, 3]  # columns of a pose (x, y, z, yaw) a trajectory keeps
 
 
 def path_length(xy: np.ndarray) -> float:
@@ -141,6 +142,7 @@ class EpisodeMetrics:
         self.pose = np.zeros((num_envs, self.capacity, 3))  # x, y, yaw
         self.collided = np.zeros((num_envs, self.capacity), bool)  # [0]: the start, unused
         self.steps = np.zeros(num_envs, dtype=np.int64)
+        self._rows = np.arange(num_envs)
         self.pedestrians, self.personal_space = pedestrians, personal_space
         self.in_space = np.zeros(num_envs, dtype=np.int64)  # steps with a person that close
         self.speed_in_space = np.zeros(num_envs)  # sum of the robot's speed over those steps
@@ -161,6 +163,12 @@ class EpisodeMetrics:
         """One control step of the `active` envs: where they are now (num_envs, 4) and
         whether they collided. An active env not `counted` (its physics diverged) keeps its
         last position: that motion is not the policy's."""
+        if active.all() and counted.all():  # the usual step: every env, no fancy indexing
+            k = np.minimum(self.steps + 1, self.capacity - 1)
+            self.pose[self._rows, k] = pose[:, _XY_YAW]
+            self.collided[self._rows, k] = collided
+            self.steps[...] = k
+            return
         envs = np.flatnonzero(active)
         k = np.minimum(self.steps[envs] + 1, self.capacity - 1)
         now = np.where(counted[envs, None], pose[envs][:, [0, 1, 3]], self.pose[envs, k - 1])

@@ -118,10 +118,26 @@ for _name, _fn in (("pedestrian_collision", pedestrian_collision),
 def reward_terms(cfg: RewardConfig, out: StepOutcome) -> dict[str, np.ndarray]:
     """Every registered term that applies (pedestrian terms in worlds with people; a
     plugin's term while its weight is not 0)."""
-    people = out.pedestrian_distance is not None
-    return {name: term.fn(cfg, out) for name, term in REWARD_TERMS.items()
-            if (people or not term.pedestrians)
-            and (cfg.is_builtin(name) or cfg.weight(name, term.weight) != 0)}
+    return {name: fn(cfg, out) for name, fn in applying(cfg, out.pedestrian_distance is not None)}
+
+
+# (config, people) -> (registry version, the terms that apply): asked every step
+_APPLYING: dict[tuple[RewardConfig, bool], tuple[int, list[tuple[str, TermFn]]]] = {}
+
+
+def applying(cfg: RewardConfig, people: bool) -> list[tuple[str, TermFn]]:
+    """(name, fn) of the terms reward_terms computes, kept until the registry changes."""
+    key = (cfg, people)
+    cached = _APPLYING.get(key)
+    if cached is None or cached[0] != REWARD_TERMS.version:
+        REWARD_TERMS.names()  # the built-ins register on the first lookup: then count them
+        terms = [(name, term.fn) for name, term in REWARD_TERMS.items()
+                 if (people or not term.pedestrians)
+                 and (cfg.is_builtin(name) or cfg.weight(name, term.weight) != 0)]
+        if len(_APPLYING) > 64:  # configs are few; never let a sweep grow this unbounded
+            _APPLYING.clear()
+        _APPLYING[key] = cached = (REWARD_TERMS.version, terms)
+    return cached[1]
 
 
 def total(terms: dict[str, np.ndarray]) -> np.ndarray:

@@ -7,6 +7,7 @@ and every consumer (evaluation, the SB3 adapter) read it from here.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -22,15 +23,16 @@ class Termination:
     timed_out: np.ndarray  # max_episode_steps reached: truncated
     diverged: np.ndarray  # the physics blew up (Simulator.diverged): truncated
 
-    @property
+    # computed once (every step reads them several times); the flags never change
+    @cached_property
     def terminated(self) -> np.ndarray:
         return self.reached | self.collided
 
-    @property
+    @cached_property
     def truncated(self) -> np.ndarray:
         return self.timed_out | self.diverged
 
-    @property
+    @cached_property
     def ended(self) -> np.ndarray:
         return self.terminated | self.truncated
 
