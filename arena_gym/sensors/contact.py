@@ -195,7 +195,7 @@ class CollisionUnit(Unit):
         now = np.reshape(frames.field_rows("time", envs), -1).astype(float)
         # per physics step of the window: all contacts, feet's with the ground
         counts, ground, stamps, window = self._counts(frames, envs, now)
-        extra = window & (counts - ground > 0)  # anything but feet on the ground plane
+        extra = window & (counts > ground)  # anything but feet on the ground plane
         if len(envs) == self.num_envs and not extra.any():  # the usual step: all clear
             out["contacts"][:], out["collided"][:], out["kind"][:] = 0, False, NONE
             self.pending[:] = NONE

@@ -246,8 +246,8 @@ class LidarUnit(Unit):
         else:
             dist, geomid = self.dist[envs], self.geomid[envs]
             ranges = dist.astype(np.float32)
-        np.copyto(ranges, -np.inf, where=dist < p.range_min)  # a miss reads -1: set below
-        np.copyto(ranges, np.inf, where=(geomid < 0) | (dist > p.range_max))
+        ranges[dist < p.range_min] = -np.inf  # a miss reads -1 here: set just below
+        ranges[(geomid < 0) | (dist > p.range_max)] = np.inf
         if len(envs) != self.num_envs:
             self.out["ranges"][envs] = ranges.reshape(len(envs), *self.out["ranges"].shape[1:])
 
