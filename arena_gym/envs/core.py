@@ -355,7 +355,8 @@ class NavigationCore:
     def advance(self, twist: np.ndarray, active: np.ndarray) -> None:
         """Physics for one control step; inactive envs get a zero command."""
         self._views()
-        self._prev_pose = self.pose.copy()
+        if self.walkers is not None:  # their speed term needs where the robot was
+            self._prev_pose = self.pose.copy()
         full = np.zeros((self.n, 3))  # (vx, vy, omega); inactive envs stand still
         full[:, 0], full[:, 2] = twist[:, 0], twist[:, -1]
         if self.action_dim == 3:

@@ -150,6 +150,7 @@ class CollisionUnit(Unit):
         self.pending = np.zeros(num_envs, dtype=np.int8)  # class seen by the reset sample
         self._slots = 32  # history slots read per sample in lockstep (_counts)
         self._all_layouts: dict[tuple, list[int]] | None = None  # _layouts of every env
+        self._clear = False  # every env's outputs and pending class read "no collision"
 
     def describe(self) -> str:
         return f"collision flag of robot {self.robot!r}"
@@ -181,10 +182,12 @@ class CollisionUnit(Unit):
         self.layout[env] = (int(self.everything[env]), tuple(self.feet_ground[env].tolist()))
         self._all_layouts = None
         self.since[env] = -np.inf
+        self._clear = False
 
     def _compute(self, frames: Frames, envs: np.ndarray) -> None:
         out = self.out
         if frames.forced:  # the current state's contacts (mj_forward on a snapshot)
+            self._clear = False
             for env in envs.tolist():
                 data = frames.snapshot(env, full=True)
                 count, kind = self._rule(env, contacts(data)[0])
@@ -192,15 +195,18 @@ class CollisionUnit(Unit):
                 out["kind"][env] = self.pending[env] = kind
                 self.since[env] = data.time
             return
-        now = np.reshape(frames.field_rows("time", envs), -1).astype(float)
+        now = np.asarray(frames.field_rows("time", envs), dtype=float).reshape(-1)
         # per physics step of the window: all contacts, feet's with the ground
         counts, ground, stamps, window = self._counts(frames, envs, now)
         extra = window & (counts > ground)  # anything but feet on the ground plane
         if len(envs) == self.num_envs and not extra.any():  # the usual step: all clear
-            out["contacts"][:], out["collided"][:], out["kind"][:] = 0, False, NONE
-            self.pending[:] = NONE
+            if not self._clear:  # else they read so already
+                out["contacts"][:], out["collided"][:], out["kind"][:] = 0, False, NONE
+                self.pending[:] = NONE
+                self._clear = True
             self.since[:] = now
             return
+        self._clear = False
         slabs = self.slabs[envs][:, None]
         certain, unsure = extra & ~slabs, extra & slabs
         out["contacts"][envs], out["collided"][envs], out["kind"][envs] = 0, False, NONE
@@ -228,7 +234,8 @@ class CollisionUnit(Unit):
             layout = next(iter(layouts))
             since = self.since if len(envs) == n_envs else self.since[envs]
             cursor = frames.columns("history", envs, _cursor_index(layout))[:, 0]
-            lockstep = len(envs) and (cursor == cursor[0]).all() and np.isfinite(since).all()
+            lockstep = (len(envs) and (cursor == cursor[0]).all()
+                        and (self._clear or np.isfinite(since).all()))  # clear: sampled
             while True:
                 index, nfeet = (_window_index(layout, int(cursor[0]), self._slots) if lockstep
                                 else _gather_index(layout))

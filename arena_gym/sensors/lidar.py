@@ -138,6 +138,7 @@ class LidarUnit(Unit):
         # envs whose robot-group geoms are exactly the carrier's: casting blind to robots
         # there sees what casting with the carrier hidden sees, with no group switching
         self.alone = np.zeros(num_envs, dtype=bool)
+        self._all_alone: bool | None = None  # alone.all(), kept until the next bind
         # the lidar frame: the carrier's free joint (qpos address, -1: fixed to the world)
         # and the frame's fixed pose in the root body's frame (in the world's when fixed)
         self.qpos_adr = np.full(num_envs, -1, dtype=np.int64)
@@ -145,6 +146,7 @@ class LidarUnit(Unit):
         self.rotation = np.tile(np.eye(3), (num_envs, 1, 1))
         self.dist = np.zeros((num_envs, 0))
         self.geomid = np.zeros((num_envs, 0), dtype=np.int32)
+        self._flat_ranges: np.ndarray | None = None
 
     def describe(self) -> str:
         if self.spec.link is not None:
@@ -179,6 +181,7 @@ class LidarUnit(Unit):
         self.carrier_groups[env] = model.geom_group[self.carrier[env]].copy()
         self.group_view[env] = model.geom_group  # a view of the model's memory, per compile
         # skinned pedestrians' capsules move in and out of GROUP_ROBOT without a compile
+        self._all_alone = self._flat_ranges = None
         self.alone[env] = not scene.pedestrians.skins and np.array_equal(
             np.flatnonzero(model.geom_group == builders.GROUP_ROBOT), self.carrier[env])
         data = mujoco.MjData(model)  # once per compile: the frame's offset at qpos0
@@ -205,6 +208,13 @@ class LidarUnit(Unit):
             self.offset[env] = r_top.T @ (pos - data.xpos[top])
             self.rotation[env] = r_top.T @ mat
         self.qpos_adr[env] = adr
+
+    @property
+    def all_alone(self) -> bool:
+        """Whether the carrier is the only robot a cast could see in every env."""
+        if self._all_alone is None:
+            self._all_alone = bool(self.alone.all())
+        return self._all_alone
 
     def rays(self, frames: Frames, envs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """World origins (len(envs), 3) and directions (len(envs), nray, 3) at the current
@@ -240,7 +250,9 @@ class LidarUnit(Unit):
         """REP 117 ranges of `envs` from the raw distances."""
         p = self.pattern
         if len(envs) == self.num_envs:  # envs are sorted and unique: all of them, in place
-            ranges = self.out["ranges"].reshape(self.num_envs, -1)
+            if self._flat_ranges is None:  # a (num_envs, nray) view, made once per bind
+                self._flat_ranges = self.out["ranges"].reshape(self.num_envs, -1)
+            ranges = self._flat_ranges
             dist, geomid = self.dist, self.geomid
             np.copyto(ranges, dist, casting="same_kind")
         else:
@@ -308,7 +320,8 @@ def cast_lidars(jobs: list[tuple[LidarUnit, np.ndarray]], frames: Frames) -> Non
                     casts.append((unit, phase))
             phases.append(casts)
     for casts in phases:
-        blind = all(unit.alone[phase].all() for unit, phase in casts)  # nothing to hide
+        blind = all(unit.all_alone if len(phase) == unit.num_envs else unit.alone[phase].all()
+                    for unit, phase in casts)  # nothing to hide
         mask = NO_ROBOT_MASK if blind else LIDAR_MASK
         saved = [] if blind else [
             (unit.group_view[env], unit.carrier[env], unit.carrier_groups[env])
@@ -319,9 +332,11 @@ def cast_lidars(jobs: list[tuple[LidarUnit, np.ndarray]], frames: Frames) -> Non
             for unit, phase in casts:
                 origins, directions = unit.rays(frames, phase)
                 # beyond range_max a hit reads +inf anyway: the walls need not be cast further
-                dist, geomid = sim.cast_rays(origins, directions, mask, env_ids=phase,
+                every = len(phase) == unit.num_envs  # phases are sorted and unique
+                dist, geomid = sim.cast_rays(origins, directions, mask,
+                                             env_ids=None if every else phase,
                                              cutoff=unit.pattern.range_max)
-                if len(phase) == unit.num_envs:  # every env (phases are sorted and unique)
+                if every:
                     unit.dist, unit.geomid = dist, geomid
                 else:
                     unit.dist[phase], unit.geomid[phase] = dist, geomid

@@ -26,9 +26,14 @@ _MOTION = _TIME | mujoco.mjtState.mjSTATE_QPOS | mujoco.mjtState.mjSTATE_QVEL
 
 
 def _diverged(env_ids: list[int], before: np.ndarray, after: np.ndarray, steps: int,
-              dt: np.ndarray) -> list[int]:
-    """Envs whose clock fell behind: mj_step resets an unstable simulation (time = 0)."""
-    behind = (after < before + steps * dt - 0.5 * dt).nonzero()[0]
+              dt: np.ndarray, margins: dict[int, np.ndarray]) -> list[int]:
+    """Envs whose clock fell behind: mj_step resets an unstable simulation (time = 0).
+    `margins` keeps steps * dt less half a step per step count (the clock must have moved
+    at least that far)."""
+    margin = margins.get(steps)
+    if margin is None:
+        margin = margins[steps] = steps * dt - 0.5 * dt
+    behind = (after < before + margin).nonzero()[0]
     return [env_ids[i] for i in behind] if behind.size else []
 
 # MjModel sizes that describe model-only contents (assets, names), not MjData's layout
@@ -68,6 +73,7 @@ class BatchGroup:
         self.nthread = nthread
         self._walls: object = _UNSET
         self._motion = _motion_fields(self.batch, models[0])
+        self._margins: dict[int, np.ndarray] = {}  # _diverged's, per step count
         self._rays: tuple | None = None  # (shape, origins buffer) of the last full cast
         self._exclude: tuple[tuple, np.ndarray] | None = None  # (key, bodyexclude) likewise
         for scene in scenes:
@@ -172,7 +178,7 @@ class BatchGroup:
 
     def diverged_since(self, times: np.ndarray, steps: int) -> list[int]:
         """Envs MuJoCo reset as unstable, or raised in, during the last `steps` steps."""
-        bad = _diverged(self.env_ids, times, self.bound("time"), steps, self.dt)
+        bad = _diverged(self.env_ids, times, self.bound("time"), steps, self.dt, self._margins)
         if not self.errored:
             return bad
         bad = sorted(set(bad) | {self.env_ids[i] for i in self.errored})  # rows -> env ids
@@ -299,7 +305,7 @@ class PoolGroup:
 
     def diverged_since(self, times: np.ndarray, steps: int) -> list[int]:
         dt = np.array([s._model.opt.timestep for s in self.scenes])
-        bad = _diverged(self.env_ids, times, self.times(), steps, dt)
+        bad = _diverged(self.env_ids, times, self.times(), steps, dt, {})
         if self.errored:
             bad = sorted(set(bad) | self.errored)
             self.errored = set()
