@@ -94,3 +94,31 @@ def test_classification_order_divergence_goal_collision_timeout():
     with pytest.raises(ValueError, match=re.escape(
             "env 4: expected an env whose episode ended, got a running one")):
         end.result(4)
+
+
+def test_classification_when_every_env_steps_and_none_diverged():
+    # the common step (no restart, no blow-up) takes its own path: the same order holds
+    distance = np.array([0.2, 1.0, 1.0, 1.0, 0.2])
+    collided = np.array([True, True, False, False, False])
+    steps = np.array([300, 300, 300, 10, 10])
+    end = classify(distance, 0.5, collided, np.zeros(5, bool), steps, 300, np.ones(5, bool))
+    names = [end.result(e) if end.ended[e] else "running" for e in range(5)]
+    assert names == ["goal", "collision", "timeout", "running", "goal"]
+    np.testing.assert_array_equal(end.terminated, [True, True, False, False, True])
+    np.testing.assert_array_equal(end.truncated, [False, False, True, False, False])
+    np.testing.assert_array_equal(end.diverged, np.zeros(5, bool))
+
+
+def test_a_term_registered_later_counts_from_the_next_step_until_unregistered():
+    from arena_gym.registry import REWARD_TERMS
+
+    out = outcome()
+    assert "heading_bonus" not in reward_terms(CFG, out)  # the terms that apply are kept
+    REWARD_TERMS.register("heading_bonus", rewards.RewardTerm(
+        lambda cfg, o: np.full(len(o.distance_after), 0.5), weight=0.5))
+    try:
+        terms = reward_terms(CFG, out)
+        np.testing.assert_array_equal(terms["heading_bonus"], [0.5, 0.5, 0.5])
+    finally:
+        REWARD_TERMS.unregister("heading_bonus")
+    assert "heading_bonus" not in reward_terms(CFG, out)
