@@ -131,7 +131,8 @@ class Frames:
         """(len(envs), width): state field[start[i]:start[i] + width] of each env, current
         (state is, even in a forced round: no snapshot); one fancy-indexed read per batch
         group when its envs share the start. `envs` are sorted and unique, as units pass them
-        (so len(envs) == num_envs means every env, in order)."""
+        (so len(envs) == num_envs means every env, in order); for every env of one batch
+        group the result is a view of the live state, to read before the next step."""
         first = int(start[0]) if len(envs) else 0
         if self._whole is not None and len(envs) == len(self.scenes) and (start == first).all():
             return self._whole.bound(field)[:, first:first + width]  # every env: a view

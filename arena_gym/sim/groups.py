@@ -144,11 +144,14 @@ class BatchGroup:
 
     def _ray_all(self, origins: np.ndarray, vecs: np.ndarray, geomgroup: np.ndarray | None,
                  bodyexclude: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Batch.ray over every row, through its binding with arrays prepared as Batch.ray
-        prepares them (contiguous (n, nray, 3) origins and (n, nray) int32 exclusions), kept
-        between calls: a lidar casts every control step, and Batch.ray's checks and
-        broadcasts cost a third as much again as its Python around the cast."""
+        """Batch.ray over every row, through its binding, with the arrays Batch.ray would
+        prepare (contiguous (n, nray, 3) origins, (n, nray) int32 exclusions) kept between
+        calls: a lidar casts every control step, and Batch.ray broadcasts, copies and
+        range-checks them anew each time. Shapes or ids it would refuse go to Batch.ray."""
         n, nray = vecs.shape[:2]
+        if n != len(self.env_ids) or vecs.shape[2:] != (3,) or np.shape(origins) != (n, 3):
+            return self.batch.ray(origins[:, None, :], vecs, geomgroup=geomgroup,
+                                  bodyexclude=bodyexclude[:, None])  # raises its error
         shape = (n, nray, 3)
         if self._rays is None or self._rays[0] != shape:
             self._rays = (shape, np.empty(shape))
