@@ -51,11 +51,6 @@ def classify(distance: np.ndarray, goal_radius: float, collided: np.ndarray,
     """Divergence first (nothing else of that step is real), then the goal (reached while
     touching counts as reached), then a collision, then the time limit. Inactive envs
     (restarting after NEXT_STEP autoreset) end nothing."""
-    if active.all() and not diverged.any():  # the usual step: every env live (same flags)
-        reached = distance < goal_radius
-        hit = collided & ~reached
-        timed_out = (steps >= max_steps) & ~(reached | hit)
-        return Termination(reached, hit, timed_out, diverged.copy())
     diverged = diverged & active
     live = active & ~diverged
     reached = (distance < goal_radius) & live

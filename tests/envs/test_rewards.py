@@ -97,7 +97,7 @@ def test_classification_order_divergence_goal_collision_timeout():
 
 
 def test_classification_when_every_env_steps_and_none_diverged():
-    # the common step (no restart, no blow-up) takes its own path: the same order holds
+    # the common step (no restart, no blow-up): the same order holds
     distance = np.array([0.2, 1.0, 1.0, 1.0, 0.2])
     collided = np.array([True, True, False, False, False])
     steps = np.array([300, 300, 300, 10, 10])
