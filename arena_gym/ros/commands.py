@@ -140,7 +140,7 @@ class Commands:
         return {}
 
     def _peds(self, message: dict) -> list[Pedestrian]:
-        return [Pedestrian(name, pose=(x, y, yaw)) for name, x, y, yaw in message["pedestrians"]]
+        return [_ped(p) for p in message["pedestrians"]]
 
     def _spawn_pedestrians(self, message: dict) -> Reply:
         env = self._env(message)
@@ -159,3 +159,18 @@ class Commands:
     def _delete_pedestrians(self, message: dict) -> Reply:
         env = self._env(message)
         return {"deleted": self.store.delete_pedestrians(message["names"], env).get(env, [])}
+
+
+def _ped(p: dict) -> Pedestrian:
+    """A Pedestrian message's fields as the store's request: an empty actor is a capsule,
+    empty joint lists play the clips (Pedestrian.msg)."""
+    names, angles = list(p["joint_names"]), list(p["joint_angles"])
+    if len(names) != len(angles):
+        raise ValueError(f"Pedestrian {p['name']!r}: expected as many joint_angles as "
+                         f"joint_names, got {len(angles)} and {len(names)}")
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ValueError(f"Pedestrian {p['name']!r}: expected each joint name once, got "
+                         f"{', '.join(map(repr, twice))} more than once")
+    return Pedestrian(p["name"], pose=(p["x"], p["y"], p["yaw"]), actor=p["actor"] or None,
+                      joints=dict(zip(names, angles, strict=True)) or None)

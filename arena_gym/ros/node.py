@@ -51,8 +51,11 @@ def slabs(request) -> dict:
 
 
 def peds(request) -> dict:
-    """[name, x, y, yaw] of each Pedestrian message of a request."""
-    return {"pedestrians": [[p.name, p.x, p.y, p.yaw] for p in request.pedestrians]}
+    """The fields of each Pedestrian message of a request (commands.py checks them)."""
+    return {"pedestrians": [{"name": p.name, "x": p.x, "y": p.y, "yaw": p.yaw,
+                             "actor": p.actor, "joint_names": list(p.joint_names),
+                             "joint_angles": list(p.joint_angles)}
+                            for p in request.pedestrians]}
 
 
 def names(request) -> dict:
