@@ -207,19 +207,14 @@ class Simulator(Container):
         with self._lock:
             self._prepare()
             n = self.store.num_envs
-            if env_ids is None and len(self._groups) == 1:  # the hot path: one call
-                exclude = (np.full(n, bodyexclude, dtype=np.int32)
-                           if isinstance(bodyexclude, (int, np.integer))
-                           else np.broadcast_to(np.asarray(bodyexclude, dtype=np.int32), (n,)))
-                return self._groups[0].rays(origins, directions, geomgroup, exclude, None, cutoff)
             envs = np.arange(n) if env_ids is None else np.asarray(env_ids, dtype=np.int64)
-            if len(envs) == n and (envs == np.arange(n)).all():
+            if env_ids is not None and len(envs) == n and (envs == np.arange(n)).all():
                 env_ids = None  # every env: each group casts all its rows
             exclude = (np.full(len(envs), bodyexclude, dtype=np.int32)
                        if isinstance(bodyexclude, (int, np.integer))
                        else np.broadcast_to(np.asarray(bodyexclude, dtype=np.int32), (len(envs),)))
-            if env_ids is None and len(self._groups) == 1:  # the hot path: one call
-                return self._groups[0].rays(origins, directions, geomgroup, exclude, None, cutoff)
+            if env_ids is None and self._whole is not None:  # the hot path: one call
+                return self._whole.rays(origins, directions, geomgroup, exclude, None, cutoff)
             dist = np.empty(directions.shape[:2])
             geomid = np.empty(directions.shape[:2], dtype=np.int32)
             for group in self._groups:
