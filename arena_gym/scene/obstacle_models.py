@@ -29,6 +29,7 @@ import numpy as np
 from arena_gym.scene.errors import AssetWarning
 from arena_gym.scene.meshes import MeshUnavailable, PathRefused, resolve_uri
 from arena_gym.scene.records import Prim, Shape
+from arena_gym.scene.rotations import mul_quat, quat_mats, rpy_quat
 
 MESH_SUFFIXES = (".obj", ".stl", ".dae", ".glb", ".gltf", ".ply", ".msh")
 
@@ -154,7 +155,7 @@ def bounds(shapes: Iterable[Shape]) -> tuple[np.ndarray, np.ndarray]:
             trimesh = trimesh_module()
             local = np.vstack([trimesh.load(p.file, force="mesh").vertices for p in parts])
             local = local * np.asarray(shape.scale)
-        points.append(local @ _matrix(shape.quat).T + np.asarray(shape.pos))
+        points.append(local @ quat_mats(np.asarray(shape.quat)[None])[0].T + np.asarray(shape.pos))
     if not points:
         return np.zeros(3), np.zeros(3)
     every = np.vstack(points)
@@ -285,27 +286,11 @@ def _numbers(text: str | None, n: int) -> tuple[float, ...] | None:
 
 def _pose(element: ET.Element | None) -> tuple[np.ndarray, np.ndarray]:
     values = _numbers(element.text if element is not None else None, 6) or (0.0,) * 6
-    roll, pitch, yaw = values[3:]
-    cr, sr = math.cos(roll / 2), math.sin(roll / 2)
-    cp, sp = math.cos(pitch / 2), math.sin(pitch / 2)
-    cy, sy = math.cos(yaw / 2), math.sin(yaw / 2)
-    quat = np.array([cr * cp * cy + sr * sp * sy, sr * cp * cy - cr * sp * sy,
-                     cr * sp * cy + sr * cp * sy, cr * cp * sy - sr * sp * cy])
+    quat = rpy_quat(*values[3:])
     return np.array(values[:3]), quat
 
 
 def _compose(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]
              ) -> tuple[np.ndarray, np.ndarray]:
     (pa, qa), (pb, qb) = a, b
-    w1, x1, y1, z1 = qa
-    w2, x2, y2, z2 = qb
-    quat = np.array([w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2, w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
-                     w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2, w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2])
-    return pa + _matrix(qa) @ pb, quat
-
-
-def _matrix(quat) -> np.ndarray:
-    w, x, y, z = np.asarray(quat, dtype=float) / np.linalg.norm(quat)
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+    return pa + quat_mats(np.asarray(qa)[None])[0] @ pb, mul_quat(qa, qb)

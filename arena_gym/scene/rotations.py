@@ -1,9 +1,11 @@
-"""The one yaw <-> quaternion pair (MuJoCo's w, x, y, z order) the project uses."""
+"""The one set of rotation helpers the project uses (MuJoCo's w, x, y, z quaternion order):
+yaw <-> quaternion, roll-pitch-yaw, products, matrices."""
 
 from __future__ import annotations
 
 import math
 
+import mujoco
 import numpy as np
 
 from arena_gym.tasks.arrays import xp
@@ -95,3 +97,18 @@ def mat_quats(mats: np.ndarray) -> np.ndarray:
     q = np.take_along_axis(candidates, pick, axis=-2)[..., 0, :]
     q = q / np.linalg.norm(q, axis=-1, keepdims=True)
     return np.where(q[..., :1] < 0, -q, q)
+
+
+def mul_quat(a: np.ndarray | list[float], b: np.ndarray | list[float]) -> np.ndarray:
+    """The product a b of two quaternions (MuJoCo's mju_mulQuat)."""
+    out = np.zeros(4)
+    mujoco.mju_mulQuat(out, np.asarray(a, dtype=float), np.asarray(b, dtype=float))
+    return out
+
+
+def rpy_quat(roll: float, pitch: float, yaw: float) -> np.ndarray:
+    """Quaternion of URDF/SDF roll-pitch-yaw: Rz(yaw) Ry(pitch) Rx(roll)."""
+    qx = [math.cos(roll / 2), math.sin(roll / 2), 0.0, 0.0]
+    qy = [math.cos(pitch / 2), 0.0, math.sin(pitch / 2), 0.0]
+    qz = [math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)]
+    return mul_quat(mul_quat(qz, qy), qx)

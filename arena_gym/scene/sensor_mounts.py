@@ -34,6 +34,7 @@ from arena_gym.scene import builders
 from arena_gym.scene.errors import SpawnError
 from arena_gym.scene.gazebo import SensorDecl
 from arena_gym.scene.model_params import MODEL_PARAMS_FILE, ModelParamsError, read_model_params
+from arena_gym.scene.rotations import mul_quat, rpy_quat
 from arena_gym.scene.urdf import fold_name
 
 SITE_GROUP = 5  # sensor sites: not drawn by viewers or cameras by default
@@ -163,7 +164,7 @@ def _mount(spec: mujoco.MjSpec, body: mujoco.MjsBody, stem: str, name: str, kind
         hfov = decl.horizontal_fov or math.radians(60)
         fovy = math.degrees(2 * math.atan(math.tan(hfov / 2) * height / width))
         camera = body.add_camera(name=f"{stem}_camera", pos=pos,
-                                 quat=_mul(quat, _CAMERA_QUAT), fovy=fovy)
+                                 quat=mul_quat(quat, _CAMERA_QUAT), fovy=fovy)
         camera.resolution = [width, height]
         return replace(mount, camera=camera.name)
     if kind == "imu":
@@ -259,17 +260,3 @@ def _collision_box_centre_z(spec: mujoco.MjSpec, source: str) -> float:
         return 0.0
     return float((low + high) / 2 - data.xpos[root, 2])
 
-
-# ------------------------------------------------------------------ rotations
-def rpy_quat(roll: float, pitch: float, yaw: float) -> list[float]:
-    """Quaternion (w, x, y, z) of URDF/SDF roll-pitch-yaw: Rz(yaw) Ry(pitch) Rx(roll)."""
-    qx = [math.cos(roll / 2), math.sin(roll / 2), 0.0, 0.0]
-    qy = [math.cos(pitch / 2), 0.0, math.sin(pitch / 2), 0.0]
-    qz = [math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)]
-    return _mul(_mul(qz, qy), qx)
-
-
-def _mul(a: list[float] | np.ndarray, b: list[float] | np.ndarray) -> list[float]:
-    out = np.zeros(4)
-    mujoco.mju_mulQuat(out, np.asarray(a, dtype=float), np.asarray(b, dtype=float))
-    return out.tolist()
