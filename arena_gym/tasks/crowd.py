@@ -46,6 +46,9 @@ CONSTRAINT_ITERATIONS = 4
 SLIDE = 0.3  # m: within this gap of an obstacle, walking into it turns along it
 SKIN = 1e-3  # m kept between agents pushed apart
 FADE = 10  # pairs farther apart than 2 r + FADE * B push each other by < 5e-5 A: skipped
+# m: the pair list holds pairs this much beyond the forces' reach, so it lasts while nobody
+# moves half of it (at 0.5 m/s and 0.1 s steps, 6 steps); 0 screens all pairs every step
+LIST_MARGIN = 0.6
 
 
 @dataclass(frozen=True)
@@ -71,7 +74,7 @@ class Crowd:
 
     def __init__(self, num_envs: int, capacity: int, model: str = "social_force",
                  ranges: AgentRanges = AgentRanges(), radius: float = RADIUS,
-                 max_waypoints: int = 32) -> None:
+                 max_waypoints: int = 32, list_margin: float = LIST_MARGIN) -> None:
         if model not in MODELS:
             raise ValueError(f"crowd model: expected one of {MODELS}, got {model!r}")
         self.model, self.ranges, self.radius = model, ranges, radius
@@ -90,9 +93,26 @@ class Crowd:
         self.reached = np.zeros(shape, dtype=np.int64)  # waypoints reached so far
         self.separations = 0  # steps in which the forces left agents overlapping
         self._pair_mask: np.ndarray | None = None  # active pairs, cached until place()
-        self._close: tuple[np.ndarray, ...] = (np.zeros(0, dtype=np.int64),) * 3
+        if not list_margin >= 0:
+            raise ValueError(f"Crowd.list_margin: expected a distance >= 0 m, got {list_margin}")
+        self.list_margin = list_margin
+        self._reach = 2 * radius + FADE * SOCIAL[1]  # pairs farther apart push by ~nothing
+        # off the lists, a pair was at least reach + margin apart (float32) and a box the
+        # margin farther than the nearest one; each agent may move half the margin (less
+        # float32 rounding of coordinates, ~1e-5 m) before that may no longer hold
+        self._stale_after = list_margin / 2 - 1e-4
+        self._listed = False  # whether the lists below hold (place() drops them)
+        self._listed_at = self.pos.copy()
+        self._boxes_at: tuple[np.ndarray | None, np.ndarray | None] | None = None
+        empty = np.zeros(0, dtype=np.int64)
+        self._pair_list: tuple[np.ndarray, np.ndarray] = (empty, empty)
+        self._box_list: tuple[np.ndarray, np.ndarray] = (np.zeros((*shape, 0), np.int64),
+                                                         np.zeros((*shape, 0), bool))
+        self._close: tuple[np.ndarray, ...] = (np.zeros(0, dtype=np.int64),) * 2
         self._rows = np.arange(num_envs)[:, None]  # (E, 1) and (1, P): index grids
         self._cols = np.arange(capacity)[None, :]
+        # flat index of each agent's first waypoint in waypoints.reshape(-1, 2)
+        self._first_waypoint = np.arange(num_envs * capacity).reshape(shape) * max_waypoints
 
     @property
     def num_envs(self) -> int:
@@ -117,7 +137,7 @@ class Crowd:
                              f"{len(waypoints)} and {len(modes)}")
         self.active[env] = False
         self.active[env, :k] = True
-        self._pair_mask = None
+        self._pair_mask, self._listed = None, False
         self.pos[env, :k] = starts[:, :2]
         self.yaw[env, :k] = starts[:, 2]
         self.vel[env] = 0.0
@@ -146,7 +166,9 @@ class Crowd:
 
     def goals(self) -> np.ndarray:
         """(E, P, 2): each agent's current waypoint."""
-        return self.waypoints[self._rows, self._cols, self.target]
+        # a flat take: numpy's fancy indexing with three index arrays is several times slower
+        flat = self._first_waypoint + self.target
+        return np.take(self.waypoints.reshape(-1, 2), flat.ravel(), axis=0).reshape(self.pos.shape)
 
     def step(self, dt: float, boxes: np.ndarray | None = None, box_mask: np.ndarray | None = None,
              robots: np.ndarray | None = None, robot_radius: float = 0.0) -> None:
@@ -204,15 +226,26 @@ class Crowd:
         force = np.zeros_like(self.vel)
         clear = np.inf
         self._wall_gap = np.full(active.shape, np.inf)
+        self._refresh_lists(boxes, box_mask)
         if boxes is not None and boxes.shape[1]:
-            # the nearest obstacle only (as pedsim): a wall cut into many boxes pushes once
-            local = BoxFrames(px[:, None], py[:, None], boxes[:, :, None],
-                              None if box_mask is None else box_mask[..., None])  # (E, B, P)
-            nearest = (self._rows, local.gap.argmin(axis=1), self._cols)  # (E, P) each
-            gap = local.gap[nearest]
+            # the nearest obstacle only (as pedsim): a wall cut into many boxes pushes once.
+            # Only listed boxes can be nearest (_refresh_lists); their order is the boxes'
+            # own, so ties go to the same box as among all of them
+            flat, listed = self._box_list  # flat (env, box) indices (E, P, K)
+            mask = listed if box_mask is None else listed & np.take(box_mask, flat)
+            listed_boxes = np.take(boxes.reshape(-1, 5), flat.ravel(), axis=0)
+            local = BoxFrames(px[..., None], py[..., None],
+                              listed_boxes.reshape(*flat.shape, 5), mask)  # (E, P, K)
+            nearest = local.gap.argmin(axis=2)[..., None]  # (E, P, 1)
+
+            def pick(a: np.ndarray) -> np.ndarray:  # (E, P) of the nearest listed box
+                a = np.broadcast_to(a, local.gap.shape)
+                return np.take_along_axis(a, nearest, axis=2)[..., 0]
+
+            gap = pick(local.gap)
             clear = float(np.where(active, gap, np.inf).min(initial=np.inf))
             self._wall_gap = gap
-            normal = local.normals(lambda a: np.broadcast_to(a, local.gap.shape)[nearest])
+            normal = local.normals(pick)
             a, b = OBSTACLE
             push = np.where(np.isfinite(gap), a * np.exp((self.radius - gap) / b), 0.0)
             force += (self.factors[2] * push)[..., None] * normal
@@ -235,12 +268,33 @@ class Crowd:
         self.pos += self.vel * dt
         return apart, clear
 
-    def _pairs(self, within: float) -> tuple[float, tuple[np.ndarray, ...], np.ndarray,
+    def _pairs(self, within: float) -> tuple[float, tuple[np.ndarray, np.ndarray], np.ndarray,
                                              np.ndarray, np.ndarray]:
-        """Active pairs i != j of an env closer than `within`: the smallest distance of any
-        active pair, the pairs' (env, i, j) indices and their dx, dy (i - j) and distance.
-        Only near pairs matter (the forces fade within metres), and they are few: a float32
-        screen of all pairs finds them, float64 computes them."""
+        """Active pairs i != j of an env closer than `within` (<= the listed reach): the
+        smallest distance of any listed pair (inf without any), the pairs' flat (env, i) and
+        (env, j) indices into (E * P) and their dx, dy (i - j) and distance. Only near pairs
+        matter (the forces fade within metres), and they are few: a float32 screen of the
+        listed pairs finds them (the very float32 operations of `_screen`, so the same
+        pairs as a screen of all pairs), float64 computes them."""
+        ai, aj = self._pair_list
+        # (np.take along axis 0: numpy's fancy indexing of rows is ~50x slower here)
+        pos32 = self.pos.astype(np.float32).reshape(-1, 2)
+        d = np.take(pos32, ai, axis=0) - np.take(pos32, aj, axis=0)
+        d *= d
+        dist = d[:, 0] + d[:, 1]
+        np.sqrt(dist, out=dist)
+        near = dist < within
+        # float32 rounding: the screen's smallest distance may be off by ~1e-6 m
+        apart = float(dist.min(initial=np.inf)) - 1e-4
+        ai, aj = ai[near], aj[near]
+        pos = self.pos.reshape(-1, 2)
+        delta = np.take(pos, ai, axis=0) - np.take(pos, aj, axis=0)
+        dx, dy = delta[:, 0], delta[:, 1]
+        return apart, (ai, aj), dx, dy, np.sqrt(dx * dx + dy * dy)
+
+    def _screen(self, within: float) -> tuple[np.ndarray, np.ndarray]:
+        """Flat (env, i) and (env, j) indices of the active pairs closer than `within`, in
+        (env, i, j) order: a float32 screen of all pairs."""
         pos32 = self.pos.astype(np.float32)
         px, py = pos32[..., 0], pos32[..., 1]
         dist = px[:, :, None] - px[:, None, :]
@@ -256,54 +310,81 @@ class Crowd:
         dist += self._pair_mask
         flat = np.flatnonzero(dist < within)
         p = self.capacity
-        e, i, j = flat // (p * p), (flat // p) % p, flat % p
-        dx = self.pos[e, i, 0] - self.pos[e, j, 0]
-        dyp = self.pos[e, i, 1] - self.pos[e, j, 1]
-        # float32 rounding: the screen's smallest distance may be off by ~1e-6 m
-        apart = float(dist.min(initial=np.inf)) - 1e-4
-        return apart, (e, i, j), dx, dyp, np.sqrt(dx * dx + dyp * dyp)
+        return flat // p, (flat // (p * p)) * p + flat % p
 
-    def _sum_over_j(self, index: tuple[np.ndarray, ...], fx: np.ndarray, fy: np.ndarray
-                    ) -> np.ndarray:
-        """(E, P, 2): per agent i, the sum of the pair terms (fx, fy) of its pairs."""
-        e, i, _ = index
-        flat, size = e * self.capacity + i, self.pos.shape[0] * self.capacity
-        out = np.stack([np.bincount(flat, fx, size), np.bincount(flat, fy, size)], -1)
+    def _refresh_lists(self, boxes: np.ndarray | None, box_mask: np.ndarray | None) -> None:
+        """Verlet lists, rebuilt from all pairs and boxes once anyone has moved half of
+        `list_margin` since (or the agents or the boxes changed): the pairs within the
+        social force's reach plus the margin, and per agent the boxes within the margin of
+        its nearest one. Off the lists, a pair is still beyond the reach, and a box is
+        farther than the nearest listed one (gaps change no faster than the agent moves),
+        so the lists give what all pairs and boxes would."""
+        same_boxes = self._boxes_at is not None and (
+            (boxes is None and self._boxes_at[0] is None)
+            or (boxes is not None and self._boxes_at[0] is not None
+                and np.array_equal(boxes, self._boxes_at[0])
+                and np.array_equal(box_mask, self._boxes_at[1])))
+        if self._listed and same_boxes:
+            d = self.pos - self._listed_at
+            if np.sqrt((d * d).sum(axis=-1).max(initial=0.0)) <= self._stale_after:
+                return
+        self._pair_list = self._screen(self._reach + self.list_margin)
+        self._listed_at = self.pos.copy()
+        self._listed = True
+        self._boxes_at = (None if boxes is None else boxes.copy(),
+                          None if box_mask is None else np.array(box_mask, copy=True))
+        if boxes is None or not boxes.shape[1]:
+            return
+        px, py = self.pos[..., 0], self.pos[..., 1]
+        gap = BoxFrames(px[:, None], py[:, None], boxes[:, :, None],
+                        None if box_mask is None else box_mask[..., None]).gap  # (E, B, P)
+        keep = gap <= gap.min(axis=1, keepdims=True) + self.list_margin
+        k = max(int(keep.sum(axis=1).max(initial=1)), 1)
+        # the kept boxes first, in their own order (a stable sort of "not kept")
+        ids = np.argsort(~keep, axis=1, kind="stable")[:, :k].transpose(0, 2, 1)  # (E, P, K)
+        listed = np.take_along_axis(keep, ids.transpose(0, 2, 1), axis=1).transpose(0, 2, 1)
+        self._box_list = (ids + boxes.shape[1] * self._rows[..., None], listed)
+
+    def _sum_over_j(self, ai: np.ndarray, fx: np.ndarray, fy: np.ndarray) -> np.ndarray:
+        """(E, P, 2): per agent i (flat index `ai` of each pair), the sum of the pair terms
+        (fx, fy) of its pairs."""
+        size = self.active.size
+        out = np.stack([np.bincount(ai, fx, size), np.bincount(ai, fy, size)], -1)
         return out.reshape(self.pos.shape)
 
     def _social_force(self, heading: np.ndarray) -> tuple[np.ndarray, float]:
         """Sum over the env's other agents j of A exp((2r - d_ij) / B) n_ij w(phi): (E, P, 2),
         and the smallest distance between two active agents."""
         a, b = SOCIAL
-        apart, index, dx, dy, dist = self._pairs(2 * self.radius + FADE * b)
+        apart, (ai, aj), dx, dy, dist = self._pairs(self._reach)
         # who may overlap after this step: moves are < r each (step() checks), and each
         # separation round moves an agent by less than that again
         close = dist < 6 * self.radius + SKIN
-        self._close = tuple(i[close] for i in index)
+        self._close = (ai[close], aj[close])
         inv = 1.0 / np.maximum(dist, 1e-9)
-        h = heading[index[0], index[1]]
+        h = np.take(heading.reshape(-1, 2), ai, axis=0)
         # phi: between i's walking direction and the direction toward j (-n)
         cos_phi = -(h[:, 0] * dx + h[:, 1] * dy) * inv
         weight = ANISOTROPY + (1 - ANISOTROPY) * 0.5 * (1 + cos_phi)
         magnitude = a * np.exp((2 * self.radius - dist) / b) * weight * inv
-        return self._sum_over_j(index, magnitude * dx, magnitude * dy), apart
+        return self._sum_over_j(ai, magnitude * dx, magnitude * dy), apart
 
     # ------------------------------------------------------------------ constraints
     def _separate(self) -> bool:
         """Push overlapping agents of an env apart, half the overlap each; whether any were.
         Only pairs that were close before the step can overlap (`_close`)."""
-        e, i, j = self._close
-        dx = self.pos[e, i, 0] - self.pos[e, j, 0]
-        dy = self.pos[e, i, 1] - self.pos[e, j, 1]
+        ai, aj = self._close
+        pos = self.pos.reshape(-1, 2)
+        delta = np.take(pos, ai, axis=0) - np.take(pos, aj, axis=0)
+        dx, dy = delta[:, 0], delta[:, 1]
         dist = np.sqrt(dx * dx + dy * dy)
         over = dist < 2 * self.radius + SKIN
         if not over.any():
             return False
         self.separations += 1
-        index = (e[over], i[over], j[over])
         dx, dy, dist = dx[over], dy[over], dist[over]
         push = (2 * self.radius + SKIN - dist) * 0.5 / np.maximum(dist, 1e-9)
-        self.pos += self._sum_over_j(index, push * dx, push * dy)
+        self.pos += self._sum_over_j(ai[over], push * dx, push * dy)
         return True
 
     def _push_out(self, boxes: np.ndarray, box_mask: np.ndarray | None, who: np.ndarray

@@ -95,3 +95,57 @@ def test_a_pedestrian_walks_around_a_standing_robot():
     assert closest[0] - 0.05 > 0.3  # so it left its straight line, which passes 5 cm away
     assert (crowd.reached == 1).all()  # both got there, and stay (a single waypoint)
     np.testing.assert_allclose(crowd.pos[:, 0], [[3.0, 0.05]] * 2, atol=ARRIVAL)
+
+
+def _room_with_boxes(rng: np.random.Generator, envs: int, boxes: int) -> np.ndarray:
+    """(envs, 4 + boxes, 5) footprints: a closed 10 m room and random boxes inside."""
+    room = [[0.0, 5.0, 0.0, 10.1, 0.1], [0.0, -5.0, 0.0, 10.1, 0.1],
+            [5.0, 0.0, np.pi / 2, 10.0, 0.1], [-5.0, 0.0, np.pi / 2, 10.0, 0.1]]
+    out = np.zeros((envs, 4 + boxes, 5))
+    out[:, :4] = room
+    out[:, 4:, :2] = rng.uniform(-4.0, 4.0, size=(envs, boxes, 2))
+    out[:, 4:, 2] = rng.uniform(-np.pi, np.pi, size=(envs, boxes))
+    out[:, 4:, 3:] = rng.uniform(0.2, 0.6, size=(envs, boxes, 2))
+    return out
+
+
+def _crowded_run(list_margin: float) -> list[np.ndarray]:
+    """A dense seeded crowd (3 envs x 40 people in a 10 m room with boxes and a moving
+    robot; the boxes change and env 1 is placed anew halfway): positions after each step."""
+    rng = np.random.default_rng(7)
+    envs, people = 3, 40
+    boxes = _room_with_boxes(rng, envs, 8)
+    mask = np.ones(boxes.shape[:2], dtype=bool)
+    crowd = Crowd(envs, people, model="social_force", list_margin=list_margin)
+    for env in range(envs):
+        xy = np.stack(np.meshgrid(np.linspace(-4, 4, 8), np.linspace(-4, 4, 5)), -1)
+        starts = np.column_stack([xy.reshape(-1, 2) + rng.uniform(-0.1, 0.1, (people, 2)),
+                                  np.zeros(people)])
+        goals = [rng.uniform(-4.5, 4.5, size=(2, 2)) for _ in range(people)]
+        crowd.place(env, starts, goals, [LOOP] * people, np.random.default_rng(env))
+    out = []
+    for step in range(300):
+        robots = np.tile([np.cos(step / 30) * 3, np.sin(step / 30) * 3], (envs, 1))
+        if step == 150:
+            boxes[:, 4:, :2] += 0.3  # the boxes move (a new episode's) and env 1 starts over
+            mask[0, -1] = False
+            here = np.column_stack([crowd.pos[1, :30], np.zeros(30)])  # 30 stand still
+            crowd.place(1, here, [here[k : k + 1, :2] for k in range(30)], [LOOP] * 30,
+                        np.random.default_rng(9))
+        crowd.step(DT, boxes, mask, robots=robots, robot_radius=0.2)
+        out.append(np.concatenate([crowd.pos.ravel(), crowd.vel.ravel(), crowd.yaw.ravel(),
+                                   crowd.target.ravel()]))
+    return out
+
+
+def test_the_pair_and_box_lists_move_everyone_as_a_screen_of_all_pairs_and_boxes_each_step():
+    listed, screened = _crowded_run(0.6), _crowded_run(0.0)  # 0: all pairs, every step
+    for step, (a, b) in enumerate(zip(listed, screened, strict=True)):
+        assert np.array_equal(a, b), f"step {step}: {np.abs(a - b).max()}"
+    assert np.abs(listed[-1] - listed[0]).max() > 1.0  # they did walk
+
+
+def test_a_negative_list_margin_is_refused():
+    with pytest.raises(ValueError, match=re.escape(
+            "Crowd.list_margin: expected a distance >= 0 m, got -0.1")):
+        Crowd(1, 2, list_margin=-0.1)
