@@ -10,6 +10,7 @@ import pytest
 
 from arena_gym.scene import SceneError, SceneStore, SpawnError
 from arena_gym.scene.pedestrians import POOL_SIZE, RADIUS, Pedestrian
+from arena_gym.scene.records import Prim, Wall
 from arena_gym.sensors import CollisionSpec, LidarSpec, SensorSuite
 from arena_gym.sim import Simulator
 from arena_gym.worlds import builtin_robot_urdf
@@ -162,3 +163,33 @@ def test_a_store_sizes_its_pools_and_refuses_a_bad_size():
     with pytest.raises(SceneError, match=re.escape(
             "pedestrian_pool: expected an integer in [1, 1000], got 0")):
         SceneStore(1, pedestrian_pool=0)
+
+
+def test_a_pedestrian_makes_contacts_with_robots_only():
+    """People overlapping the floor they stand on, a wall, a static and a movable box and each
+    other make no contact (MuJoCo pairs no two bodies without degrees of freedom), so a crowd
+    costs no narrow phase nor constraint rows; one touching the robot makes contacts."""
+    store, sim = _robots(1)
+    store.spawn_walls(0, [Wall("wall", (2.0, -1.0), (2.0, 1.0))])
+    store.spawn_prims(0, [Prim("box", pose=(2.0, 2.0, 0.4, 0.0), scale=(0.8, 0.8, 0.8)),
+                          Prim("cart", pose=(2.0, -2.0, 0.4, 0.0), scale=(0.8, 0.8, 0.8),
+                               movable=True)])
+    store.spawn_pedestrians([Pedestrian("env_0/at_wall", (2.1, 0.0, 0.0)),
+                             Pedestrian("env_0/in_box", (2.2, 2.0, 0.0)),
+                             Pedestrian("env_0/in_cart", (2.2, -2.0, 0.0)),
+                             Pedestrian("env_0/twin", (2.1, 0.2, 0.0)),
+                             Pedestrian("env_0/far", (-3.0, 0.0, 0.0))])
+    sim.step(20)
+    model, data = store.model(0), store.data(0)
+    people = {model.body_geomadr[model.body(store.scene(0).body_name(n)).id]
+              for n in ("at_wall", "in_box", "in_cart", "twin", "far")}
+    touching = [c for c in data.contact[: data.ncon] if {*c.geom} & people] if data.ncon else []
+    assert len(touching) == 0
+    store.update_pedestrians([Pedestrian("env_0/far", (0.3, 0.0, 0.0))])  # into the robot
+    sim.step(1)
+    data = store.data(0)
+    pairs = {tuple(sorted(model.body(model.geom_bodyid[g]).name for g in c.geom))
+             for c in data.contact[: data.ncon] if {*c.geom} & people}
+    robot = {model.body(b).name for b in range(model.nbody) if model.body(b).name.startswith(
+        "env_0/robot/")}
+    assert pairs and all(any(b in robot for b in pair) for pair in pairs)
