@@ -111,8 +111,9 @@ class Crowd:
         self._close: tuple[np.ndarray, ...] = (np.zeros(0, dtype=np.int64),) * 2
         self._rows = np.arange(num_envs)[:, None]  # (E, 1) and (1, P): index grids
         self._cols = np.arange(capacity)[None, :]
+        self._first_agent = np.arange(num_envs * capacity).reshape(shape)  # flat (E, P) index
         # flat index of each agent's first waypoint in waypoints.reshape(-1, 2)
-        self._first_waypoint = np.arange(num_envs * capacity).reshape(shape) * max_waypoints
+        self._first_waypoint = self._first_agent * max_waypoints
 
     @property
     def num_envs(self) -> int:
@@ -236,11 +237,11 @@ class Crowd:
             listed_boxes = np.take(boxes.reshape(-1, 5), flat.ravel(), axis=0)
             local = BoxFrames(px[..., None], py[..., None],
                               listed_boxes.reshape(*flat.shape, 5), mask)  # (E, P, K)
-            nearest = local.gap.argmin(axis=2)[..., None]  # (E, P, 1)
+            k = local.gap.shape[2]
+            nearest = self._first_agent * k + local.gap.argmin(axis=2)  # flat, (E, P)
 
             def pick(a: np.ndarray) -> np.ndarray:  # (E, P) of the nearest listed box
-                a = np.broadcast_to(a, local.gap.shape)
-                return np.take_along_axis(a, nearest, axis=2)[..., 0]
+                return np.take(np.broadcast_to(a, local.gap.shape), nearest)
 
             gap = pick(local.gap)
             clear = float(np.where(active, gap, np.inf).min(initial=np.inf))
