@@ -10,8 +10,9 @@ that a change in machine speed hits both alike. The world is the default room ma
 `--room` m wide (default 20, so that 64 people fit on its floor with room to walk; the 6 m
 reference room holds about 30), with its 6-10 boxes; the pedestrians walk under the social
 force model. The table gives ms per env step (all envs) of each, the median of the
-per-repeat ratios, the crowd model's own share (Crowd.step) and the physics (Simulator.step:
-the 64 mocap bodies per env cost MuJoCo time at every physics step), timed inside the run.
+per-repeat ratios, the crowd model's own share (Crowd.step), the physics (Simulator.step:
+the 64 mocap bodies per env cost MuJoCo time at every physics step) and the lidar's ray casts
+(Simulator.cast_rays: MuJoCo's rays pass every geom, skipped ones too), timed inside the run.
 Machines are noisy: compare the ratio, not absolute numbers across runs.
 """
 
@@ -48,23 +49,22 @@ def main() -> None:
     plain = make(args.envs, 0, args.room)
     people = make(args.envs, args.pedestrians, args.room, args.pool)
     walkers = people.core.walkers
-    crowd_time = [0.0]
-    step = walkers.crowd.step
 
-    def timed_step(*a, **k):  # the crowd model's share of the step
-        t = time.perf_counter()
-        step(*a, **k)
-        crowd_time[0] += time.perf_counter() - t
-
-    walkers.crowd.step = timed_step
-    physics = {"none": [0.0], "people": [0.0]}  # Simulator.step: the MuJoCo share
-    for name, env in (("none", plain), ("people", people)):
-        def timed_physics(*a, _step=env.core.sim.step, _sum=physics[name], **k):
+    def timed(call, total: list[float]):  # `call`, adding its time to total[0]
+        def run(*a, **k):
             t = time.perf_counter()
-            _step(*a, **k)
-            _sum[0] += time.perf_counter() - t
+            out = call(*a, **k)
+            total[0] += time.perf_counter() - t
+            return out
+        return run
 
-        env.core.sim.step = timed_physics
+    crowd_time = [0.0]  # Crowd.step: the crowd model's share of the step
+    walkers.crowd.step = timed(walkers.crowd.step, crowd_time)
+    physics = {"none": [0.0], "people": [0.0]}  # Simulator.step: the MuJoCo share
+    rays = {"none": [0.0], "people": [0.0]}  # Simulator.cast_rays: the lidar's casts
+    for name, env in (("none", plain), ("people", people)):
+        env.core.sim.step = timed(env.core.sim.step, physics[name])
+        env.core.sim.cast_rays = timed(env.core.sim.cast_rays, rays[name])
     compiles = [people.core.store.compile_count(e) for e in range(args.envs)]
     walking = int(walkers.crowd.active.sum())
     rng = np.random.default_rng(0)
@@ -74,6 +74,7 @@ def main() -> None:
         actions = rng.uniform(low, high, size=(args.steps, *low.shape))
         spent = {"none": 0.0, "people": 0.0}
         crowd_time[0] = physics["none"][0] = physics["people"][0] = 0.0
+        rays["none"][0] = rays["people"][0] = 0.0
         for start in range(0, args.steps, args.chunk):
             for name, env in (("none", plain), ("people", people)):
                 t = time.perf_counter()
@@ -82,20 +83,22 @@ def main() -> None:
                 spent[name] += time.perf_counter() - t
         rows.append((spent["none"] / args.steps * 1e3, spent["people"] / args.steps * 1e3,
                      crowd_time[0] / args.steps * 1e3, physics["none"][0] / args.steps * 1e3,
-                     physics["people"][0] / args.steps * 1e3))
+                     physics["people"][0] / args.steps * 1e3, rays["none"][0] / args.steps * 1e3,
+                     rays["people"][0] / args.steps * 1e3))
     assert [people.core.store.compile_count(e) for e in range(args.envs)] == compiles
-    med = [statistics.median(r[k] for r in rows) for k in range(5)]
+    med = [statistics.median(r[k] for r in rows) for k in range(7)]
     ratio = statistics.median(r[1] / r[0] for r in rows)
     physics_ratio = statistics.median(r[4] / r[3] for r in rows)
     print(f"{args.envs} envs, {args.pedestrians} pedestrians each ({walking} walking at the "
           f"first reset) in pools of {args.pool}, {args.room:g} m room, {args.repeats} x "
           f"{args.steps} steps")
     print("| envs | without (ms/step) | with (ms/step) | ratio | crowd model (ms/step) | "
-          "physics without / with (ms/step) | physics ratio |")
-    print("|---|---|---|---|---|---|---|")
+          "physics without / with (ms/step) | physics ratio | rays without / with (ms/step) |")
+    print("|---|---|---|---|---|---|---|---|")
     print(f"| {args.envs} | {med[0]:.2f} | {med[1]:.2f} | {ratio:.3f} | {med[2]:.2f} | "
-          f"{med[3]:.2f} / {med[4]:.2f} | {physics_ratio:.3f} |")
-    print("per repeat (without, with, crowd, physics without, physics with):",
+          f"{med[3]:.2f} / {med[4]:.2f} | {physics_ratio:.3f} | {med[5]:.2f} / {med[6]:.2f} |")
+    print("per repeat (without, with, crowd, physics without, physics with, rays without, "
+          "rays with):",
           ", ".join("(" + ", ".join(f"{v:.2f}" for v in r) + ")" for r in rows))
     print("compiles during the run: 0")
     plain.close()
