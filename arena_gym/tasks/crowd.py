@@ -18,6 +18,10 @@ through walls, however the forces add up.
 Obstacles are footprints (E, B, 5: x, y, yaw, sx, sy full extents), with a mask (E, B) of
 those present (arena_gym.tasks.footprints' convention).
 
+The social force model finds near pairs and each agent's nearest obstacle through Verlet
+lists (`list_margin`: rebuilt from all pairs and boxes once anyone has moved half of it),
+which move everyone exactly as screening all pairs and boxes at every step would.
+
     crowd = Crowd(num_envs=16, capacity=8, model="social_force")
     crowd.place(env, starts, waypoints, modes, rng)
     crowd.step(0.1, boxes, box_mask, robots=robot_xy, robot_radius=0.2)
