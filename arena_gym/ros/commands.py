@@ -63,17 +63,16 @@ class Commands:
 
     def _joint_commands(self, message: dict) -> Reply:
         """mujoco/joint_commands_{velocity,position}: names relative to the robot, through
-        the simulator's joint servos (the one control path)."""
+        the simulator's joint servos (the one control path), all entries or none."""
         env, mode = self._env(message), message["mode"]
         names, values = list(message["names"]), list(message["values"])
         if len(names) != len(values):
             raise ValueError(f"expected one {mode} per joint name ({len(names)} names), "
                              f"got {len(values)}")
         prefix = self.store.robot(env, message.get("robot", self.robot)).prefix
-        set_joint = self.sim.set_joint_velocity if mode == "velocity" else \
-            self.sim.set_joint_position
-        for name, value in zip(names, values, strict=True):
-            set_joint(env, prefix + name, value)
+        # one command, applied whole: a bad entry rejects it all (the error names it)
+        self.sim.set_joints(env, [(prefix + n, v) for n, v in zip(names, values, strict=True)],
+                            mode)
         return {}
 
     # ------------------------------------------------------------ scene

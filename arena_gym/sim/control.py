@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -192,16 +192,31 @@ class Controller:
 
     def set_joint(self, env_id: int, joint: str, value: float, kind: str) -> None:
         """Stage a servo target: the ctrl of the joint's position or velocity actuator."""
+        self.set_joints(env_id, [(joint, value)], kind)
+
+    def set_joints(self, env_id: int, targets: Iterable[tuple[str, float]], kind: str) -> None:
+        """Stage several servo targets as one command: every (joint, value) is checked first
+        (a finite value, a joint with a `kind` servo, named once), so one bad entry stages
+        none of them and its error names it."""
         scene = self.store.scene(env_id)
-        (value,) = _finite(f"joint command for {joint!r}", (value,))
+        if kind not in ("position", "velocity"):
+            raise ValueError(f"joint command kind: expected 'position' or 'velocity', "
+                             f"got {kind!r}")
         suffix = POS_SUFFIX if kind == "position" else VEL_SUFFIX
-        full = joint if joint.startswith(scene.prefix) else scene.full_name(joint)
-        actuator = full + suffix
         names = _actuators(scene)
-        if actuator not in names:
-            servos = sorted({n[: -len(suffix)] for n in names if n.endswith(suffix)})
-            raise unknown(f"{kind}-servoed joint in env {env_id}", full, servos)
-        self._stage_env(env_id, "ctrl", actuator, value)
+        staged: dict[str, float] = {}
+        for joint, value in targets:
+            (value,) = _finite(f"joint command for {joint!r}", (value,))
+            full = joint if joint.startswith(scene.prefix) else scene.full_name(joint)
+            actuator = full + suffix
+            if actuator not in names:
+                servos = sorted({n[: -len(suffix)] for n in names if n.endswith(suffix)})
+                raise unknown(f"{kind}-servoed joint in env {env_id}", full, servos)
+            if actuator in staged:
+                raise ValueError(f"joint command for {full!r}: expected each joint once, got "
+                                 "it twice")
+            staged[actuator] = value
+        self._stage_env(env_id, "ctrl", staged)
 
     def set_ctrl(self, env_id: int, actuator: str, value: float) -> None:
         """Stage one actuator's ctrl (a full or an env-relative actuator name)."""
@@ -211,7 +226,7 @@ class Controller:
         full = actuator if actuator in names else scene.full_name(actuator)
         if full not in names:
             raise unknown(f"actuator in env {env_id}", actuator, names)
-        self._stage_env(env_id, "ctrl", full, value)
+        self._stage_env(env_id, "ctrl", {full: value})
 
     def set_force(self, env_id: int, body: str, force: Sequence[float],
                   torque: Sequence[float]) -> None:
@@ -221,12 +236,12 @@ class Controller:
         if len(wrench) != 6:
             raise ValueError(f"applied force on {body!r}: expected 3 force and 3 torque "
                              f"components, got {tuple(force)!r} and {tuple(torque)!r}")
-        self._stage_env(env_id, "forces", scene.body_name(body), np.array(wrench))
+        self._stage_env(env_id, "forces", {scene.body_name(body): np.array(wrench)})
 
-    def _stage_env(self, env_id: int, kind: str, name: str, value: object) -> None:
+    def _stage_env(self, env_id: int, kind: str, values: dict[str, Any]) -> None:
         commands = self.commands[env_id]
-        with self._staging:
-            getattr(commands, kind)[name] = value
+        with self._staging:  # all of them or none: a tick never sees half a command
+            getattr(commands, kind).update(values)
             commands.dirty = self._envs_dirty = True
 
     def invalidate(self, env_id: int) -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -332,6 +332,13 @@ class Simulator(Container):
 
     def set_joint_velocity(self, env_id: int, joint: str, velocity: float) -> None:
         self.controller.set_joint(env_id, joint, velocity, "velocity")
+
+    def set_joints(self, env_id: int, targets: Iterable[tuple[str, float]],
+                   kind: str) -> None:
+        """Stage the (joint, target) pairs of one command atomically, `kind` "position" or
+        "velocity": every entry is checked first; one bad entry stages none, and the error
+        names it."""
+        self.controller.set_joints(env_id, targets, kind)
 
     def set_ctrl(self, env_id: int, actuator: str, value: float) -> None:
         """Stage one actuator's control (full or env-relative name)."""

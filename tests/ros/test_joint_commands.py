@@ -48,3 +48,16 @@ def test_a_command_naming_no_servoed_joint_moves_nothing(bridge, probe, capfd):
     assert ("bridge: ignored joint_commands: unknown velocity-servoed joint in env 0 "
             "'env_0/robot/no_such_joint'; did you mean 'env_0/robot/wheel_left_joint', "
             "'env_0/robot/wheel_right_joint'?\n") in capfd.readouterr().err  # no reply to say it
+
+
+def test_a_command_with_one_bad_name_applies_none_of_it(bridge, probe, capfd):
+    probe.take("/robot/joint_states")
+    probe.ask(do="publish", topic=TOPIC, type=JOINTS,
+              msg={"name": ["wheel_left_joint", "wheel_rigth_joint"], "velocity": [4.0, 4.0]})
+    time.sleep(0.3)
+    assert probe.step(250)["success"]
+    last = probe.take("/robot/joint_states", 25)[-1]
+    assert all(abs(v) < 0.05 for v in last["velocity"])  # not even the left wheel turns
+    assert ("bridge: ignored joint_commands: unknown velocity-servoed joint in env 0 "
+            "'env_0/robot/wheel_rigth_joint'; did you mean 'env_0/robot/wheel_right_joint'"
+            ) in capfd.readouterr().err

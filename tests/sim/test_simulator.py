@@ -117,6 +117,32 @@ def test_joint_servo_commands(assets):
         sim.set_joint_position(0, "ridgeback/front_rockr", 0.0)
 
 
+def test_a_joint_command_with_one_bad_entry_stages_none_of_it(assets):
+    store = SceneStore(1)
+    spawn(store, 0, assets, "ridgeback")
+    sim = Simulator(store)
+    sim.apply_runtime_options({"gravity": [0, 0, 0]})
+    ctrl = store.data(0).ctrl.copy()
+    good = ("ridgeback/front_rocker", 0.05)
+    with pytest.raises(KeyError, match=re.escape(
+            "unknown position-servoed joint in env 0 'env_0/ridgeback/front_rockr'")):
+        sim.set_joints(0, [good, ("ridgeback/front_rockr", 0.0)], "position")
+    with pytest.raises(ValueError, match=re.escape(
+            "joint command for 'ridgeback/rear_rocker': expected finite numbers, got (nan,)")):
+        sim.set_joints(0, [good, ("ridgeback/rear_rocker", math.nan)], "position")
+    with pytest.raises(ValueError, match=re.escape(
+            "joint command for 'env_0/ridgeback/front_rocker': expected each joint once, "
+            "got it twice")):
+        sim.set_joints(0, [good, good], "position")
+    sim.step(500)
+    rocker = store.model(0).joint("env_0/ridgeback/front_rocker").qposadr[0]
+    np.testing.assert_array_equal(store.data(0).ctrl, ctrl)  # nothing was staged
+    assert abs(store.data(0).qpos[rocker]) < 0.005
+    sim.set_joints(0, [good], "position")
+    sim.step(500)
+    assert store.data(0).qpos[rocker] == pytest.approx(0.05, abs=0.03)
+
+
 def test_runtime_options_are_validated_before_any_is_applied(assets):
     store = _world(assets, 2)
     sim = Simulator(store)
