@@ -6,7 +6,8 @@ turns the MuJoCo camera accordingly). One render pass gives both RGB and depth (
 when no spec names a camera.
 
 Renderers: one per env and resolution (`RendererPool`), each with its own GL context,
-rebuilt when a recompile swaps the env's model. Shadows, reflections and the skybox are
+rebuilt when a recompile swaps the env's model; all made, used and freed on the pool's
+own thread, so closing works from any thread. Shadows, reflections and the skybox are
 off (10-20x faster in software rendering). Cameras draw static geoms, robot visuals and
 ceilings (builders.CAMERA_GROUPS), not robot collision hulls, hidden hulls or sites.
 `MUJOCO_GL` defaults to `egl`; if no GL context can be made, cameras give no images
@@ -23,8 +24,12 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import threading
 import warnings
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import mujoco
 import numpy as np
@@ -43,6 +48,7 @@ from arena_gym.sensors.units import Unit
 GL_ERRORS = (RuntimeError, OSError, ImportError, ValueError, AttributeError, mujoco.FatalError)
 DEFAULT_RATE = 30.0  # Hz, when the declaration gives none
 NEAR_RENDER = 0.01  # m: the render's near plane when the declared one is farther
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -201,13 +207,55 @@ def _linear_depth(buffer: np.ndarray, near: float, clip_near: float, far: float)
 
 
 class RendererPool:
-    """Renderers by (env, width, height), rebuilt when the env's model object changes."""
+    """Renderers by (env, width, height), rebuilt when the env's model object changes.
+
+    Every GL call (making, rendering, freeing) runs on the pool's own thread, started with
+    the first render: an EGL context stays current on the thread that last made it current,
+    and no other thread may make it current, not even to free it (EGL_BAD_ACCESS, also
+    after that thread has ended). So whichever threads sample the cameras, `close()` works
+    from any thread: it hands the freeing to the thread that owns the contexts."""
 
     def __init__(self) -> None:
         self._renderers: dict[tuple[int, int, int], _Renderer] = {}
         self.failure: str | None = None  # why GL is unavailable, once it failed
+        self._gl: ThreadPoolExecutor | None = None
+        self._gl_ident: int | None = None  # the GL thread's id
+        self._pid = os.getpid()  # a forked child has no GL thread: it starts its own
+
+    def _on_gl(self, fn: Callable[..., T], *args: Any) -> T:
+        """fn(*args) on the GL thread (its exceptions raised here)."""
+        if threading.get_ident() == self._gl_ident:
+            return fn(*args)
+        if self._pid != os.getpid():  # forked: the parent's thread and contexts are not ours
+            self._renderers, self._gl, self._pid = {}, None, os.getpid()
+        if self._gl is None:
+            self._gl = ThreadPoolExecutor(1, thread_name_prefix="arena-gl",
+                                          initializer=self._mark_gl_thread)
+        return self._gl.submit(fn, *args).result()
+
+    def _mark_gl_thread(self) -> None:
+        self._gl_ident = threading.get_ident()
+
+    def render(self, shots: list[tuple[int, mujoco.MjModel, mujoco.MjData, int]], lens: Optics,
+               rgb: np.ndarray | None, depth: np.ndarray | None) -> list[bool]:
+        """Render each (env, model, data, camera id) into row env of `rgb` and `depth`
+        (either may be None), on the GL thread: one hand-over for all envs. Whether each
+        rendered (False: GL is unavailable)."""
+        return self._on_gl(self._render, shots, lens, rgb, depth)
+
+    def _render(self, shots: list[tuple[int, mujoco.MjModel, mujoco.MjData, int]],
+                lens: Optics, rgb: np.ndarray | None, depth: np.ndarray | None) -> list[bool]:
+        done = []
+        for env, model, data, camera in shots:
+            renderer = self.get(env, model, lens.width, lens.height)
+            if renderer is not None:
+                renderer.render(data, camera, lens, None if rgb is None else rgb[env],
+                                None if depth is None else depth[env])
+            done.append(renderer is not None)
+        return done
 
     def get(self, env: int, model: mujoco.MjModel, width: int, height: int) -> _Renderer | None:
+        """The renderer of (env, width, height) for `model` (call on the GL thread)."""
         if self.failure is not None:
             return None
         key = (env, width, height)
@@ -234,6 +282,15 @@ class RendererPool:
         return len(self._renderers)
 
     def close(self) -> None:
+        """Free every renderer (from any thread) and stop the GL thread."""
+        if self._gl is not None and self._pid == os.getpid():
+            self._on_gl(self._free)
+            if threading.get_ident() != self._gl_ident:
+                self._gl.shutdown(wait=True)
+                self._gl, self._gl_ident = None, None
+        self._renderers.clear()
+
+    def _free(self) -> None:
         for renderer in self._renderers.values():
             with contextlib.suppress(*GL_ERRORS):  # closing must not mask the caller's error
                 renderer.close()
@@ -280,18 +337,14 @@ class CameraUnit(Unit):
         self.camera[env] = scene._model.camera(mount.camera).id  # type: ignore[union-attr]
 
     def _compute(self, frames: Frames, envs: np.ndarray) -> None:
-        lens = self.lens
-        for env in envs:
-            data = frames.snapshot(int(env), cameras=True)
-            renderer = self.pool.get(int(env), frames.model(int(env)), lens.width, lens.height)
-            self.ok[env] = renderer is not None
-            if renderer is None:
-                continue
-            rgb = self.out["rgb"][env] if "rgb" in self.out else None
-            depth = self.out["depth"][env] if "depth" in self.out else None
-            renderer.render(data, int(self.camera[env]), lens, rgb, depth)
-            if "points" in self.out:
-                d = np.where(np.isfinite(depth), depth, np.nan).reshape(-1, 1)
+        shots = [(int(env), frames.model(int(env)), frames.snapshot(int(env), cameras=True),
+                  int(self.camera[env])) for env in envs]
+        depth = self.out.get("depth")
+        done = self.pool.render(shots, self.lens, self.out.get("rgb"), depth)
+        for env, ok in zip(envs, done, strict=True):
+            self.ok[env] = ok
+            if ok and "points" in self.out:
+                d = np.where(np.isfinite(depth[env]), depth[env], np.nan).reshape(-1, 1)
                 self.out["points"][env] = d * self._rays
 
     def noise(self, values: dict[str, np.ndarray], spec: CameraSpec,  # type: ignore[override]

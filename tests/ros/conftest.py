@@ -92,12 +92,8 @@ def served(store, name: str, venv: Path, lockstep: bool = True):
     suite = SensorSuite(sim, seed=0)
     b = Bridge.start(sim, suite, name, venv=venv)
 
-    def serve() -> None:
-        b.serve(lockstep=lockstep)
-        # camera renders ran on this thread, whose EGL context cannot be freed on another
-        suite.renderers.close()
-
-    thread = threading.Thread(target=serve, daemon=True)
+    # the camera renders on this serving thread's behalf; suite.close() below frees them here
+    thread = threading.Thread(target=b.serve, kwargs={"lockstep": lockstep}, daemon=True)
     thread.start()
     try:
         yield b

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 
 import numpy as np
 import pytest
@@ -113,6 +114,36 @@ def test_the_renderer_is_rebuilt_when_a_recompile_swaps_the_model():
     assert second is not first and second.model is sim.store.scenes[0]._model
     assert before == pytest.approx(WALL_X, rel=0.01)
     assert reading.depth[0, H // 2, W // 2] == pytest.approx(0.95, rel=0.01)  # the new box
+
+
+def on_thread(fn) -> None:
+    """Run fn on a thread of its own, to its end; its exception is raised here."""
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            fn()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            errors.append(exc)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    if errors:
+        raise errors[0]
+
+
+def test_renderers_made_on_one_thread_close_from_another():
+    sim, suite = _suite(_world(box=False), ALL, steps=0)
+    on_thread(lambda: sim.step(10))  # the renders run while that thread lives
+    (first,) = suite.renderers._renderers.values()
+    suite.renderers.close()  # here, on another thread: EGL_BAD_ACCESS if not handed over
+    assert len(suite.renderers) == 0 and first.context._context is None  # its EGL context freed
+    on_thread(lambda: sim.step(10))  # rendering again after a close
+    assert suite["probe/camera"].depth[0, H // 2, W // 2] == pytest.approx(WALL_X, rel=0.01)
+    (second,) = suite.renderers._renderers.values()
+    on_thread(suite.renderers.close)  # from a third thread
+    assert len(suite.renderers) == 0 and second.context._context is None
 
 
 def count_renders(monkeypatch) -> list[int]:
