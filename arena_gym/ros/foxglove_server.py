@@ -20,7 +20,7 @@ from typing import Any
 
 from arena_gym.ros.messages import Message
 from arena_gym.ros.msgdefs import definition
-from arena_gym.ros.stream import MessageStream, env_odometry
+from arena_gym.ros.stream import MessageStream, camera_topics, env_odometry
 from arena_gym.sensors.suite import SensorSuite
 from arena_gym.sim.simulator import Simulator
 
@@ -56,9 +56,11 @@ def _listener(static_wanted: threading.Event) -> Any:
 
 class FoxgloveServer:
     """A Foxglove WebSocket server (bound when constructed: a bad host or a busy port fails
-    before anything else changes) that serves the readings of one robot of a simulator
-    once `attach`ed; `publish()` sends the current frame (after a tick or a control step).
-    `port=0` picks a free port (see `.port`)."""
+    before anything else changes) that serves the readings of every robot of a simulator
+    once `attach`ed (robots spawned later too; a deleted robot's channels close);
+    `publish()` sends the current frame (after a tick or a control step). Camera images
+    render only while a client subscribes to one of their channels. `port=0` picks a free
+    port (see `.port`)."""
 
     def __init__(self, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> None:
         if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
@@ -85,15 +87,35 @@ class FoxgloveServer:
         self._closed = False
 
     def attach(self, sim: Simulator, suite: SensorSuite, robot: str) -> FoxgloveServer:
-        """Serve `robot` of every env of `sim` (its readings in `suite`) from now on."""
+        """Serve every robot of every env of `sim` (their readings in `suite`), `robot`
+        first, from now on."""
         if self.stream is not None:
             raise ValueError("attach: this server already serves a simulator; expected one "
                              "attach per server")
-        self.stream, self.sim = MessageStream(sim, suite, robot), sim
+        self.stream, self.sim = MessageStream(sim, suite, robot, watched=self._watched), sim
         self._static = list(self.stream.static())
         self._static_wanted.clear()
         self._send(self._static)
+        self._follow()
         return self
+
+    def _watched(self, topic: str) -> bool:
+        """Whether a client subscribes to this channel (a camera renders only then)."""
+        channel = self._channels.get(topic)
+        return channel is not None and channel.has_sinks()
+
+    def _follow(self) -> None:
+        """After the robots changed: advertise every camera channel (a client can only
+        subscribe to an advertised channel, and images render only once someone does) and
+        close the channels of robots that left."""
+        members = list(self.stream.roster.members.values())  # type: ignore[union-attr]
+        for member in members:
+            for _, topic, kind in camera_topics(member):
+                self._channel(topic, kind)
+        spaces = tuple(f"/{r['ns']}/" for m in members for r in m.meta["robots"])
+        for topic in [t for t in self._channels if t.count("/") > 1
+                      and not t.startswith(spaces)]:
+            self._channels.pop(topic).close()
 
     @property
     def url(self) -> str:
@@ -120,7 +142,11 @@ class FoxgloveServer:
         if self._static_wanted.is_set():
             self._static_wanted.clear()
             self._send(self._static)
-        self._send(list(self.stream.frame()))
+        messages = self.stream.frame()
+        if messages and messages[0][0] == STATIC:  # the robots changed: their mounts
+            self._static = [messages[0]]
+            self._follow()
+        self._send(messages)
         self.server.broadcast_time(self.stream.clock_ns)
 
     def _on_tick(self, sim: Simulator) -> None:

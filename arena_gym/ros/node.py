@@ -73,10 +73,10 @@ def stamp(t: float) -> Time:
 
 
 class BridgeNode:
+    """`meta`: {"serving": bool, "members": [the description of each robot name]}."""
+
     def __init__(self, node: rclpy.node.Node, link: Link, meta: dict) -> None:
-        self.node, self.link, self.meta = node, link, meta
-        self.frames = Frames(meta["shm"], {k: tuple(v) for k, v in meta["layout"].items()},
-                             create=False)
+        self.node, self.link, self.serving = node, link, meta["serving"]
         self._ids = itertools.count(1)
         self._replies: dict[int, dict] = {}
         self._events: dict[int, threading.Event] = {}
@@ -84,49 +84,91 @@ class BridgeNode:
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
         self.publishers = {"/clock": node.create_publisher(Clock, "/clock", qos),
                            "/tf": node.create_publisher(TFMessage, "/tf", qos)}
-        self.robots = meta["robots"]
-        self.groups = [(meta, self.frames)]  # (meta, frames) per bridged robot name
-        self._robot_topics(meta)
-        self._watched: list[int] = []
-        if meta["camera"]:
-            node.create_timer(WATCH_PERIOD, self.watch)
+        self.groups: dict[str, tuple[dict, Frames]] = {}  # per robot name: (meta, frames)
+        self._owned: dict[str, set[str]] = {}  # per robot name: its topics in publishers
+        self._subs: dict[str, dict[str, list]] = {}  # per robot name: ns -> subscriptions
+        self._watched: dict[str, list[int]] = {}  # per robot name: envs watching its camera
+        # the reader thread changes topics while the executor's watch() counts subscribers
+        self._lock = threading.Lock()
         self.static = node.create_publisher(TFMessage, "/tf_static", latched)
-        for _, _, data, _ in static_messages([meta]):
-            self.static.publish(data)
+        for member in meta["members"]:
+            self.bridge(member, latch=False)
+        self._latch()
+        node.create_timer(WATCH_PERIOD, self.watch)
         self._services(qos)
 
-    def _robot_topics(self, meta: dict) -> None:
-        """The publishers and subscriptions of each robot of one robot name."""
-        node, qos = self.node, QoSProfile(depth=DEPTH)
-        types = {"odom": Odometry, "scan": LaserScan, "points": PointCloud2, "imu": Imu,
-                 "joint_states": JointState}
-        for robot in meta["robots"]:
-            ns = "/" + robot["ns"]
-            for name, kind in types.items():
-                if (name in ("scan", "points") and not meta["lidar"]) or \
-                        (name == "imu" and not meta["imu"]):
-                    continue
-                self.publishers[f"{ns}/{name}"] = node.create_publisher(kind, f"{ns}/{name}", qos)
-            if meta["camera"]:
-                for name, kind in CAMERA_TOPICS.items():
-                    self.publishers[f"{ns}/{name}"] = node.create_publisher(
-                        CAMERA_TYPES[kind], f"{ns}/{name}", qos)
-            target = {"env": robot["env"], "robot": meta["robot"]}
-            node.create_subscription(Twist, f"{ns}/cmd_vel",
-                                     lambda msg, t=target: self._cmd_vel(t, msg), qos)
-            for mode in JOINT_MODES:
-                node.create_subscription(
-                    JointState, f"{ns}/mujoco/joint_commands_{mode}",
-                    lambda msg, t=target, mode=mode: self._joints(t, mode, msg), qos)
+    def _wanted(self, meta: dict) -> dict[str, type]:
+        """The topics a robot name publishes: {topic: message class}."""
+        types: dict[str, type] = {"odom": Odometry, "joint_states": JointState}
+        if meta["lidar"]:
+            types |= {"scan": LaserScan, "points": PointCloud2}
+        if meta["imu"]:
+            types["imu"] = Imu
+        if meta["camera"]:
+            types |= {name: CAMERA_TYPES[kind] for name, kind in CAMERA_TOPICS.items()}
+        return {f"/{r['ns']}/{name}": kind for r in meta["robots"] for name, kind in types.items()}
 
-    def add_robot(self, meta: dict) -> None:
-        """A robot spawned after the start (reader thread, before the frames that hold it):
-        its frames, its topics, and /tf_static again with its sensor mounts added."""
+    def _commands(self, robot: str, r: dict) -> list:
+        """The cmd_vel and joint command subscriptions of one robot (one namespace)."""
+        node, qos, ns = self.node, QoSProfile(depth=DEPTH), "/" + r["ns"]
+        target = {"env": r["env"], "robot": robot}
+        subs = [node.create_subscription(Twist, f"{ns}/cmd_vel",
+                                         lambda msg, t=target: self._cmd_vel(t, msg), qos)]
+        for mode in JOINT_MODES:
+            subs.append(node.create_subscription(
+                JointState, f"{ns}/mujoco/joint_commands_{mode}",
+                lambda msg, t=target, mode=mode: self._joints(t, mode, msg), qos))
+        return subs
+
+    def bridge(self, meta: dict, latch: bool = True) -> None:
+        """A robot name joins, or is described again (spawned into or deleted from some
+        envs; reader thread, before the frames that hold it): its frames, and its topics
+        made to match (kept where they stay, destroyed where its robots left), then
+        /tf_static again with every robot's sensor mounts."""
+        name, qos = meta["robot"], QoSProfile(depth=DEPTH)
         frames = Frames(meta["shm"], {k: tuple(v) for k, v in meta["layout"].items()},
                         create=False)
-        self._robot_topics(meta)
-        self.groups.append((meta, frames))
-        for _, _, data, _ in static_messages([m for m, _ in self.groups]):
+        wanted = self._wanted(meta)
+        spaces = {r["ns"]: r for r in meta["robots"]}
+        with self._lock:
+            owned = self._owned.get(name, set())
+            for topic in owned - wanted.keys():
+                self.node.destroy_publisher(self.publishers.pop(topic))
+            for topic, kind in wanted.items():
+                if topic not in owned:
+                    self.publishers[topic] = self.node.create_publisher(kind, topic, qos)
+            self._owned[name] = set(wanted)
+            subs = self._subs.setdefault(name, {})
+            for ns in [ns for ns in subs if ns not in spaces]:
+                for sub in subs.pop(ns):
+                    self.node.destroy_subscription(sub)
+            for ns, r in spaces.items():
+                if ns not in subs:
+                    subs[ns] = self._commands(name, r)
+            old = self.groups.get(name)
+            self.groups[name] = (meta, frames)
+            self._watched.pop(name, None)  # its camera was described again: say who watches
+        if old is not None:
+            old[1].close()
+        if latch:
+            self._latch()
+
+    def unbridge(self, name: str) -> None:
+        """A robot name left (deleted from every env): its topics and subscriptions are
+        destroyed, its frames closed, /tf_static sent again without its mounts."""
+        with self._lock:
+            for topic in self._owned.pop(name, set()):
+                self.node.destroy_publisher(self.publishers.pop(topic))
+            for subs in self._subs.pop(name, {}).values():
+                for sub in subs:
+                    self.node.destroy_subscription(sub)
+            _, frames = self.groups.pop(name)
+            self._watched.pop(name, None)
+        frames.close()
+        self._latch()
+
+    def _latch(self) -> None:
+        for _, _, data, _ in static_messages([m for m, _ in self.groups.values()]):
             self.static.publish(data)
 
     # ------------------------------------------------------------ services
@@ -169,7 +211,7 @@ class BridgeNode:
 
     def request(self, op: str, fields: dict) -> dict:
         """Send a command and wait for the simulator's reply (read by the reader thread)."""
-        if not self.meta["serving"]:
+        if not self.serving:
             return {"success": False, "message": f"{op}: refused, this bridge is a sidecar "
                     "of an env that drives the simulator"}
         self.watch()  # a Step renders for whoever subscribed just before it
@@ -196,29 +238,31 @@ class BridgeNode:
         return response
 
     def _cmd_vel(self, target: dict, msg: Twist) -> None:
-        if not self.meta["serving"]:
+        if not self.serving:
             return  # a sidecar: the env's policy drives
         self.link.send({"op": "cmd_vel", **target,
                         "twist": [msg.linear.x, msg.linear.y, msg.angular.z]})
 
     def _joints(self, target: dict, mode: str, msg: JointState) -> None:
-        if not self.meta["serving"]:
+        if not self.serving:
             return  # a sidecar: the env's policy drives
         values = msg.velocity if mode == "velocity" else msg.position
         self.link.send({"op": "joint_commands", **target, "mode": mode,
                         "names": list(msg.name), "values": [float(v) for v in values]})
 
     def watch(self) -> None:
-        """Tell the simulator side which envs' camera topics have subscribers, on change
-        (executor thread: the timer and service callbacks)."""
-        if not self.meta["camera"]:
-            return
-        envs = [r["env"] for r in self.robots
-                if any(self.publishers[f"/{r['ns']}/{name}"].get_subscription_count()
-                       for name in CAMERA_TOPICS)]
-        if envs != self._watched:
-            self._watched = envs
-            self.link.send({"op": "watchers", "envs": envs})
+        """Tell the simulator side which envs' camera topics have subscribers, per robot
+        name, on change (executor thread: the timer and service callbacks)."""
+        with self._lock:
+            for name, (meta, _) in self.groups.items():
+                if not meta["camera"]:
+                    continue
+                envs = [r["env"] for r in meta["robots"]
+                        if any(self.publishers[f"/{r['ns']}/{topic}"].get_subscription_count()
+                               for topic in CAMERA_TOPICS)]
+                if envs != self._watched.get(name):
+                    self._watched[name] = envs
+                    self.link.send({"op": "watchers", "robot": name, "envs": envs})
 
     # ------------------------------------------------------------ reader thread
     def read(self) -> None:
@@ -233,7 +277,9 @@ class BridgeNode:
                 self.publish(message["slot"])
                 self.link.send({"op": "ack", "slot": message["slot"]})
             elif op == "robot":
-                self.add_robot(message["meta"])
+                self.bridge(message["meta"])
+            elif op == "unbridge":
+                self.unbridge(message["robot"])
             elif op == "reply":
                 k = message["id"]
                 self._replies[k] = message
@@ -244,8 +290,10 @@ class BridgeNode:
     def publish(self, slot: int) -> None:
         """One frame (slot `slot` of every robot name's frames): the serialized messages of
         messages.py, published as they are."""
+        if not self.groups:
+            return
         for topic, _, data, _ in frame_messages([(m, frames.slots[slot])
-                                                 for m, frames in self.groups]):
+                                                 for m, frames in self.groups.values()]):
             self.publishers[topic].publish(data)
 
 

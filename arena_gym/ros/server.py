@@ -16,6 +16,7 @@ steps regardless of pause.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import socket
@@ -28,28 +29,35 @@ from pathlib import Path
 
 from arena_gym.ros import camera
 from arena_gym.ros.commands import Commands
-from arena_gym.ros.frames import FrameWriter, describe
+from arena_gym.ros.roster import Roster
 from arena_gym.ros.setup_venv import RosSetupError, default_venv, venv_python
 from arena_gym.ros.wire import SLOTS, Frames, Link
-from arena_gym.sensors.suite import SensorSuite, default_specs
+from arena_gym.sensors.suite import SensorSuite
 from arena_gym.sim.simulator import Simulator
 
 NODE = Path(__file__).resolve().parent / "node.py"
 READY_TIMEOUT = 120.0  # s: the node's first start imports rclpy (the wheels re-exec Python)
+# commands that may spawn or delete a robot (reset_world deletes all but the bridged one)
+SCENE_OPS = frozenset({"spawn_urdf", "delete_prims", "reset_world"})
+
+
+def frames_file(meta: dict, path: Path) -> Frames:
+    """A robot name's frames file (its layout), named in its description for the node."""
+    meta["shm"] = str(path)
+    return Frames(path, meta["layout"], create=True)
 
 
 class Bridge:
     def __init__(self, sim: Simulator, suite: SensorSuite, robot: str, link: Link,
-                 frames: Frames, process: subprocess.Popen, folder: tempfile.TemporaryDirectory
-                 ) -> None:
+                 roster: Roster, frames: dict[str, Frames], process: subprocess.Popen,
+                 folder: tempfile.TemporaryDirectory) -> None:
         self.sim, self.suite, self.robot = sim, suite, robot
-        self.link, self.frames, self.process, self._folder = link, frames, process, folder
-        self.writer = FrameWriter(sim, suite, robot)
-        # (writer, frames) per bridged robot name: the bridge's robot, then each robot
-        # spawned through SpawnUrdf after the start (its own frames file, same slots)
-        self.groups: list[tuple[FrameWriter, Frames]] = [(self.writer, frames)]
+        self.link, self.process, self._folder = link, process, folder
+        # every robot of every env (roster.py), each robot name with a frames file of its own
+        # (same slots): robots spawned or deleted later join or leave (follow())
+        self.roster, self.frames = roster, frames
+        self._files = itertools.count(len(frames))
         self.serving = True
-        self.camera = self.writer.readings.get("camera")
         self.commands = Commands(sim, robot, on_reset=lambda env: suite.reset([env]))
         self.rt_factor = 1.0
         self.frames_sent = 0
@@ -72,15 +80,15 @@ class Bridge:
             raise RosSetupError(f"no ROS venv at {venv}; expected one made by "
                                 "'arena-gym ros setup' (or set ARENA_GYM_ROS_VENV)")
         sim.stepping_groups()  # compile first: the description reads the models
-        camera.add_camera(suite, robot)  # rendered only while the node reports watchers
-        meta = describe(sim, suite, robot)
-        meta["serving"] = serving
+        roster = Roster(sim, suite, robot)
+        members, _ = roster.sync()
         folder = tempfile.TemporaryDirectory(prefix="arena-bridge-",
                                              dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
-        meta["shm"] = str(Path(folder.name) / "frames")
-        frames = Frames(meta["shm"], meta["layout"], create=True)
+        frames = {m.robot: frames_file(m.meta, Path(folder.name) / f"frames_{k}")
+                  for k, m in enumerate(members)}
         meta_path = Path(folder.name) / "meta.json"
-        meta_path.write_text(json.dumps(meta))
+        meta_path.write_text(json.dumps({"serving": serving,
+                                         "members": [m.meta for m in members]}))
         ours, theirs = socket.socketpair()
         env = {k: v for k, v in os.environ.items() if k != "_ROS_WHEELS_BOOTSTRAP_COMPLETE"}
         env.pop("PYTHONPATH", None)  # the ROS venv's own packages only
@@ -99,34 +107,38 @@ class Bridge:
                 break
             if process.poll() is not None or time.monotonic() > deadline:
                 process.kill()
-                frames.close(unlink=True)
+                for file in frames.values():
+                    file.close(unlink=True)
                 folder.cleanup()
                 raise RosSetupError(
                     f"the bridge's ROS node did not start (exit status {process.poll()}; "
                     f"its error is printed above); expected a venv made by "
                     f"'arena-gym ros setup' at {venv}")
-        bridge = cls(sim, suite, robot, link, frames, process, folder)
+        bridge = cls(sim, suite, robot, link, roster, frames, process, folder)
         bridge.serving = serving
         return bridge
 
-    def add_robot(self, robot: str) -> None:
-        """Bridge a robot spawned after the start (SpawnUrdf with a new name): the readings
-        of its declared sensors and odometry (default specs), a frames file of its own, and
-        a "robot" message with its description: the node creates its topics before the
-        next frame. Cameras of spawned robots are not bridged."""
-        if any(writer.robot == robot for writer, _ in self.groups):
-            return  # a name already bridged (its envs are those holding it at its start)
+    def follow(self) -> None:
+        """Follow robots spawned or deleted since the last call (roster.py): once the node
+        has published every frame sent, a robot name that joined or changed gets a frames
+        file of its own and a "robot" message with its description (the node creates,
+        keeps or destroys its topics to match), one that left an "unbridge" message (the
+        node destroys its topics); the node handles them before the next frame."""
+        changed, gone = self.roster.sync()
+        if not changed and not gone:
+            return
         self.flush()
-        self.sim.stepping_groups()  # compile the spawned robot
-        for spec in default_specs(self.sim.store):
-            if spec.robot == robot:
-                self.suite.add(spec)
-        meta = describe(self.sim, self.suite, robot)
-        meta["serving"] = self.serving
-        meta["shm"] = str(Path(self._folder.name) / f"frames_{len(self.groups)}")
-        frames = Frames(meta["shm"], meta["layout"], create=True)
-        self.groups.append((FrameWriter(self.sim, self.suite, robot), frames))
-        self.link.send({"op": "robot", "meta": meta})
+        for name in gone:
+            self.link.send({"op": "unbridge", "robot": name})
+            self.frames.pop(name).close(unlink=True)  # the node's mapping stays valid
+        for member in changed:
+            meta = dict(member.meta, serving=self.serving)
+            old = self.frames.get(member.robot)
+            self.frames[member.robot] = frames_file(
+                meta, Path(self._folder.name) / f"frames_{next(self._files)}")
+            self.link.send({"op": "robot", "meta": meta})
+            if old is not None:
+                old.close(unlink=True)
 
     # ------------------------------------------------------------ frames
     @property
@@ -149,10 +161,11 @@ class Bridge:
     def publish_frame(self, paused: bool = False) -> None:
         """Copy the current readings into the next free slot and hand it to the node;
         `paused`: a frame of tf and joint states only (the clock stands still)."""
+        self.follow()  # a robot spawned or deleted since: before its frames are written
         slot = self._slot
         self._wait_free([slot])
-        for writer, frames in self.groups:
-            writer.write(frames.slots[slot], paused)
+        for name, member in self.roster.members.items():
+            member.writer.write(self.frames[name].slots[slot], paused)
         self._busy[slot] = True
         self.link.send({"op": "frame", "slot": slot})
         self.frames_sent += 1
@@ -175,7 +188,9 @@ class Bridge:
         if op == "ack":
             self._busy[message["slot"]] = False
         elif op == "watchers":
-            camera.watch(self.suite, self.camera, message["envs"])  # type: ignore[arg-type]
+            member = self.roster.members.get(message["robot"])
+            if member is not None:  # else it left since the node looked
+                camera.watch(self.suite, member.camera, message["envs"])
         else:
             return False
         return True
@@ -185,8 +200,9 @@ class Bridge:
         if self._internal(message):
             return
         reply = self.commands.run(message)
-        if message.get("op") == "spawn_urdf" and reply["success"]:
-            self.add_robot(message["name"])  # its topics exist when the caller hears back
+        if reply["success"] and message.get("op") in SCENE_OPS:
+            self.sim.stepping_groups()  # compile what changed
+            self.follow()  # a robot's topics exist (or are gone) when the caller hears back
         if "id" in message:
             self.flush()  # the frames of a Step reach the node before its answer
             self.link.send({"op": "reply", "id": message["id"], **reply})
@@ -246,6 +262,6 @@ class Bridge:
             self.process.kill()
             self.process.wait()
         self.link.sock.close()
-        for _, frames in self.groups:
-            frames.close(unlink=True)
+        for file in self.frames.values():
+            file.close(unlink=True)
         self._folder.cleanup()

@@ -1,49 +1,100 @@
 """The bridge's messages without ROS, frame by frame: what `arena-gym record` writes to MCAP
-and `arena-gym view --foxglove` serves over Foxglove's WebSocket. The same description,
-frame writer and CDR encoder as the rclpy node (frames.py, messages.py): one path.
+and `arena-gym view --foxglove` serves over Foxglove's WebSocket. The same roster, frame
+writers and CDR encoder as the rclpy node (roster.py, frames.py, messages.py): one path.
 
     stream = MessageStream(sim, suite, "robot")
     for topic, kind, data, stamp_ns in stream.static(): ...   # /tf_static, once
     for topic, kind, data, stamp_ns in stream.frame(): ...    # after each tick or step
+
+Every robot of every env is in it, the first one `robot`; a robot spawned or deleted
+later joins or leaves with the next frame, which then starts with /tf_static again.
+Camera images render in the envs whose camera topics `watched(topic)` says someone
+watches (every env by default: a recording keeps them all).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
-from arena_gym.ros.frames import FrameWriter, describe
-from arena_gym.ros.messages import Message, frame_messages, nanos, static_messages
+from arena_gym.ros import camera
+from arena_gym.ros.messages import (
+    CAMERA_TOPICS,
+    Message,
+    frame_messages,
+    nanos,
+    static_messages,
+)
+from arena_gym.ros.roster import Member, Roster
 from arena_gym.sensors.readings import OdometryReading
 from arena_gym.sensors.specs import OdometrySpec
 from arena_gym.sensors.suite import SensorSuite
 from arena_gym.sim.simulator import Simulator
 
 
-class MessageStream:
-    """Serializes the current readings of `robot` in every env of `sim` on demand."""
+def camera_topics(member: Member) -> Iterator[tuple[int, str, str]]:
+    """(env, topic, type) of each camera topic of a bridged robot name (none without a
+    camera)."""
+    if member.camera is not None:
+        for r in member.meta["robots"]:
+            for name, kind in CAMERA_TOPICS.items():
+                yield r["env"], f"/{r['ns']}/{name}", kind
 
-    def __init__(self, sim: Simulator, suite: SensorSuite, robot: str) -> None:
+
+class MessageStream:
+    """Serializes the current readings of every robot in every env of `sim` on demand."""
+
+    def __init__(self, sim: Simulator, suite: SensorSuite, robot: str,
+                 watched: Callable[[str], bool] = lambda topic: True) -> None:
         sim.stepping_groups()  # compile first: the description reads the models
-        self.meta = describe(sim, suite, robot)
-        self.slot = {k: np.zeros(shape, dtype=np.dtype(dt))
-                     for k, (shape, dt) in self.meta["layout"].items()}
-        self.writer = FrameWriter(sim, suite, robot)
+        self.suite, self.watched = suite, watched
+        self.roster = Roster(sim, suite, robot)
+        self.slots: dict[str, dict[str, np.ndarray]] = {}
+        self._watching: dict[str, list[int]] = {}
+        self.sync()
+
+    def sync(self) -> bool:
+        """Follow robots spawned or deleted since the last call; whether any joined, left
+        or was described again."""
+        changed, gone = self.roster.sync()
+        for name in gone:
+            del self.slots[name]
+            self._watching.pop(name, None)
+        for member in changed:
+            self.slots[member.robot] = {k: np.zeros(shape, dtype=np.dtype(dt))
+                                        for k, (shape, dt) in member.meta["layout"].items()}
+            self._watching.pop(member.robot, None)
+        self.watch()
+        return bool(changed or gone)
+
+    def watch(self) -> None:
+        """Render each camera in the envs whose camera topics are watched (on change)."""
+        for member in self.roster.members.values():
+            envs = sorted({e for e, topic, _ in camera_topics(member) if self.watched(topic)})
+            if member.camera is not None and self._watching.get(member.robot) != envs:
+                camera.watch(self.suite, member.camera, envs)
+                self._watching[member.robot] = envs
 
     def static(self) -> Iterator[Message]:
-        return static_messages([self.meta])
+        return static_messages([m.meta for m in self.roster.members.values()])
 
-    def frame(self) -> Iterator[Message]:
-        """The messages of the readings as they are now (copied at this call)."""
-        self.writer.write(self.slot)
-        return frame_messages([(self.meta, self.slot)])
+    def frame(self) -> list[Message]:
+        """The messages of the readings as they are now (copied at this call); /tf_static
+        first when a robot joined or left since the last frame."""
+        out = list(self.static()) if self.sync() else []
+        members = self.roster.members.values()
+        for member in members:
+            member.writer.write(self.slots[member.robot])
+        if members:
+            out += frame_messages([(m.meta, self.slots[m.robot]) for m in members])
+        return out
 
     @property
     def clock_ns(self) -> int:
         """The sim time of the last frame (ns)."""
-        return nanos(float(self.slot["clock"][0]))
+        return nanos(self.roster.sim.clock)
 
 
 def env_odometry(env: Any) -> tuple[Any, OdometryReading]:

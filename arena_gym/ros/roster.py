@@ -1,0 +1,82 @@
+"""The robots the bridge publishes, kept in step with the scenes: every robot of every env,
+the bridge's own robot first. One path for the rclpy node (server.py), `arena-gym record`
+and `arena-gym view --foxglove` (stream.py).
+
+    roster = Roster(sim, suite, "robot")
+    added, gone = roster.sync()     # after anything that may have changed the scenes
+
+Each robot name is a member: its description (frames.describe: namespaces, frames, the
+frame layout), its frame writer and its camera reading (camera.add_camera: rendered only
+where watched). A robot spawned later joins; one deleted from some envs is described again
+without them; one deleted from every env leaves; one spawned again under the same name
+(a new entity record) is described again. The bridge's own robot reads the suite's specs;
+any other robot gets the sensors layer's default specs of its declared sensors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from arena_gym.ros import camera
+from arena_gym.ros.frames import FrameWriter, describe
+from arena_gym.sensors.readings import CameraReading
+from arena_gym.sensors.suite import SensorSuite, default_specs
+from arena_gym.sim.simulator import Simulator
+
+
+@dataclass
+class Member:
+    robot: str
+    meta: dict  # frames.describe
+    writer: FrameWriter
+    camera: CameraReading | None
+    records: tuple[tuple[int, object], ...]  # (env, entity record) of each env holding it
+
+
+class Roster:
+    """The bridged robots of `sim` (their readings in `suite`), `robot` first."""
+
+    def __init__(self, sim: Simulator, suite: SensorSuite, robot: str) -> None:
+        self.sim, self.suite, self.robot = sim, suite, robot
+        self.members: dict[str, Member] = {}
+        self._version: tuple[int, ...] | None = None
+
+    def sync(self) -> tuple[list[Member], list[str]]:
+        """Follow the compiled scenes: (members new or described again, names gone). Only a
+        comparison when no scene was recompiled since the last call."""
+        version = self.sim.layout_version
+        if version == self._version:
+            return [], []
+        self._version = version
+        found = self._robots()
+        gone = [name for name in self.members if name not in found]
+        changed = []
+        for name, records in found.items():
+            member = self.members.get(name)
+            if member is None or len(member.records) != len(records) or any(
+                    a[0] != b[0] or a[1] is not b[1]
+                    for a, b in zip(member.records, records, strict=True)):
+                member = self._member(name, records)
+                changed.append(member)
+            found[name] = member  # type: ignore[assignment]
+        self.members = found  # type: ignore[assignment]
+        return changed, gone
+
+    def _robots(self) -> dict[str, tuple[tuple[int, object], ...]]:
+        """Each robot name in the scenes (the bridge's robot first, then by env and spawn
+        order) with the (env, entity record) of each env holding it."""
+        found: dict[str, list[tuple[int, object]]] = {self.robot: []}
+        for scene in self.sim.store.scenes:
+            for name, entity in scene.entities.items():
+                if entity.kind == "robot":
+                    found.setdefault(name, []).append((scene.env_id, entity.record))
+        return {name: tuple(records) for name, records in found.items() if records}
+
+    def _member(self, name: str, records: tuple[tuple[int, object], ...]) -> Member:
+        if name != self.robot:  # the sensors layer's defaults, unless the suite reads it
+            for spec in default_specs(self.sim.store):
+                if spec.robot == name and spec.reading_key not in self.suite.readings:
+                    self.suite.add(spec)
+        reading = camera.add_camera(self.suite, name)  # rendered only where watched
+        return Member(name, describe(self.sim, self.suite, name),
+                      FrameWriter(self.sim, self.suite, name), reading, records)
