@@ -50,6 +50,8 @@ class Roster:
         self._version = version
         found = self._robots()
         gone = [name for name in self.members if name not in found]
+        for name in gone:  # nobody can watch it any more
+            camera.watch(self.suite, self.members[name].camera, [])
         changed = []
         for name, records in found.items():
             member = self.members.get(name)

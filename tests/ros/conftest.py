@@ -70,6 +70,10 @@ class Probe:
     def call(self, service: str, kind: str, **request) -> dict:
         return self.ask(do="call", service=service, type=kind, request=request)
 
+    def publishers(self, topic: str, count: int) -> int:
+        """The publishers of `topic`, once there are `count` (10 s at most)."""
+        return self.ask(do="publishers", topic=topic, count=count, timeout=10)
+
     def step(self, steps: int) -> dict:
         return self.call("/mujoco/step", "arena_gym_interfaces/srv/Step", steps=steps)
 
@@ -102,6 +106,18 @@ def served(store, name: str, venv: Path, lockstep: bool = True):
         thread.join(timeout=10)
         suite.close()
         sim.close()
+
+
+def camera_robot_urdf(folder: Path, width: int, height: int) -> Path:
+    """The built-in robot with a 10 Hz camera above its lidar, looking ahead."""
+    from arena_gym.worlds.default import builtin_robot_urdf
+    from tests.sensors.worlds import camera_block
+
+    text = builtin_robot_urdf().read_text().replace("</robot>", camera_block(
+        width=width, height=height, rate=10.0, reference="base_scan") + "</robot>")
+    urdf = folder / "camerabot.urdf"
+    urdf.write_text(text)
+    return urdf
 
 
 @pytest.fixture(scope="module")

@@ -7,6 +7,7 @@ Reads one JSON command per line on stdin, answers one JSON line on stdout:
   {"do": "wait", "topic": T, "count": n, "timeout": s}   until n messages are buffered
   {"do": "call", "service": S, "type": "pkg/srv/Name", "request": {...}}
   {"do": "publish", "topic": T, "type": ..., "msg": {...}}
+  {"do": "publishers", "topic": T, "count": n, "timeout": s}   until T has n publishers
 Messages travel as dicts (nested fields, sequences as lists).
 """
 
@@ -94,6 +95,12 @@ def main() -> None:
             out = node.count_publishers(topic)
         elif do == "unlisten":
             out = node.destroy_subscription(subscriptions.pop(cmd["topic"]))
+        elif do == "publishers":  # discovery takes a moment to see one come or go
+            deadline = time.monotonic() + cmd.get("timeout", 10)
+            while node.count_publishers(cmd["topic"]) != cmd["count"] and \
+                    time.monotonic() < deadline:
+                time.sleep(0.02)
+            out = node.count_publishers(cmd["topic"])
         elif do == "take":
             with lock:
                 out, buffers[cmd["topic"]] = buffers[cmd["topic"]], []

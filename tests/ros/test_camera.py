@@ -9,8 +9,7 @@ import time
 import numpy as np
 import pytest
 
-from tests.ros.conftest import Probe, served
-from tests.sensors.worlds import camera_block
+from tests.ros.conftest import Probe, camera_robot_urdf, served
 
 W, H = 32, 24
 BOX_X = 1.5  # m, the red box's centre ahead of the robot (0.4 m deep: its face at 1.3 m)
@@ -27,12 +26,8 @@ def camera_bridge(ros_env, tmp_path_factory):
     (above its lidar, looking ahead) and a red box 1.5 m in front of it."""
     from arena_gym.ros.run import build_envs
     from arena_gym.scene.records import Prim
-    from arena_gym.worlds.default import builtin_robot_urdf
 
-    text = builtin_robot_urdf().read_text().replace("</robot>", camera_block(
-        width=W, height=H, rate=10.0, reference="base_scan") + "</robot>")
-    urdf = tmp_path_factory.mktemp("camerabot") / "camerabot.urdf"
-    urdf.write_text(text)
+    urdf = camera_robot_urdf(tmp_path_factory.mktemp("camerabot"), W, H)
     store, name = build_envs("empty", str(urdf), 2, seed=0)
     for env in range(2):
         store.spawn_prims(env, [Prim("red", pose=(BOX_X, 0.0, 0.3, 0.0), scale=(0.4, 1.0, 0.6),
