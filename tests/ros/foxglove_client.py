@@ -47,6 +47,9 @@ class FoxgloveClient:
             elif op["op"] == "advertise":
                 for channel in op["channels"]:
                     self.channels[channel["topic"]] = channel
+            elif op["op"] == "unadvertise":  # closed channels
+                gone = set(op["channelIds"])
+                self.channels = {t: c for t, c in self.channels.items() if c["id"] not in gone}
             return
         if frame[0] == TIME:
             self.times.append(struct.unpack_from("<Q", frame, 1)[0])

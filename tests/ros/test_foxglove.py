@@ -19,6 +19,10 @@ from hypothesis import strategies as st
 from arena_gym.cli import main
 from arena_gym.envs.vector_env import ArenaVectorEnv
 from arena_gym.ros.foxglove_server import INSTALL_HINT, FoxgloveServer, start_foxglove
+from arena_gym.ros.run import build_envs
+from arena_gym.sensors.suite import SensorSuite
+from arena_gym.sim.simulator import Simulator
+from tests.ros.conftest import camera_robot_urdf
 from tests.ros.foxglove_client import FoxgloveClient
 
 TOPICS = ["/robot/scan", "/tf", "/tf_static", "/env_1/robot/odom"]
@@ -170,3 +174,43 @@ def test_without_the_sdk_the_error_names_the_extra(monkeypatch):
 def test_the_view_command_refuses_a_bad_address(argv, capsys, message):
     assert main(["view", *argv]) == 2
     assert capsys.readouterr().err == f"arena-gym: error: {message}\n"
+
+
+def test_a_robot_spawned_later_is_served_with_its_camera_while_a_client_subscribes(tmp_path):
+    store, name = build_envs("empty", "builtin", 2, seed=0)
+    sim = Simulator(store, nthread=1)
+    suite = SensorSuite(sim, seed=0)
+    server = FoxgloveServer(port=0).attach(sim, suite, name).publish_ticks()
+    client = FoxgloveClient(server.port)
+    image, odom = "/env_1/cam2/image_raw", "/env_1/cam2/odom"
+    try:
+        store.spawn_urdf(1, "cam2", camera_robot_urdf(tmp_path, 32, 24), pose=(1.5, 0.5, 0.3))
+        sim.step(100)  # it joins; its camera channels are advertised at once
+        reading = suite["cam2/cam@ros"]
+        assert reading.count.tolist() == [0, 0]  # nobody subscribes: nothing renders
+        client.subscribe([image, odom])
+        for _ in range(50):  # the subscription is live once an image arrives
+            sim.step(10)
+            if client.pump(lambda: image in client.received, timeout=0.2):
+                break
+        sim.step(100)  # 0.2 s more: two more images at 10 Hz
+        last = round(reading.stamp[1] * 1e9)
+        assert client.pump(lambda: client.received[image][-1][0] == last)
+        msg = client.received[image][-1][1]
+        assert msg.header.frame_id == "env_1/cam2/cam_optical"
+        np.testing.assert_array_equal(np.frombuffer(bytes(msg.data), np.uint8).reshape(24, 32, 3),
+                                      reading.rgb[1])
+        assert reading.count[0] == 0 and reading.count[1] >= 3  # env 1 only, while watched
+        now = round(sim.clock * 1e9)
+        assert client.pump(lambda: client.received[odom][-1][0] == now)
+        p = client.received[odom][-1][1].pose.pose.position
+        np.testing.assert_array_equal([p.x, p.y, p.z], suite["cam2/odom"].position[1])
+        store.delete_prims(1, ["cam2"])
+        sim.step(10)  # it leaves: its channels close
+        assert client.pump(lambda: image not in client.channels and odom not in client.channels)
+        assert "/env_1/robot/odom" in client.channels
+    finally:
+        client.close()
+        server.close()
+        suite.close()
+        sim.close()

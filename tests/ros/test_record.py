@@ -11,6 +11,7 @@ from arena_gym.ros.record import Recorder
 from arena_gym.ros.run import build_envs
 from arena_gym.sensors.suite import SensorSuite
 from arena_gym.sim.simulator import Simulator
+from tests.ros.conftest import camera_robot_urdf
 
 TYPES = {
     "/clock": "rosgraph_msgs/msg/Clock",
@@ -27,6 +28,11 @@ TYPES = {
     "/env_1/robot/imu": "sensor_msgs/msg/Imu",
     "/env_1/robot/joint_states": "sensor_msgs/msg/JointState",
 }
+W, H = 32, 24  # the spawned robot's camera
+CAMERA = {"/env_1/cam2/image_raw": "sensor_msgs/msg/Image",
+          "/env_1/cam2/depth/image_raw": "sensor_msgs/msg/Image",
+          "/env_1/cam2/depth/points": "sensor_msgs/msg/PointCloud2",
+          "/env_1/cam2/camera_info": "sensor_msgs/msg/CameraInfo"}
 
 
 def read(path):
@@ -81,3 +87,44 @@ def test_the_record_command_reports_its_counts(tmp_path, capsys):
     # 10 ticks x (tf, odom, imu, joint_states, clock), 3 lidar samples (0.02, 0.1, 0.2 s) x
     # (scan, points), tf_static
     assert len(read(out)) == 57
+
+
+def test_a_recording_follows_robots_spawned_and_deleted_later_with_camera_images(tmp_path):
+    store, name = build_envs("empty", "builtin", 2, seed=0)
+    sim = Simulator(store, nthread=1)
+    suite = SensorSuite(sim, seed=0)
+    recorder = Recorder(sim, suite, name, tmp_path / "run.mcap")
+    sim.step(100)  # 0.2 s: 10 ticks of the first robot alone
+    store.spawn_urdf(1, "cam2", camera_robot_urdf(tmp_path, W, H), pose=(1.5, 0.5, 0.3))
+    sim.step(200)  # to 0.6 s: it joins with the tick that compiles it
+    reading = suite["cam2/cam@ros"]
+    rgb = reading.rgb[1].copy()
+    store.delete_prims(1, ["cam2"])
+    sim.step(100)  # to 0.8 s: it left
+    recorder.close()
+    messages = read(tmp_path / "run.mcap")
+    kinds = {topic: kind for topic, kind, _ in messages}
+    assert {t: kinds.get(t) for t in CAMERA} == CAMERA
+    counts = {t: sum(1 for topic, _, _ in messages if topic == t) for t in CAMERA}
+    # the 10 Hz camera renders in env 1 only, from its first sample (the tick after it
+    # joined, 0.24 s) and then at 0.3, 0.4, 0.5 and 0.6 s
+    assert counts == dict.fromkeys(CAMERA, 5) and reading.count.tolist() == [0, 5]
+    images = [msg for topic, _, msg in messages if topic == "/env_1/cam2/image_raw"]
+    np.testing.assert_array_equal(np.frombuffer(bytes(images[-1].data), np.uint8)
+                                  .reshape(H, W, 3), rgb)
+    assert images[-1].header.frame_id == "env_1/cam2/cam_optical"
+    odom = [msg for topic, _, msg in messages if topic == "/env_1/cam2/odom"]
+    assert len(odom) == 19  # each tick from 0.24 s (its first reading) to 0.6 s
+    p = odom[-1].pose.pose.position
+    assert (p.x, p.y) == pytest.approx((1.5, 0.5), abs=0.01)
+    tfs = [msg for topic, _, msg in messages if topic == "/tf"]
+    children = [[t.child_frame_id for t in tf.transforms] for tf in tfs]
+    pair = ["robot/base_footprint", "env_1/robot/base_footprint"]
+    assert children[:11] == [pair] * 11 and children[-10:] == [pair] * 10
+    assert children[11] == [*pair, "env_1/cam2/base_footprint"]  # 0.24 s
+    statics = [{t.child_frame_id for t in msg.transforms}
+               for topic, _, msg in messages if topic == "/tf_static"]
+    assert len(statics) == 3  # at the start, when it joined, when it left
+    assert "env_1/cam2/cam_optical" in statics[1] and statics[0] == statics[2]
+    suite.close()
+    sim.close()
