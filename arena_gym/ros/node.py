@@ -8,7 +8,9 @@ messages.py serializes, in its order (`/tf` first, `/clock` last: the clock neve
 ahead of the transforms), as raw CDR bytes: building rclpy message objects field by field
 cost more than the physics. Service requests, `cmd_vel` and the joint commands become
 commands on the link; the simulator process answers them. The node also tells it which
-envs' camera topics have subscribers ("watchers"): images render only there.
+envs' camera topics have subscribers, per robot name ("watchers"): images render only there.
+Robot names come and go ("robot", "unbridge" on the link, between frames): the node creates,
+keeps or destroys their publishers and subscriptions to match.
 """
 
 from __future__ import annotations

@@ -121,11 +121,13 @@ def camera_robot_urdf(folder: Path, width: int, height: int) -> Path:
 
 
 @pytest.fixture(scope="module")
-def bridge(ros_env):
-    """A lockstep bridge (paused) over 2 envs of the default world, served on a thread."""
+def bridge(ros_env, request):
+    """A lockstep bridge (paused) over 2 envs of the built-in robot in the default world (or
+    the test module's WORLD), served on a thread."""
     from arena_gym.ros.run import build_envs
 
-    with served(*build_envs("default", "builtin", 2, seed=0), ros_env) as b:
+    world = getattr(request.module, "WORLD", "default")
+    with served(*build_envs(world, "builtin", 2, seed=0), ros_env) as b:
         yield b
 
 

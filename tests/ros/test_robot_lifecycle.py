@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.ros.conftest import camera_robot_urdf, served
+from tests.ros.conftest import camera_robot_urdf
 
 W, H = 32, 24
 KEY = "cam2/cam@ros"  # the bridge's reading of the spawned robot's camera
@@ -19,16 +19,7 @@ CAMERA = {"image_raw": IMAGE, "depth/image_raw": IMAGE,
           "depth/points": "sensor_msgs/msg/PointCloud2",
           "camera_info": "sensor_msgs/msg/CameraInfo"}
 TF = "tf2_msgs/msg/TFMessage"
-
-
-@pytest.fixture(scope="module")
-def bridge(ros_env):
-    """A lockstep bridge over 2 empty envs of the built-in robot (the conftest probe
-    talks to it)."""
-    from arena_gym.ros.run import build_envs
-
-    with served(*build_envs("empty", "builtin", 2, seed=0), ros_env) as b:
-        yield b
+WORLD = "empty"  # the conftest bridge's world
 
 
 @pytest.fixture(scope="module")

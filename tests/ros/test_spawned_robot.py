@@ -10,24 +10,13 @@ import time
 import numpy as np
 import pytest
 
-from tests.ros.conftest import served
-
 SPAWN = (1.5, 0.5, 0.3)  # x, y, yaw in env 1
 NS = "/env_1/r2"
 TOPICS = {f"{NS}/odom": "nav_msgs/msg/Odometry", f"{NS}/scan": "sensor_msgs/msg/LaserScan",
           f"{NS}/points": "sensor_msgs/msg/PointCloud2", f"{NS}/imu": "sensor_msgs/msg/Imu",
           f"{NS}/joint_states": "sensor_msgs/msg/JointState", "/tf": "tf2_msgs/msg/TFMessage",
           "/env_1/robot/odom": "nav_msgs/msg/Odometry"}
-
-
-@pytest.fixture(scope="module")
-def bridge(ros_env):
-    """A lockstep bridge over 2 empty envs of the built-in robot (the conftest probe
-    talks to it)."""
-    from arena_gym.ros.run import build_envs
-
-    with served(*build_envs("empty", "builtin", 2, seed=0), ros_env) as b:
-        yield b
+WORLD = "empty"  # the conftest bridge's world
 
 
 @pytest.fixture(scope="module")
