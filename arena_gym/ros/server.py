@@ -132,7 +132,7 @@ class Bridge:
             self.link.send({"op": "unbridge", "robot": name})
             self.frames.pop(name).close(unlink=True)  # the node's mapping stays valid
         for member in changed:
-            meta = dict(member.meta, serving=self.serving)
+            meta = dict(member.meta)  # its own frames file: its "shm"
             old = self.frames.get(member.robot)
             self.frames[member.robot] = frames_file(
                 meta, Path(self._folder.name) / f"frames_{next(self._files)}")
