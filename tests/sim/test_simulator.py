@@ -8,9 +8,12 @@ import time
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from arena_gym.scene import Prim, SceneStore
 from arena_gym.sim import Simulator
+from arena_gym.worlds.default import builtin_robot_urdf
 from tests.conftest import snapshot, spawn
 
 
@@ -247,3 +250,33 @@ def test_state_views_write_through_and_reset_restores_defaults(assets):
     assert store.data(2).time == 0.0
     assert store.get_pose(2, "burger")[0][0] == pytest.approx(0.0, abs=1e-9)
     assert store.get_pose(0, "burger")[0][0] == pytest.approx(5.0, abs=1e-3)
+
+
+@pytest.fixture(scope="module")
+def wheeled():
+    """One env of the built-in robot (wheel velocity servos), shared by the examples: a
+    rejected command leaves it as it was."""
+    store = SceneStore(1)
+    store.spawn_urdf(0, "robot", builtin_robot_urdf())
+    sim = Simulator(store)
+    return sim, store.data(0).ctrl.copy()
+
+
+WHEELS = st.sampled_from(["wheel_left_joint", "wheel_right_joint"])
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(WHEELS, st.floats(-5, 5)), max_size=2, unique_by=lambda t: t[0]),
+       st.one_of(st.tuples(st.text("abcdefghijklmnopqrstuvwxyz_0123456789", max_size=8)
+                           .filter(lambda n: not n.startswith("wheel_")),
+                           st.floats(-5, 5)),
+                 st.tuples(WHEELS, st.sampled_from([math.nan, math.inf, -math.inf]))),
+       st.integers(0, 2))
+def test_a_joint_command_with_any_bad_entry_changes_nothing(wheeled, good, bad, at):
+    sim, ctrl = wheeled
+    targets = [(f"robot/{n}", v) for n, v in good if n != bad[0]]
+    targets.insert(min(at, len(targets)), (f"robot/{bad[0]}", bad[1]))
+    with pytest.raises((KeyError, ValueError), match=re.escape(repr(f"robot/{bad[0]}")[1:-1])):
+        sim.set_joints(0, targets, "velocity")
+    sim.step(10)
+    np.testing.assert_array_equal(sim.store.data(0).ctrl, ctrl)
