@@ -92,11 +92,11 @@ class BridgeNode:
         self._watched: dict[str, list[int]] = {}  # per robot name: envs watching its camera
         # the reader thread changes topics while the executor's watch() counts subscribers
         self._lock = threading.Lock()
+        self._timer = None  # watch()'s, made with the first camera
         self.static = node.create_publisher(TFMessage, "/tf_static", latched)
         for member in meta["members"]:
             self.bridge(member, latch=False)
         self._latch()
-        node.create_timer(WATCH_PERIOD, self.watch)
         self._services(qos)
 
     def _wanted(self, meta: dict) -> dict[str, type]:
@@ -149,6 +149,8 @@ class BridgeNode:
                     subs[ns] = self._commands(name, r)
             old = self.groups.get(name)
             self.groups[name] = (meta, frames)
+            if meta["camera"] and self._timer is None:
+                self._timer = self.node.create_timer(WATCH_PERIOD, self.watch)
             self._watched.pop(name, None)  # its camera was described again: say who watches
         if old is not None:
             old[1].close()
