@@ -17,7 +17,7 @@ only.
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator
+from collections.abc import Callable, Container, Iterator
 
 import numpy as np
 
@@ -101,23 +101,47 @@ class Cdr:
 
 
 class Template:
-    """A message whose layout is fixed (its strings and sequence lengths known): encoded
-    once with zeros, then each message is a copy with the stamp and the doubles written
-    at their offsets (a few microseconds instead of a field-by-field encode)."""
+    """A message whose layout is fixed (its strings and sequence lengths known), encoded
+    once with zeros; a message is that encoding with its stamps and values put in by one
+    `struct` call (Python floats and bytes, no numpy per message: per-message Python and
+    numpy calls were most of the bridge's cost per tick).
 
-    def __init__(self, cdr: Cdr, stamp_at: int, doubles_at: list[int]) -> None:
-        self.data, self.stamp_at, self.doubles_at = bytes(cdr.buf), stamp_at, doubles_at
+    `stamps`: the offsets of the header stamps (all filled with one time); `values`:
+    (offset, count, code) of each value field, code "d" (count doubles) or "s" (count
+    bytes, given as bytes)."""
 
-    def fill(self, ns: int, *doubles: np.ndarray) -> bytes:
-        buf = bytearray(self.data)
-        struct.pack_into("<iI", buf, self.stamp_at, ns // 1_000_000_000, ns % 1_000_000_000)
-        for at, values in zip(self.doubles_at, doubles, strict=True):
-            raw = values.astype("<f8", copy=False).tobytes()
-            buf[at:at + len(raw)] = raw
-        return bytes(buf)
+    def __init__(self, cdr: Cdr, stamps: list[int], values: list[tuple[int, int, str]]
+                 ) -> None:
+        self.data = bytes(cdr.buf)
+        fields = sorted([(at, 8, "iI", None) for at in stamps] +
+                        [(at, count * (8 if code == "d" else 1), f"{count}{code}", k)
+                         for k, (at, count, code) in enumerate(values)])
+        fmt, self._plan, end = "<", [], 0  # plan: None (a stamp) or a value's index
+        for at, size, code, k in fields:
+            if at > end:
+                fmt += f"{at - end}s"
+                self._plan.append(self.data[end:at])
+            fmt += code
+            self._plan.append(k if k is None or code.endswith("s") else (k,))
+            end = at + size
+        fmt += f"{len(self.data) - end}s"
+        self._plan.append(self.data[end:])
+        self._struct = struct.Struct(fmt)
 
-
-_XYZW = [1, 2, 3, 0]  # (w, x, y, z) -> ROS's (x, y, z, w)
+    def fill(self, ns: int, *values) -> bytes:
+        """The message stamped `ns` holding `values` (sequences of floats, or bytes)."""
+        args: list = []
+        stamp = (ns // 1_000_000_000, ns % 1_000_000_000)
+        for part in self._plan:
+            if part is None:
+                args += stamp
+            elif type(part) is tuple:
+                args += values[part[0]]
+            elif type(part) is int:
+                args.append(values[part])
+            else:
+                args.append(part)
+        return self._struct.pack(*args)
 
 
 def odom_template(ns: str, base: str) -> Template:
@@ -128,7 +152,7 @@ def odom_template(ns: str, base: str) -> Template:
     c.f64_bytes(_ZEROS_36)
     twist = c.f64s(np.zeros(6))
     c.f64_bytes(_ZEROS_36)
-    return Template(c, stamp_at, [pose, twist])
+    return Template(c, [stamp_at], [(pose, 7, "d"), (twist, 6, "d")])
 
 
 def imu_template(frame: str) -> Template:
@@ -140,7 +164,8 @@ def imu_template(frame: str) -> Template:
     c.f64_bytes(_ZEROS_9)
     accel = c.f64s(np.zeros(3))
     c.f64_bytes(_ZEROS_9)
-    return Template(c, stamp_at, [orientation, gyro, accel])
+    return Template(c, [stamp_at],
+                    [(orientation, 4, "d"), (gyro, 3, "d"), (accel, 3, "d")])
 
 
 def joints_template(names: list[str]) -> Template:
@@ -154,7 +179,33 @@ def joints_template(names: list[str]) -> Template:
     c.u32(len(names))
     velocity = c.f64s(np.zeros(len(names)))
     c.u32(0)  # no efforts
-    return Template(c, stamp_at, [position, velocity])
+    return Template(c, [stamp_at], [(position, len(names), "d"), (velocity, len(names), "d")])
+
+
+def scan_template(lidar: dict, ns: str) -> Template:
+    """LaserScan of one lidar: a multi-ring lidar's middle ring (as Arena's backend), its
+    `beams` float32 ranges (as bytes) the only values that change."""
+    c = Cdr()
+    stamp_at = c.header(0, f"{ns}/{lidar['frame']}")
+    c.f32s((lidar["angle_min"], lidar["angle_max"], lidar["angle_increment"], 0.0,
+            lidar["scan_time"], lidar["range_min"], lidar["range_max"]))
+    c.f32_seq(np.zeros(lidar["beams"]))
+    ranges = len(c.buf) - 4 * lidar["beams"]
+    c.u32(0)  # no intensities
+    return Template(c, [stamp_at], [(ranges, 4 * lidar["beams"], "s")])
+
+
+def tf_template(frames: list[tuple[str, str]]) -> Template:
+    """TFMessage of (parent, child) transforms, all at one stamp: values are each
+    transform's xyz and x, y, z, w quaternion (7 doubles)."""
+    c = Cdr()
+    c.u32(len(frames))
+    stamps, poses = [], []
+    for parent, child in frames:
+        stamps.append(c.header(0, parent))
+        c.string(child)
+        poses.append((c.f64s(np.zeros(7)), 7, "d"))
+    return Template(c, stamps, poses)
 
 
 def nanos(t: float) -> int:
@@ -191,88 +242,131 @@ def static_messages(metas: list[dict]) -> Iterator[Message]:
 def _templates(meta: dict) -> dict:
     cached = meta.get("_templates")
     if cached is None:
-        imu = meta["imu"]
+        robots, imu, lidar = meta["robots"], meta["imu"], meta["lidar"]
         cached = meta["_templates"] = {
-            "odom": [odom_template(r["ns"], r["base"]) for r in meta["robots"]],
-            "imu": [imu_template(f"{r['ns']}/{imu['frame']}") if imu else None
-                    for r in meta["robots"]],
-            "joints": [joints_template(r["joints"]) for r in meta["robots"]],
+            "odom": [odom_template(r["ns"], r["base"]) for r in robots],
+            "imu": [imu_template(f"{r['ns']}/{imu['frame']}") if imu else None for r in robots],
+            "joints": [joints_template(r["joints"]) for r in robots],
+            "scan": [scan_template(lidar, r["ns"]) if lidar else None for r in robots],
             # the lidar's unit beam directions (rings * beams, 3), ring-major as its ranges
-            "directions": (np.asarray(meta["lidar"]["directions"], dtype=np.float32)
-                           if meta["lidar"] else None),
+            "directions": (np.asarray(lidar["directions"], dtype=np.float32)
+                           if lidar else None),
             "camera_info": [camera_info_template(f"{r['ns']}/{meta['camera']['optical']}",
                                                  meta["camera"]) if meta["camera"] else None
-                            for r in meta["robots"]],
+                            for r in robots],
+            "topics": [{kind: f"/{r['ns']}/{kind}" for kind in
+                        ("odom", "scan", "points", "imu", "joint_states")} for r in robots],
+            "tf": {},  # the /tf template of each set of robots with valid odometry
         }
     return cached
 
 
-def frame_messages(groups: list[tuple[dict, dict[str, np.ndarray]]]) -> Iterator[Message]:
+class Columns:
+    """A frame's arrays as Python lists, each converted once when first read: the messages
+    of a tick index these per robot without a numpy call each."""
+
+    def __init__(self, frame: dict[str, np.ndarray]) -> None:
+        self.frame = frame
+        self._lists: dict[str, list] = {}
+
+    def __getitem__(self, name: str) -> list:
+        out = self._lists.get(name)
+        if out is None:
+            out = self._lists[name] = self.frame[name].tolist()
+        return out
+
+
+def frame_messages(groups: list[tuple[dict, dict[str, np.ndarray]]],
+                   wanted: Container[str] | None = None) -> Iterator[Message]:
     """The messages of one tick: `groups` holds (meta, frame) of each bridged robot name
-    (the bridge's robot first; a robot spawned later adds one), all at the same clock."""
+    (the bridge's robot first; a robot spawned later adds one), all at the same clock.
+    `wanted`: the topics to encode (the rclpy node's: those with subscribers); None: all."""
+    want = _every if wanted is None else wanted.__contains__
+    columns = [(meta, Columns(f)) for meta, f in groups]
     f0 = groups[0][1]
     now = nanos(float(f0["clock"][0]))
-    transforms = [(now, f"{r['ns']}/odom", f"{r['ns']}/{r['base']}",
-                   f["odom.position"][r["env"]], f["odom.orientation"][r["env"]])
-                  for meta, f in groups for r in meta["robots"] if f["odom.valid"][r["env"]]]
-    yield "/tf", "tf2_msgs/msg/TFMessage", tf_message(transforms), now
-    if not f0["paused"][0]:
-        for meta, f in groups:
-            yield from _robot_messages(meta, f)
-    for meta, f in groups:
-        yield from _joint_states(meta, f, _templates(meta), now)
-    if not f0["paused"][0]:
+    paused = bool(f0["paused"][0])
+    if want("/tf"):
+        yield "/tf", "tf2_msgs/msg/TFMessage", _tf(columns, now), now
+    if not paused:
+        for meta, f in columns:
+            yield from _robot_messages(meta, f, want)
+    for meta, f in columns:
+        yield from _joint_states(meta, f, now, want)
+    if not paused and want("/clock"):
         yield "/clock", "rosgraph_msgs/msg/Clock", clock_message(now), now
 
 
-def _robot_messages(meta: dict, f: dict[str, np.ndarray]) -> Iterator[Message]:
-    """Each robot's sensor topics sampled this tick (of one robot name, every env)."""
+def _every(topic: str) -> bool:
+    return True
+
+
+def _pose(f: Columns, e: int) -> list[float]:
+    """Env e's odometry position and (x, y, z, w) orientation, as odom and tf hold them."""
+    w, x, y, z = f["odom.orientation"][e]
+    return [*f["odom.position"][e], x, y, z, w]
+
+
+def _tf(columns: list[tuple[dict, Columns]], now: int) -> bytes:
+    """The TFMessage of every robot with a valid odometry reading (of each robot name)."""
+    robots = [(r, f) for meta, f in columns for r in meta["robots"]
+              if f["odom.valid"][r["env"]]]
+    key = tuple(r["ns"] for r, _ in robots)
+    cache = _templates(columns[0][0])["tf"]
+    template = cache.get(key)
+    if template is None:
+        if len(cache) > 64:  # validity flickering through many sets: keep memory bounded
+            cache.clear()
+        template = cache[key] = tf_template(
+            [(f"{r['ns']}/odom", f"{r['ns']}/{r['base']}") for r, _ in robots])
+    return template.fill(now, *[_pose(f, r["env"]) for r, f in robots])
+
+
+def _robot_messages(meta: dict, f: Columns, want: Callable[[str], bool]) -> Iterator[Message]:
+    """Each robot's wanted sensor topics sampled this tick (of one robot name, every env)."""
     templates = _templates(meta)
     lidar, imu = meta["lidar"], meta["imu"]
-    pose = np.concatenate([f["odom.position"], f["odom.orientation"][:, _XYZW]], axis=1)
-    twist = np.concatenate([f["odom.linear_velocity"], f["odom.angular_velocity"]], axis=1)
-    imu_quat = f["imu.orientation"][:, _XYZW] if imu else None
+    ranges = None
     for i, r in enumerate(meta["robots"]):
-        e, ns = r["env"], r["ns"]
-        if f["odom.fresh"][e]:
-            t = nanos(float(f["odom.stamp"][e]))
-            yield (f"/{ns}/odom", "nav_msgs/msg/Odometry",
-                   templates["odom"][i].fill(t, pose[e], twist[e]), t)
+        e, ns, topics = r["env"], r["ns"], templates["topics"][i]
+        if f["odom.fresh"][e] and want(topics["odom"]):
+            t = nanos(f["odom.stamp"][e])
+            yield topics["odom"], "nav_msgs/msg/Odometry", templates["odom"][i].fill(
+                t, _pose(f, e), f["odom.linear_velocity"][e] + f["odom.angular_velocity"][e]), t
         if lidar and f["scan.fresh"][e]:
-            yield from lidar_messages(lidar, ns, f["scan.ranges"][e],
-                                      nanos(float(f["scan.stamp"][e])), templates["directions"])
-        if imu and f["imu.fresh"][e]:
-            t = nanos(float(f["imu.stamp"][e]))
-            yield (f"/{ns}/imu", "sensor_msgs/msg/Imu", templates["imu"][i].fill(
-                t, imu_quat[e], f["imu.angular_velocity"][e], f["imu.linear_acceleration"][e]),
-                t)
-        if meta["camera"] and f["camera.fresh"][e]:
-            yield from camera_messages(meta["camera"], ns, f, e, templates["camera_info"][i])
+            t = nanos(f["scan.stamp"][e])
+            if want(topics["scan"]):
+                if ranges is None:  # a multi-ring lidar's middle ring, as Arena's backend
+                    scan = f.frame["scan.ranges"]
+                    ranges = np.ascontiguousarray(
+                        scan[:, scan.shape[1] // 2] if scan.ndim == 3 else scan,
+                        dtype="<f4").tobytes()
+                size = 4 * lidar["beams"]
+                yield (topics["scan"], "sensor_msgs/msg/LaserScan",
+                       templates["scan"][i].fill(t, ranges[size * e:size * (e + 1)]), t)
+            if want(topics["points"]):
+                yield topics["points"], "sensor_msgs/msg/PointCloud2", cloud(
+                    t, f"{ns}/{lidar['frame']}", lidar["rings"], lidar["beams"],
+                    lidar_points(f.frame["scan.ranges"][e], templates["directions"])), t
+        if imu and f["imu.fresh"][e] and want(topics["imu"]):
+            t = nanos(f["imu.stamp"][e])
+            w, x, y, z = f["imu.orientation"][e]
+            yield topics["imu"], "sensor_msgs/msg/Imu", templates["imu"][i].fill(
+                t, [x, y, z, w], f["imu.angular_velocity"][e],
+                f["imu.linear_acceleration"][e]), t
+        if meta["camera"] and f["camera.fresh"][e]:  # rendered only while watched
+            yield from (m for m in camera_messages(meta["camera"], ns, f.frame, e,
+                                                   templates["camera_info"][i]) if want(m[0]))
 
 
-def _joint_states(meta: dict, f: dict[str, np.ndarray], templates: dict,
-                  now: int) -> Iterator[Message]:
+def _joint_states(meta: dict, f: Columns, now: int,
+                  want: Callable[[str], bool]) -> Iterator[Message]:
+    templates = _templates(meta)
     for i, r in enumerate(meta["robots"]):
-        e = r["env"]
-        if r["joints"]:
-            yield (f"/{r['ns']}/joint_states", "sensor_msgs/msg/JointState",
+        e, topic = r["env"], templates["topics"][i]["joint_states"]
+        if r["joints"] and want(topic):
+            yield (topic, "sensor_msgs/msg/JointState",
                    templates["joints"][i].fill(now, f["joint_pos"][e], f["joint_vel"][e]), now)
-
-
-def lidar_messages(lidar: dict, ns: str, ranges: np.ndarray, t: int,
-                   directions: np.ndarray) -> Iterator[Message]:
-    """One lidar sample: its LaserScan (a multi-ring lidar's middle ring, ring rings // 2, as
-    Arena's backend) and its PointCloud2 (every ring)."""
-    frame = f"{ns}/{lidar['frame']}"
-    c = Cdr()
-    c.header(t, frame)
-    c.f32s((lidar["angle_min"], lidar["angle_max"], lidar["angle_increment"], 0.0,
-            lidar["scan_time"], lidar["range_min"], lidar["range_max"]))
-    c.f32_seq(ranges[ranges.shape[0] // 2] if ranges.ndim == 2 else ranges)
-    c.u32(0)  # no intensities
-    yield f"/{ns}/scan", "sensor_msgs/msg/LaserScan", bytes(c.buf), t
-    yield f"/{ns}/points", "sensor_msgs/msg/PointCloud2", cloud(
-        t, frame, lidar["rings"], lidar["beams"], lidar_points(ranges, directions)), t
 
 
 def lidar_points(ranges: np.ndarray, directions: np.ndarray) -> np.ndarray:
@@ -335,7 +429,7 @@ def camera_info_template(frame: str, camera: dict) -> Template:
     for _ in range(6):  # binning x, y; roi x_offset, y_offset, height, width (0: full)
         c.u32(0)
     c.u8(0)  # roi.do_rectify
-    return Template(c, stamp_at, [])
+    return Template(c, [stamp_at], [])
 
 
 def camera_messages(camera: dict, ns: str, f: dict[str, np.ndarray], e: int,

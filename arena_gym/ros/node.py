@@ -5,7 +5,8 @@
 It imports only rclpy, the message packages, `wire.py` and `messages.py` (beside it, by
 path): never arena_gym. Per frame (one simulator tick) it publishes the messages that
 messages.py serializes, in its order (`/tf` first, `/clock` last: the clock never runs
-ahead of the transforms), as raw CDR bytes: building rclpy message objects field by field
+ahead of the transforms) of the topics with subscribers, as raw CDR bytes: building rclpy
+message objects field by field
 cost more than the physics. Service requests, `cmd_vel` and the joint commands become
 commands on the link; the simulator process answers them. The node also tells it which
 envs' camera topics have subscribers, per robot name ("watchers"): images render only there.
@@ -22,6 +23,7 @@ import os
 import socket
 import sys
 import threading
+import time
 
 import arena_gym_interfaces.srv as srv
 import rclpy
@@ -43,7 +45,7 @@ DEPTH = 1000  # bursts of requests from several envs are not dropped
 CAMERA_TYPES = {"sensor_msgs/msg/Image": Image, "sensor_msgs/msg/CameraInfo": CameraInfo,
                 "sensor_msgs/msg/PointCloud2": PointCloud2}
 JOINT_MODES = ("velocity", "position")
-WATCH_PERIOD = 0.05  # s of wall time between looks at the camera topics' subscriber counts
+WATCH_PERIOD = 0.05  # s of wall time between looks at the topics' subscriber counts
 
 
 def slabs(request) -> dict:
@@ -92,7 +94,8 @@ class BridgeNode:
         self._watched: dict[str, list[int]] = {}  # per robot name: envs watching its camera
         # the reader thread changes topics while the executor's watch() counts subscribers
         self._lock = threading.Lock()
-        self._timer = None  # watch()'s, made with the first camera
+        self.wanted: frozenset[str] = frozenset()  # the topics with subscribers (watch)
+        self._next_watch = 0.0
         self.static = node.create_publisher(TFMessage, "/tf_static", latched)
         for member in meta["members"]:
             self.bridge(member, latch=False)
@@ -149,9 +152,8 @@ class BridgeNode:
                     subs[ns] = self._commands(name, r)
             old = self.groups.get(name)
             self.groups[name] = (meta, frames)
-            if meta["camera"] and self._timer is None:
-                self._timer = self.node.create_timer(WATCH_PERIOD, self.watch)
             self._watched.pop(name, None)  # its camera was described again: say who watches
+            self._next_watch = 0.0  # its topics' subscribers: counted at the next frame
         if old is not None:
             old[1].close()
         if latch:
@@ -255,15 +257,21 @@ class BridgeNode:
                         "names": list(msg.name), "values": [float(v) for v in values]})
 
     def watch(self) -> None:
-        """Tell the simulator side which envs' camera topics have subscribers, per robot
-        name, on change (executor thread: the timer and service callbacks)."""
+        """Look at the subscriber counts: only topics with subscribers are encoded and
+        published, and the simulator side hears which envs' camera topics have any, per
+        robot name ("watchers", on change): images render only there. Called before each
+        service request (so a Step serves whoever subscribed just before it) and by the
+        frames, at most each WATCH_PERIOD: no timer, for every wake-up of rclpy's executor
+        costs milliseconds of Python with this many subscriptions and services."""
         with self._lock:
+            self._next_watch = time.monotonic() + WATCH_PERIOD
+            self.wanted = frozenset(topic for topic, publisher in self.publishers.items()
+                                    if publisher.get_subscription_count())
             for name, (meta, _) in self.groups.items():
                 if not meta["camera"]:
                     continue
                 envs = [r["env"] for r in meta["robots"]
-                        if any(self.publishers[f"/{r['ns']}/{topic}"].get_subscription_count()
-                               for topic in CAMERA_TOPICS)]
+                        if any(f"/{r['ns']}/{topic}" in self.wanted for topic in CAMERA_TOPICS)]
                 if envs != self._watched.get(name):
                     self._watched[name] = envs
                     self.link.send({"op": "watchers", "robot": name, "envs": envs})
@@ -293,11 +301,15 @@ class BridgeNode:
 
     def publish(self, slot: int) -> None:
         """One frame (slot `slot` of every robot name's frames): the serialized messages of
-        messages.py, published as they are."""
-        if not self.groups:
+        messages.py, of the topics with subscribers, published as they are."""
+        if time.monotonic() >= self._next_watch:
+            self.watch()
+        wanted = self.wanted
+        if not self.groups or not wanted:
             return
         for topic, _, data, _ in frame_messages([(m, frames.slots[slot])
-                                                 for m, frames in self.groups.values()]):
+                                                 for m, frames in self.groups.values()],
+                                                wanted):
             self.publishers[topic].publish(data)
 
 

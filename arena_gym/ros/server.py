@@ -4,14 +4,19 @@ and serves it.
     bridge = Bridge.start(sim, suite, robot="robot")      # the node is up when this returns
     bridge.serve(lockstep=True)                           # until the node or a signal ends it
 
-One thread, one loop: it drains the node's commands (service calls, cmd_vel) and, while not
-paused, advances one tick (10 physics steps) each 1/50 s of wall time divided by the
-real-time factor. Paused (PauseSimulation while free-running), it keeps publishing /tf and
+After every tick the frame writer copies the sensor readings into a shared-memory slot and
+tells the node, which publishes them; a slot is written again only after the node has
+acknowledged it.
+
+Physics runs on the simulator's own loop (sim.start(), sim/container.py) at the real-time
+factor, paused in lockstep: the serving thread reads the node's messages and hands every
+command (service calls, cmd_vel) to the loop (sim.call_soon), which runs it between ticks,
+so one thread steps, renders and edits the scenes. A free-running tick never waits on the
+node: when the node still holds every slot, its frame is dropped (`frames_dropped`). The
+Step service steps regardless of pause, and each tick it steps waits for a free slot (every
+tick is published). Paused while free-running (PauseSimulation), the loop publishes /tf and
 joint states at the frozen clock each 1/50 s of wall time (late subscribers such as RViz
-still see the robots); in lockstep only Step publishes. After every tick the frame writer
-copies the sensor readings into a shared-memory slot and tells the node, which publishes
-them; a slot is written again only after the node has acknowledged it. The Step service
-steps regardless of pause.
+still see the robots); in lockstep only Step publishes.
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ import sys
 import tempfile
 import time
 from collections import deque
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 
 from arena_gym.ros import camera
@@ -61,6 +68,8 @@ class Bridge:
         self.commands = Commands(sim, robot, on_reset=lambda env: suite.reset([env]))
         self.rt_factor = 1.0
         self.frames_sent = 0
+        self.frames_dropped = 0  # free-running ticks the node was too busy to take
+        self._may_wait = True  # False on the free-running loop's own ticks: never block
         self._busy = [False] * SLOTS
         self._deferred: deque[dict] = deque()  # commands that came while waiting for acks
         self._slot = 0
@@ -160,9 +169,13 @@ class Bridge:
 
     def publish_frame(self, paused: bool = False) -> None:
         """Copy the current readings into the next free slot and hand it to the node;
-        `paused`: a frame of tf and joint states only (the clock stands still)."""
-        self.follow()  # a robot spawned or deleted since: before its frames are written
+        `paused`: a frame of tf and joint states only (the clock stands still). On the
+        free-running loop's own ticks, a busy slot drops the frame instead of waiting."""
         slot = self._slot
+        if not self._may_wait and self._busy[slot]:
+            self.frames_dropped += 1
+            return
+        self.follow()  # a robot spawned or deleted since: before its frames are written
         self._wait_free([slot])
         for name, member in self.roster.members.items():
             member.writer.write(self.frames[name].slots[slot], paused)
@@ -212,39 +225,77 @@ class Bridge:
             print(f"bridge: ignored {reply['message']}", file=sys.stderr, flush=True)
 
     def serve(self, lockstep: bool = False, duration: float | None = None) -> None:
-        """Serve until the node exits (or `duration` wall seconds). Free-running unless
-        `lockstep` (then paused: only the Step service advances the clock)."""
+        """Serve until the node exits (or `duration` wall seconds), physics on the
+        simulator's loop. Free-running unless `lockstep` (then paused: only the Step
+        service advances the clock, and no paused frames go out)."""
+        sim = self.sim
         self.commands.paused = lockstep
-        period = self.sim.tick_steps * self.sim.timestep
-        next_tick = time.perf_counter()
         end = None if duration is None else time.perf_counter() + duration
+        sim.rt_factor = self.rt_factor
+        self._may_wait = False
+        sim.start(paused=lockstep)
+        period = sim.tick_steps * sim.timestep
+        next_frame = time.perf_counter()
+        try:
+            while sim.error is None:
+                paused = self.commands.paused
+                wait = max(0.0, next_frame - time.perf_counter()) \
+                    if paused and not lockstep else 0.05
+                try:
+                    message = self._next(end, wait)
+                except (EOFError, TimeoutError):
+                    return
+                if message is not None:
+                    if message.get("op") == "ack":  # the only message not for the loop
+                        self._internal(message)
+                    else:
+                        self._wait(sim.call_soon(lambda m=message: self._on_loop(m)))
+                    if paused and not self.commands.paused:
+                        next_frame = time.perf_counter()
+                elif paused and not lockstep and time.perf_counter() >= next_frame:
+                    # paused while free-running: the clock stands, tf and joint states go on
+                    if self.publishing:
+                        sim.call_soon(lambda: self.publish_frame(paused=True))
+                    next_frame = max(next_frame + period, time.perf_counter() - 1.0)
+            raise sim.error
+        finally:
+            sim.stop()
+            self._may_wait = True
+
+    def _next(self, end: float | None, wait: float) -> dict | None:
+        """The next message (deferred ones first), None after `wait` s; EOFError when the
+        node ended or close() closed the channel, TimeoutError at `end`."""
+        if end is not None and time.perf_counter() >= end:
+            raise TimeoutError
+        if self._deferred:
+            return self._deferred.popleft()
+        try:
+            return self.link.recv(timeout=wait if end is None else
+                                  max(0.0, min(wait, end - time.perf_counter())))
+        except OSError as exc:
+            raise EOFError from exc
+
+    def _wait(self, future: Future) -> None:
+        """The result of a call on the loop; the loop's error if it died meanwhile."""
         while True:
-            now = time.perf_counter()
-            if end is not None and now >= end:
-                return
-            running = not self.commands.paused
-            wait = max(0.0, next_tick - now) if running or not lockstep else 0.05
             try:
-                message = (self._deferred.popleft() if self._deferred
-                           else self.link.recv(timeout=wait))
-            except (EOFError, OSError):  # the node ended, or close() closed the channel
-                return
-            if message is not None:
-                self.handle(message)
-                if not running and not self.commands.paused:
-                    next_tick = time.perf_counter()  # unpaused: the wall clock restarts
-                continue
-            if time.perf_counter() < next_tick or (lockstep and not running):
-                continue
-            if running:
-                self.sim.step(self.sim.tick_steps)
-                next_tick += period / self.rt_factor if self.rt_factor > 0 else 0.0
-            else:  # paused while free-running: the clock stands, tf and joint states go on
-                if self.publishing:
-                    self.publish_frame(paused=True)
-                next_tick += period
-            if next_tick < time.perf_counter() - 1.0:  # far behind: do not race to catch up
-                next_tick = time.perf_counter()
+                return future.result(timeout=0.5)
+            except FutureTimeout:
+                if self.sim.error is not None:
+                    raise self.sim.error from None
+
+    def _on_loop(self, message: dict) -> None:
+        """A command on the loop's thread, between ticks (the serving thread waits for it,
+        so the link is this thread's to wait on: the ticks of a Step are all published)."""
+        self._may_wait = True
+        try:
+            self.handle(message)
+        finally:
+            self._may_wait = False
+        if self.commands.paused:
+            self.sim.pause()
+        elif not self.sim.running:
+            self.sim.unpause()
 
     def close(self) -> None:
         if self._closed:

@@ -3,7 +3,7 @@
 Only the standard library and numpy: the node imports this module in the ROS venv (by path,
 without importing arena_gym). Two parts:
 
-- `Frames`: per-tick arrays in a file-backed shared memory (/dev/shm), double buffered.
+- `Frames`: per-tick arrays in a file-backed shared memory (/dev/shm), SLOTS copies.
   The simulator writes slot s, sends {"op": "frame", "slot": s}, and writes slot s again only
   after the node's {"op": "ack", "slot": s}: a tick never overwrites what is being published.
 - `Link`: length-prefixed JSON messages over a Unix socket pair, for frames, acks, commands
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-SLOTS = 2
+SLOTS = 4  # frames in flight: acks are read a few at a time (one recv, not one per tick)
 _HEADER = struct.Struct("!I")
 
 

@@ -9,6 +9,7 @@ captured initial state, atomic free-body state, and the callbacks around steps a
     sim.reset_to_keyframe("home")                  # a keyframe of the env models
     sim.capture_initial_state(); sim.reset_to_initial_state()
     sim.set_free_bodies(0, {"robot": FreeBodyState(pos=(1, 0, 0))})  # all or none
+    sim.call_soon(lambda: sim.step(20)).result()   # on the loop's thread, between ticks
 
 A mixin of Simulator (sim/simulator.py owns the state it uses: the lock, the groups, the
 clock); consumers on other threads only ever stage commands or take snapshots, so they
@@ -20,6 +21,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping
+from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
 import mujoco
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
     from arena_gym.sim.simulator import Simulator
 
 TickHook = Callable[["Simulator"], None]
+CATCH_UP = 1.0  # s of wall time the loop may fall behind its pace before it stops catching up
 ResetCallback = Callable[["Simulator", list[int]], None]
 
 
@@ -49,15 +52,20 @@ class Container:
         if self._thread is not None:
             return
         self._running, self._paused = True, paused
+        self._wake.clear()
         self._thread = threading.Thread(target=self._loop, name="arena-sim", daemon=True)
         self._thread.start()
 
     def stop(self) -> None:
         self._running = False
+        self._wake.set()
         if self._thread is not None:
             self._thread.join()
             self._thread = None
         self._paused = True
+        while self._calls:  # posted after the loop's last look: they never run
+            self._calls.popleft()[1].set_exception(RuntimeError(
+                "call_soon: the simulator stopped before the call ran"))
 
     def pause(self) -> None:
         self._paused = True
@@ -65,11 +73,36 @@ class Container:
     def unpause(self) -> None:
         self._paused = False
         self._rtf_window = None
+        self._wake.set()
+
+    def call_soon(self, fn: Callable[[], object]) -> Future:
+        """Run `fn()` on the free-running loop's thread between two ticks (also while
+        paused), under the step lock; the Future holds its result or exception. For a
+        consumer whose work must share the stepping thread (a server's commands: one
+        thread steps, renders and edits the scenes)."""
+        if self._thread is None:
+            raise RuntimeError("call_soon: expected a started simulator (start()), got "
+                               "one not running")
+        future: Future = Future()
+        self._calls.append((fn, future))
+        self._wake.set()  # a paused loop runs it now
+        return future
+
+    def _run_calls(self) -> None:
+        while self._calls:
+            fn, future = self._calls.popleft()
+            with self._lock:
+                try:
+                    future.set_result(fn())
+                except BaseException as exc:  # the caller gets it from result()
+                    future.set_exception(exc)
 
     def _loop(self) -> None:
         while self._running:
-            if self._paused:
-                time.sleep(0.001)
+            self._run_calls()
+            if self._paused:  # until unpause(), stop() or call_soon() (set after appending)
+                self._wake.wait(0.1)
+                self._wake.clear()
                 continue
             wall0, clock0 = time.perf_counter(), self.clock
             try:
@@ -85,7 +118,9 @@ class Container:
             self._rtf_window = (wall0, clock0)
         if self.rt_factor > 0:
             target = self._rtf_window[0] + (self.clock - self._rtf_window[1]) / self.rt_factor
-            if target > now:
+            if target < now - CATCH_UP:  # far behind (a long command, a busy machine):
+                self._rtf_window = (now, self.clock)  # pace on from here, do not race
+            elif target > now:
                 if self.busywait:  # sub-millisecond pacing, at the price of a busy core
                     while time.perf_counter() < target:
                         pass

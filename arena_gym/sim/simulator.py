@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections import deque
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -74,6 +75,8 @@ class Simulator(Container):
         self._paused = True
         self._thread: threading.Thread | None = None
         self._running = False
+        self._calls: deque = deque()  # (fn, Future) for the loop's thread (call_soon)
+        self._wake = threading.Event()  # wakes a paused loop
         self._rtf_window: tuple[float, float] | None = None  # (wall, sim) at window start
         self._rtf_measured = 0.0
         self.error: Exception | None = None  # what stopped the free-running loop, if anything
