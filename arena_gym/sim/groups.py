@@ -16,7 +16,7 @@ import numpy as np
 
 from arena_gym.scene.scene import Scene
 from arena_gym.sim.divergence import any_bad, bad_rows, bad_state
-from arena_gym.sim.mesh_rays import MeshCull
+from arena_gym.sim.mesh_rays import MeshRays
 from arena_gym.sim.wall_rays import WallRays
 
 _UNSET = object()  # a group's WallRays before the first cast asks for them
@@ -73,7 +73,7 @@ class BatchGroup:
         self.dt = np.array([s._model.opt.timestep for s in scenes])
         self.nthread = nthread
         self._walls: object = _UNSET
-        self._meshes: object = _UNSET  # a MeshCull (or None) once the first full cast asks
+        self._meshes: dict[bytes, MeshRays | None] = {}  # per geomgroup mask
         self._motion = _motion_fields(self.batch, models[0])
         self._margins: dict[int, np.ndarray] = {}  # _diverged's, per step count
         self._rays: tuple | None = None  # (shape, origins buffer) of the last full cast
@@ -171,13 +171,16 @@ class BatchGroup:
         if geomgroup is not None:
             geomgroup = np.ascontiguousarray(geomgroup, dtype=np.uint8)
         vec = np.ascontiguousarray(vecs, dtype=np.float64)
-        if self._meshes is _UNSET:
-            self._meshes = MeshCull.for_models([s._model for s in self.scenes])
-        cull = self._meshes
-        if cull is None or geomgroup is None or not np.isfinite(cutoff) \
-                or geomgroup.all():
+        if geomgroup is None or geomgroup.all() or not np.isfinite(cutoff):
             return self._cast(pnt, vec, geomgroup, self._exclude[1])
-        return self._cast_culled(cull, origins, pnt, vec, geomgroup, self._exclude[1], cutoff)
+        key = geomgroup.tobytes()
+        if key not in self._meshes:
+            self._meshes[key] = MeshRays.for_models([s._model for s in self.scenes], geomgroup)
+        cull = self._meshes[key]
+        if cull is None:
+            return self._cast(pnt, vec, geomgroup, self._exclude[1])
+        return self._cast_meshes_apart(cull, origins, pnt, vec, geomgroup, self._exclude[1],
+                                       cutoff)
 
     def _cast(self, pnt: np.ndarray, vec: np.ndarray, geomgroup: np.ndarray | None,
               exclude: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -188,17 +191,18 @@ class BatchGroup:
             self.batch._check(None, failed)  # raises Batch.ray's SimulationError
         return dist, geomid
 
-    def _cast_culled(self, cull: MeshCull, origins: np.ndarray, pnt: np.ndarray,
-                     vec: np.ndarray, geomgroup: np.ndarray, exclude: np.ndarray,
-                     cutoff: float) -> tuple[np.ndarray, np.ndarray]:
-        """Every ray with the seen meshes hidden, then again as they are for the rays that
-        may hit one (sim/mesh_rays.py): MuJoCo's values for the whole scene either way."""
-        seen = cull.seen(geomgroup)
-        if not seen.any():
+    def _cast_meshes_apart(self, meshes: MeshRays, origins: np.ndarray, pnt: np.ndarray,
+                           vec: np.ndarray, geomgroup: np.ndarray, exclude: np.ndarray,
+                           cutoff: float) -> tuple[np.ndarray, np.ndarray]:
+        """Every ray with the seen meshes hidden, the meshes by `MeshRays` (sim/mesh_rays.py),
+        the nearer hit per ray (the lower geom id on a tie, as mj_ray): MuJoCo's values for
+        the whole scene."""
+        seen = meshes.seen(geomgroup)
+        if not seen.any() or (exclude != -1).any():  # a body excluded: MuJoCo's cast
             return self._cast(pnt, vec, geomgroup, exclude)
         hidden = int(np.flatnonzero(geomgroup == 0)[0])
         models = [s._model for s in self.scenes]
-        switched = [(m, cull.geoms[i][seen[i]]) for i, m in enumerate(models) if seen[i].any()]
+        switched = [(m, meshes.geoms[i][seen[i]]) for i, m in enumerate(models) if seen[i].any()]
         saved = [m.geom_group[ids].copy() for m, ids in switched]
         try:
             for m, ids in switched:
@@ -207,25 +211,10 @@ class BatchGroup:
         finally:
             for (m, ids), groups in zip(switched, saved, strict=True):
                 m.geom_group[ids] = groups
-        may = cull.candidates(origins, vec, cutoff, self.bound("mocap_pos"),
-                              self.bound("mocap_quat"), seen)
-        count = may.sum(axis=1)
-        width = int(count.max())
-        if width == 0:
-            return dist, geomid
-        pick = np.argsort(~may, axis=1, kind="stable")[:, :width]  # each row's rays first
-        real = np.take_along_axis(may, pick, axis=1)
-        again_pnt = np.empty((len(vec), width, 3))
-        again_vec = np.take_along_axis(vec, pick[..., None], axis=1)
-        again_pnt[:] = pnt[:, :1]
-        again_pnt[~real] = (0.0, 0.0, 1e9)  # fillers: far above everything, pointing up
-        again_vec[~real] = (0.0, 0.0, 1.0)
-        near, which = self._cast(again_pnt, np.ascontiguousarray(again_vec), geomgroup,
-                                 np.ascontiguousarray(np.take_along_axis(exclude, pick, axis=1)))
-        rows = np.broadcast_to(np.arange(len(vec))[:, None], pick.shape)
-        dist[rows[real], pick[real]] = near[real]
-        geomid[rows[real], pick[real]] = which[real]
-        return dist, geomid
+        near, which = meshes.hits(origins, vec, cutoff, self.bound("mocap_pos"),
+                                  self.bound("mocap_quat"), seen)
+        wins = (near >= 0) & ((dist < 0) | (near < dist) | ((near == dist) & (which < geomid)))
+        return np.where(wins, near, dist), np.where(wins, which, geomid)
 
     def times(self) -> np.ndarray:
         return self.bound("time").copy()

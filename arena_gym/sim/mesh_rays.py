@@ -1,19 +1,26 @@
-"""Which rays of a cast may hit a mesh: the rest skip MuJoCo's mesh test, exactly.
+"""Rays against the meshes a lidar fan passes at leg height, without MuJoCo's mesh walk.
 
 MuJoCo's ray-mesh test walks the mesh's BVH along the whole ray each time a ray crosses
-the mesh's box (~2 us), and a lidar fan at leg height crosses the box of every table and
-chair it passes under. A ray can only hit triangles its segment [0, cutoff] reaches, and a
-lidar's segments stay within a thin height band: the triangles of a mesh that reach into
-that band (table legs, not the top) lie inside a few vertical cylinders ("pieces"). A ray
-whose direction passes no piece's circle, seen from its origin, cannot hit that mesh within
-the cutoff; one that passes none of any mesh is cast with the meshes hidden (their geom
-group switched, in place, to one the cast does not see, as the lidar hides its carrier),
-and the others are cast again as they are. Every distance and geom id is then MuJoCo's own
-for the whole scene (hits beyond the cutoff may read as misses, as `cast_rays` allows).
+the mesh's box (~2-4 us, no stop at the nearest hit), and a lidar fan at leg height
+crosses the box of every table and chair it passes under. Here the casting group casts
+with the seen meshes hidden (their geom group switched, in place, to one the cast does not
+see, as the lidar hides its carrier), and `MeshRays.hits` tests the meshes apart:
 
-Pieces are built once per height band, in the mesh body's frame; they hold while a body
-stands upright (mocap or welded to the world). A body tilted, or at a height the band was
-not built for, falls back to the mesh's bounding sphere, which holds in any pose.
+- A ray reaches only triangles its segment [0, cutoff] reaches, and a lidar's segments
+  stay in a thin height band. The triangles of a mesh that reach into the band (a table's
+  legs, not its top) are filed under the CELL squares their part inside the band touches,
+  in the mesh body's frame; each square is a circle seen from the ray origin, and a ray
+  whose azimuth passes within it (asin(r / d) of the centre's) is tested against the
+  triangles filed there.
+- The test is MuJoCo's own, on the same float32 vertices in the same frame: the ray mapped
+  into the geom frame, the leaf's box slab test (strict, as mju_raySlab) and ray_triangle.
+  The nearest hit wins; equal distances go to the lower geom id (mj_ray's order).
+
+So the merged result is what a MuJoCo cast of the whole scene reports, to round-off, with
+the scene's geom ids (hits beyond the cutoff may read as misses, as `cast_rays` allows).
+Pieces hold while a mesh's body stands upright (mocap, or welded to the world) at a height
+the band was built for; otherwise that mesh's every triangle is tested for the rays that
+pass its bounding sphere, which holds in any pose.
 """
 
 from __future__ import annotations
@@ -24,61 +31,83 @@ import mujoco
 import numpy as np
 
 MESH = mujoco.mjtGeom.mjGEOM_MESH
-CELL = 0.1  # m: band triangles are grouped into pieces by the cell their centre falls in
+CELL = 0.1  # m: side of the squares band triangles are filed under
 MARGIN = 1e-4  # m: round-off head room on every circle and band edge
-BAND_PAD = 0.02  # m: a band is built this much wider than the first cast asks for
-BINS = 2048  # azimuth bins of the candidate test
-UPRIGHT = 1e-6  # largest |qx|, |qy| of a body quaternion treated as a turn about z alone
+BAND_PAD = 0.02  # m: a band is built this much wider than the casts so far asked for
+UPRIGHT = 1e-6  # largest |qx|, |qy| of a body quaternion taken as a turn about z alone
+MINVAL = 1e-15  # mjMINVAL
 
 
 @dataclass
-class _Pieces:
-    band: tuple[float, float]  # body-frame z range the pieces are valid for
-    circles: np.ndarray  # (n, G, P, 3): body-frame x, y, radius; radius < 0 pads
+class _Cells:
+    """Circles (body frame) and the triangles each stands for, for one height band. Rows
+    0..nslot-1 are each mesh's whole-mesh entry (every triangle; its circle is the bounding
+    sphere's, posed per cast); then one row per triangle that reaches into the band."""
+
+    band: tuple[float, float]
+    slot: np.ndarray  # (C,) flat (env, mesh) slot of each entry
+    xy: np.ndarray  # (C, 2) circle centres, body frame (band rows)
+    r: np.ndarray  # (C,) circle radii (band rows)
+    start: np.ndarray  # (C,) first triangle of the entry
+    count: np.ndarray  # (C,)
 
 
-class MeshCull:
-    """Use `for_models`; None there means the scenes hold no mesh a cull could skip."""
+class MeshRays:
+    """The seen meshes on bodies that do not move by joints (mocap, or welded to the world),
+    tested apart; use `for_models` (None: no such mesh)."""
 
     def __init__(self, models: list[mujoco.MjModel], geoms: np.ndarray, mocap: np.ndarray,
                  static_pose: np.ndarray) -> None:
         self.models = models
-        self.geoms = geoms  # (n, G) visible-group mesh geom ids, -1 pads
+        self.geoms = geoms  # (n, G) mesh geom ids, -1 pads
         self.mocap = mocap  # (n, G) mocap id of the geom's body, -1 for a static body
         self.static_pose = static_pose  # (n, G, 7) pos, quat of static bodies
         n, g = geoms.shape
         real = geoms >= 0
-        safe = np.where(real, geoms, 0)
         rows = np.arange(n)[:, None]
-        self.geom_pos = np.stack([m.geom_pos for m in models])[rows, safe]  # (n, G, 3)
-        self.geom_quat = np.stack([m.geom_quat for m in models])[rows, safe]
-        self.rbound = np.where(real, np.stack([m.geom_rbound for m in models])[rows, safe], -1.0)
+        safe = np.where(real, geoms, 0)
+        self.geom_pos = np.stack([m.geom_pos for m in models])[rows, safe].reshape(-1, 3)
+        self.rbound = np.stack([m.geom_rbound for m in models])[rows, safe].ravel()
         self.zext = np.zeros((n, g, 2))  # body-frame z extent of each mesh
-        self.verts: list[list[np.ndarray]] = []  # per env, per geom: (F, 3, 3) body-frame
+        body, slots, first = [], [], np.zeros(n * g + 1, dtype=np.int64)
         for e, m in enumerate(models):
-            row = []
             for k in range(g):
-                tri = _triangles(m, int(geoms[e, k])) if real[e, k] else np.zeros((0, 3, 3))
-                row.append(tri)
-                if len(tri):
-                    self.zext[e, k] = tri[..., 2].min(), tri[..., 2].max()
-            self.verts.append(row)
-        self.pieces: _Pieces | None = None
+                slot = e * g + k
+                size = 0
+                if real[e, k]:
+                    geom = int(geoms[e, k])
+                    body.append(_to_body(_mesh(m, geom), m.geom_pos[geom], m.geom_quat[geom]))
+                    slots.append(np.full(len(body[-1]), slot))
+                    self.zext[e, k] = body[-1][..., 2].min(), body[-1][..., 2].max()
+                    size = len(body[-1])
+                first[slot + 1] = first[slot] + size
+        self.body = np.concatenate(body)  # (T, 3, 3) body-frame vertices
+        self.tri_slot = np.concatenate(slots)
+        self.first = first  # slot -> its triangles' range
+        self.planes = _planes(self.body)  # body frame: v0, normal, offset, bary, solid
+        self.world = [a.copy() for a in self.planes]  # the same, posed (per slot, lazily)
+        self.pose = np.full((n * g, 7), np.nan)  # the pose `world` holds for each slot
+        self.centre = np.zeros((n * g, 2))  # each slot's posed bounding-sphere centre, xy
+        self.cells: _Cells | None = None
+        self.cell_xy = np.zeros((0, 2))  # posed band circle centres
+        self._active: tuple[bytes, np.ndarray] | None = None
 
     @classmethod
-    def for_models(cls, models: list[mujoco.MjModel]) -> MeshCull | None:
+    def for_models(cls, models: list[mujoco.MjModel], geomgroup: np.ndarray) -> MeshRays | None:
+        """Over the mesh geoms in groups `geomgroup` sees, on bodies without joints."""
         per_env, mocaps, poses = [], [], []
         for m in models:
-            ids = np.flatnonzero(m.geom_type == MESH)
+            group = np.clip(m.geom_group, 0, mujoco.mjNGROUP - 1)
+            body = m.geom_bodyid
+            fixed = (m.body_mocapid[body] >= 0) | ((m.body_parentid[body] == 0)
+                                                   & (m.body_jntnum[body] == 0)) | (body == 0)
+            ids = np.flatnonzero((m.geom_type == MESH) & (geomgroup[group] != 0) & fixed)
             body = m.geom_bodyid[ids]
-            mocap = m.body_mocapid[body]
-            static = (m.body_parentid[body] == 0) & (m.body_jntnum[body] == 0) & (body != 0)
-            if not ((mocap >= 0) | static | (body == 0)).all():
-                return None  # a mesh on a moving body: its pose needs kinematics
+            pose = np.concatenate([m.body_pos[body], m.body_quat[body]], axis=1)
+            pose[body == 0] = (0, 0, 0, 1, 0, 0, 0)
             per_env.append(ids)
-            mocaps.append(mocap)
-            poses.append(np.concatenate([m.body_pos[body], m.body_quat[body]], axis=1))
-            poses[-1][body == 0] = (0, 0, 0, 1, 0, 0, 0)
+            mocaps.append(m.body_mocapid[body])
+            poses.append(pose)
         width = max(len(i) for i in per_env)
         if width == 0:
             return None
@@ -94,105 +123,190 @@ class MeshCull:
     def seen(self, geomgroup: np.ndarray) -> np.ndarray:
         """(n, G) whether each mesh geom is in a group the cast sees, now."""
         real = self.geoms >= 0
-        safe = np.where(real, self.geoms, 0)
-        groups = np.stack([m.geom_group for m in self.models])[np.arange(len(self.models))[:, None],
-                                                                 safe]
+        groups = np.stack([m.geom_group for m in self.models])[
+            np.arange(len(self.models))[:, None], np.where(real, self.geoms, 0)]
         return real & (geomgroup[np.clip(groups, 0, mujoco.mjNGROUP - 1)] != 0)
 
-    def candidates(self, origins: np.ndarray, vecs: np.ndarray, cutoff: float,
-                   mocap_pos: np.ndarray, mocap_quat: np.ndarray,
-                   seen: np.ndarray) -> np.ndarray:
-        """(n, R) True where a ray may hit a seen mesh within `cutoff` (finite)."""
+    def hits(self, origins: np.ndarray, vecs: np.ndarray, cutoff: float,
+             mocap_pos: np.ndarray, mocap_quat: np.ndarray,
+             seen: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Nearest hit of each ray (n, R) on the seen meshes: distance and geom id (-1, -1
+        for none); exact for every hit within `cutoff` (finite)."""
         n, nray = vecs.shape[:2]
+        g = self.geoms.shape[1]
+        dist = np.full((n, nray), -1.0)
+        geomid = np.full((n, nray), -1, dtype=np.int32)
         reach = cutoff * vecs[..., 2]
         zlo = origins[:, 2] + np.minimum(reach.min(axis=1), 0.0) - MARGIN
         zhi = origins[:, 2] + np.maximum(reach.max(axis=1), 0.0) + MARGIN
-        pos, quat = self._body_poses(mocap_pos, mocap_quat)  # (n, G, 3), (n, G, 4)
-        tilt = np.abs(quat[..., 1:3]).max(axis=-1)
+        pose = self._poses(mocap_pos, mocap_quat)  # (nslot, 7)
+        tilt = np.abs(pose[:, 4:6]).max(axis=1)
         upright = tilt <= UPRIGHT
-        lo = zlo[:, None] - pos[..., 2]  # the rays' band in each body's frame
-        hi = zhi[:, None] - pos[..., 2]
-        apart = upright & ((hi < self.zext[..., 0] - MARGIN) | (lo > self.zext[..., 1] + MARGIN))
+        lo = (zlo[:, None] - pose[:, 2].reshape(n, g)).ravel()  # the band, body frames
+        hi = (zhi[:, None] - pose[:, 2].reshape(n, g)).ravel()
+        zext = self.zext.reshape(-1, 2)
+        apart = upright & ((hi < zext[:, 0] - MARGIN) | (lo > zext[:, 1] + MARGIN))
+        seen = seen.ravel()
         reached = upright & seen & ~apart  # parked below the floor: apart, not reached
         if reached.any():
             self._ensure(float(lo[reached].min()), float(hi[reached].max()))
-        pieces = self.pieces
-        inside = upright & (lo >= pieces.band[0]) & (hi <= pieces.band[1]) if pieces else \
-            np.zeros_like(upright)
-        fallback = seen & ~inside & ~apart
-        circles = []  # rows: env, x, y, radius (world)
-        if pieces is not None and (seen & inside).any():
-            c, s = _yaw(quat)
-            e, k = np.nonzero(seen & inside)
-            loc = pieces.circles[e, k]  # (m, P, 3)
-            x = pos[e, k, 0][:, None] + c[e, k][:, None] * loc[..., 0] - s[e, k][:, None] * loc[..., 1]
-            y = pos[e, k, 1][:, None] + s[e, k][:, None] * loc[..., 0] + c[e, k][:, None] * loc[..., 1]
-            keep = loc[..., 2] >= 0
-            circles.append(np.stack([np.broadcast_to(e[:, None], keep.shape)[keep], x[keep],
-                                     y[keep], loc[..., 2][keep] + MARGIN], axis=1))
-        if fallback.any():
-            e, k = np.nonzero(fallback)
-            centre = pos[e, k] + _rotate(quat[e, k], self.geom_pos[e, k])
-            circles.append(np.stack([e, centre[:, 0], centre[:, 1],
-                                     self.rbound[e, k] + MARGIN + tilt[e, k]], axis=1))
-        if not circles:
-            return np.zeros((n, nray), dtype=bool)
-        return _covered(np.concatenate(circles), origins, vecs, cutoff)
+        cells = self.cells
+        if cells is None:
+            return dist, geomid
+        self._pose_world(pose)
+        inside = upright & (lo >= cells.band[0]) & (hi <= cells.band[1])
+        whole = seen & ~apart & ~inside
+        entry = self._entries(whole, seen & inside)
+        if not entry.size:
+            return dist, geomid
+        slot = cells.slot[entry]
+        band = entry >= len(self.pose)
+        cx = np.where(band, self.cell_xy[entry, 0], self.centre[slot, 0])
+        cy = np.where(band, self.cell_xy[entry, 1], self.centre[slot, 1])
+        r = np.where(band, cells.r[entry], self.rbound[slot] + tilt[slot])
+        ray, pick = _passing(slot // g, cx, cy, r + MARGIN, origins, vecs, cutoff)
+        if not ray.size:
+            return dist, geomid
+        entry = entry[pick]
+        count = cells.count[entry]  # (ray, triangle) rows: every triangle of the entry
+        if (count == 1).all():
+            tri = cells.start[entry]
+        else:
+            ray = np.repeat(ray, count)
+            tri = np.repeat(cells.start[entry] - np.cumsum(count) + count, count) + np.arange(
+                count.sum())
+        v0, normal, offset, bary, solid = (a[tri] for a in self.world)
+        sol = _triangle(origins[ray // nray], vecs.reshape(-1, 3)[ray], v0, normal, offset,
+                        bary, solid)
+        good = sol >= 0
+        if not good.any():
+            return dist, geomid
+        ray, sol = ray[good], sol[good]
+        gid = self.geoms.ravel()[self.tri_slot[tri[good]]].astype(np.int32)
+        # nearest per ray; on equal distances the lower geom id (mj_ray keeps the first)
+        order = np.lexsort((gid, sol, ray))
+        ray, sol, gid = ray[order], sol[order], gid[order]
+        first = np.ones(len(ray), dtype=bool)
+        first[1:] = ray[1:] != ray[:-1]
+        dist.ravel()[ray[first]] = sol[first]
+        geomid.ravel()[ray[first]] = gid[first]
+        return dist, geomid
 
-    def _body_poses(self, mocap_pos: np.ndarray,
-                    mocap_quat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _poses(self, mocap_pos: np.ndarray, mocap_quat: np.ndarray) -> np.ndarray:
+        """(nslot, 7) each mesh body's pos and unit quat, as mj_kinematics poses it."""
         rows = np.arange(len(self.models))[:, None]
         safe = np.maximum(self.mocap, 0)
         moving = (self.mocap >= 0)[..., None]
         pos = np.where(moving, mocap_pos[rows, safe], self.static_pose[..., :3])
         quat = np.where(moving, mocap_quat[rows, safe], self.static_pose[..., 3:])
-        return pos, quat / np.linalg.norm(quat, axis=-1, keepdims=True)
+        quat = quat / np.linalg.norm(quat, axis=-1, keepdims=True)
+        return np.concatenate([pos, quat], axis=-1).reshape(-1, 7)
+
+    def _pose_world(self, pose: np.ndarray) -> None:
+        """Bring the posed triangles and circles of slots whose body moved up to date."""
+        moved = np.flatnonzero((pose != self.pose).any(axis=1))
+        if not moved.size:
+            return
+        self.pose[moved] = pose[moved]
+        mat = _quat_mat(pose[moved, 3:])  # (m, 3, 3)
+        pos = pose[moved, :3]
+        self.centre[moved] = (pos + np.einsum("mij,mj->mi", mat, self.geom_pos[moved]))[:, :2]
+        count = self.first[moved + 1] - self.first[moved]
+        tri = np.repeat(self.first[moved] - np.cumsum(count) + count, count) + np.arange(
+            count.sum())
+        which = np.repeat(np.arange(len(moved)), count)
+        rot, at = mat[which], pos[which]
+        v0, normal, offset, bary, solid = self.planes
+        w_v0 = np.einsum("mij,mj->mi", rot, v0[tri]) + at
+        w_normal = np.einsum("mij,mj->mi", rot, normal[tri])
+        self.world[0][tri] = w_v0
+        self.world[1][tri] = w_normal
+        self.world[2][tri] = np.einsum("mi,mi->m", w_normal, w_v0)
+        self.world[3][tri] = np.einsum("mki,mji->mkj", bary[tri], rot)  # bary R'
+        cells = self.cells
+        if cells is not None:
+            row = np.flatnonzero(np.isin(cells.slot, moved))
+            row = row[row >= len(self.pose)]
+            local = np.searchsorted(moved, cells.slot[row])
+            xy = cells.xy[row]
+            m = mat[local]
+            self.cell_xy[row] = pos[local, :2] + np.einsum("mij,mj->mi", m[:, :2, :2], xy)
+
+    def _entries(self, whole: np.ndarray, band: np.ndarray) -> np.ndarray:
+        """Indices of the entries to test: whole meshes, and band rows of in-band meshes."""
+        key = whole.tobytes() + band.tobytes()
+        if self._active is None or self._active[0] != key:
+            active = np.concatenate([whole, band[self.cells.slot[len(whole):]]])
+            self._active = (key, np.flatnonzero(active))
+        return self._active[1]
 
     def _ensure(self, lo: float, hi: float) -> None:
-        """Pieces for a band holding [lo, hi] (body frame), built wider than asked."""
-        if self.pieces is not None and self.pieces.band[0] <= lo and hi <= self.pieces.band[1]:
+        """Cells for a band holding [lo, hi] (body frame), built a little wider."""
+        if self.cells is not None and self.cells.band[0] <= lo and hi <= self.cells.band[1]:
             return
-        if self.pieces is not None:  # grow: a band that moves keeps the old one's reach
-            lo, hi = min(lo, self.pieces.band[0]), max(hi, self.pieces.band[1])
+        if self.cells is not None:  # grow: a band that moves keeps the old one's reach
+            lo, hi = min(lo, self.cells.band[0]), max(hi, self.cells.band[1])
         band = (lo - BAND_PAD, hi + BAND_PAD)
-        per = [[_band_circles(t, band) for t in row] for row in self.verts]
-        width = max(1, max(len(c) for row in per for c in row))
-        n, g = self.geoms.shape
-        circles = np.full((n, g, width, 3), -1.0)
-        for e, row in enumerate(per):
-            for k, c in enumerate(row):
-                circles[e, k, : len(c)] = c
-        self.pieces = _Pieces(band, circles)
+        nslot = len(self.first) - 1
+        z = self.body[..., 2]
+        reach = np.flatnonzero((z.max(axis=1) >= band[0] - MARGIN)
+                               & (z.min(axis=1) <= band[1] + MARGIN))
+        lo_xy, hi_xy = _slab_box(self.body[reach], band[0] - MARGIN, band[1] + MARGIN)
+        self.cells = _Cells(
+            band,
+            slot=np.concatenate([np.arange(nslot), self.tri_slot[reach]]),
+            xy=np.concatenate([np.zeros((nslot, 2)), (lo_xy + hi_xy) / 2]),
+            r=np.concatenate([np.zeros(nslot), np.linalg.norm(hi_xy - lo_xy, axis=1) / 2]),
+            start=np.concatenate([self.first[:-1], reach]),
+            count=np.concatenate([np.diff(self.first), np.ones(len(reach), dtype=np.int64)]))
+        self.cell_xy = np.zeros((len(self.cells.slot), 2))
+        self.pose[:] = np.nan  # pose the new circles on the next cast
+        self._active = None
 
 
-def _triangles(m: mujoco.MjModel, geom: int) -> np.ndarray:
-    """(F, 3, 3) the mesh's triangles in its body's frame."""
+def _mesh(m: mujoco.MjModel, geom: int) -> np.ndarray:
+    """(F, 3, 3) the mesh's triangles in its own frame, as MuJoCo reads them (float32)."""
     mesh = m.geom_dataid[geom]
-    vadr, nvert = m.mesh_vertadr[mesh], m.mesh_vertnum[mesh]
-    fadr, nface = m.mesh_faceadr[mesh], m.mesh_facenum[mesh]
-    vert = m.mesh_vert[vadr : vadr + nvert].astype(float)
+    vadr, fadr, nface = m.mesh_vertadr[mesh], m.mesh_faceadr[mesh], m.mesh_facenum[mesh]
+    vert = m.mesh_vert[vadr : vadr + m.mesh_vertnum[mesh]].astype(np.float64)
+    return vert[m.mesh_face[fadr : fadr + nface]]
+
+
+def _planes(tri: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Per triangle: a corner v0, the plane's normal and offset (normal . v0), the (2, 3)
+    map from a point's offset to v0 to its coordinates along the two edges from v0, and
+    whether the triangle has an area (MuJoCo skips those without)."""
+    v0 = tri[:, 0]
+    e1, e2 = tri[:, 1] - v0, tri[:, 2] - v0
+    normal = np.cross(e1, e2)
+    g11, g12, g22 = (e1 * e1).sum(1), (e1 * e2).sum(1), (e2 * e2).sum(1)
+    det = g11 * g22 - g12 * g12
+    solid = det > 1e-24
+    inv = np.where(solid, 1.0 / np.where(solid, det, 1.0), 0.0)
+    bary = np.stack([(g22[:, None] * e1 - g12[:, None] * e2) * inv[:, None],
+                     (g11[:, None] * e2 - g12[:, None] * e1) * inv[:, None]], axis=1)
+    return v0, normal, (normal * v0).sum(1), bary, solid
+
+
+def _triangle(pnt: np.ndarray, vec: np.ndarray, v0: np.ndarray, normal: np.ndarray,
+              offset: np.ndarray, bary: np.ndarray, solid: np.ndarray) -> np.ndarray:
+    """Distance along each ray (row) to its triangle, -1 for a miss: the plane's crossing,
+    kept when it lies in the triangle (edge coordinates u, w >= 0, u + w <= 1) ahead of
+    the origin. MuJoCo's ray_triangle decides the same but on an edge, where the two sides'
+    round-offs differ."""
+    denom = np.einsum("mi,mi->m", vec, normal)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x = (offset - np.einsum("mi,mi->m", pnt, normal)) / denom
+    uw = np.einsum("mki,mi->mk", bary, pnt + x[:, None] * vec - v0)
+    hit = (solid & (np.abs(denom) >= MINVAL) & (x >= 0) & (uw[:, 0] >= 0) & (uw[:, 1] >= 0)
+           & (uw[:, 0] + uw[:, 1] <= 1))
+    return np.where(hit, x, -1.0)
+
+
+def _to_body(tri: np.ndarray, pos: np.ndarray, quat: np.ndarray) -> np.ndarray:
     mat = np.empty(9)
-    mujoco.mju_quat2Mat(mat, m.geom_quat[geom])
-    body = vert @ mat.reshape(3, 3).T + m.geom_pos[geom]
-    return body[m.mesh_face[fadr : fadr + nface]]
-
-
-def _band_circles(tri: np.ndarray, band: tuple[float, float]) -> np.ndarray:
-    """(P, 3) circles x, y, r covering the part of every triangle inside the band: each
-    part's xy box (the triangle cut to the band's slab) rasterised onto CELL squares, one
-    circle per square it touches."""
-    z = tri[..., 2]
-    tri = tri[(z.max(axis=1) >= band[0] - MARGIN) & (z.min(axis=1) <= band[1] + MARGIN)]
-    if not len(tri):
-        return np.zeros((0, 3))
-    lo, hi = _slab_box(tri, band[0] - MARGIN, band[1] + MARGIN)
-    first = np.floor(lo / CELL).astype(np.int64)
-    last = np.floor(hi / CELL).astype(np.int64)
-    cells = set()
-    for (x0, y0), (x1, y1) in zip(first.tolist(), last.tolist(), strict=True):
-        cells.update((x, y) for x in range(x0, x1 + 1) for y in range(y0, y1 + 1))
-    centre = (np.array(sorted(cells), dtype=float) + 0.5) * CELL
-    return np.concatenate([centre, np.full((len(centre), 1), CELL / np.sqrt(2))], axis=1)
+    mujoco.mju_quat2Mat(mat, quat)
+    return tri @ mat.reshape(3, 3).T + pos
 
 
 def _slab_box(tri: np.ndarray, zlo: float, zhi: float) -> tuple[np.ndarray, np.ndarray]:
@@ -201,8 +315,8 @@ def _slab_box(tri: np.ndarray, zlo: float, zhi: float) -> tuple[np.ndarray, np.n
     a, b = tri, np.roll(tri, -1, axis=1)  # the three edges a -> b
     points = [np.where(((tri[..., 2] >= zlo) & (tri[..., 2] <= zhi))[..., None],
                        tri[..., :2], np.nan)]
+    dz = b[..., 2] - a[..., 2]
     for level in (zlo, zhi):
-        dz = b[..., 2] - a[..., 2]
         with np.errstate(divide="ignore", invalid="ignore"):
             t = (level - a[..., 2]) / dz
         cross = (t >= 0) & (t <= 1) & (dz != 0)
@@ -212,50 +326,47 @@ def _slab_box(tri: np.ndarray, zlo: float, zhi: float) -> tuple[np.ndarray, np.n
     return np.nanmin(points, axis=1), np.nanmax(points, axis=1)
 
 
-def _yaw(quat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """cos and sin of an upright quaternion's turn about z."""
-    w, z = quat[..., 0], quat[..., 3]
-    return w * w - z * z, 2 * w * z
-
-
-def _rotate(quat: np.ndarray, vec: np.ndarray) -> np.ndarray:
-    w, u = quat[:, :1], quat[:, 1:]
-    t = 2 * np.cross(u, vec)
-    return vec + w * t + np.cross(u, t)
-
-
-def _covered(circles: np.ndarray, origins: np.ndarray, vecs: np.ndarray,
-             cutoff: float) -> np.ndarray:
-    """(n, R) whether each ray's horizontal trace may pass within a circle of its env before
-    `cutoff` (a ray's horizontal travel is at most its 3D travel). Circles as (env, x, y, r)
-    rows. By angle: a ray from outside a circle passes within it only if its azimuth is
-    within asin(r / d) of the centre's; each circle marks the BINS azimuth bins its interval
-    touches, and a ray in a marked bin is a candidate (a superset: exact as a filter)."""
+def _passing(env: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.ndarray,
+             origins: np.ndarray, vecs: np.ndarray,
+             cutoff: float) -> tuple[np.ndarray, np.ndarray]:
+    """(ray, circle) pairs, as flat ray index (env * R + beam) and circle index, where the
+    ray's horizontal trace may pass within the circle of its env before `cutoff` (its
+    horizontal travel is at most its 3D travel): by azimuth, within asin(r / d) of the
+    centre's seen from outside, any azimuth from inside. A superset: exact as a filter."""
     n, nray = vecs.shape[:2]
-    env = circles[:, 0].astype(np.int64)
-    dx = circles[:, 1] - origins[env, 0]
-    dy = circles[:, 2] - origins[env, 1]
-    r = circles[:, 3]
+    dx, dy = cx - origins[env, 0], cy - origins[env, 1]
     d = np.hypot(dx, dy)
-    keep = d - r <= cutoff
-    around = keep & (d <= r)  # the origin inside a circle: every azimuth
-    keep &= ~around
-    env, d, r = env[keep], d[keep], r[keep]
-    half = np.arcsin(r / d) * (BINS / (2 * np.pi)) + 1.0  # in bins, a bin of head room
-    centre = (np.arctan2(dy[keep], dx[keep]) + np.pi) * (BINS / (2 * np.pi))
-    first = np.floor(centre - half).astype(np.int64)
-    last = np.floor(centre + half).astype(np.int64) + 1  # exclusive
-    width = np.minimum(last - first, BINS)
-    first %= BINS
-    # an interval that wraps past the last bin: its tail goes to the env's first bins
-    over = np.maximum(first + width - BINS, 0)
-    steps = np.zeros((n, BINS + 1))
-    np.add.at(steps, (env, first), 1.0)
-    np.add.at(steps, (env, first + width - over), -1.0)
-    np.add.at(steps, (env, np.zeros_like(env)), (over > 0).astype(float))
-    np.add.at(steps, (env, over), -(over > 0).astype(float))
-    marked = np.cumsum(steps[:, :BINS], axis=1) > 0.5
-    marked[circles[around, 0].astype(np.int64)] = True
-    azimuth = np.arctan2(vecs[..., 1], vecs[..., 0])
-    index = np.minimum(((azimuth + np.pi) * (BINS / (2 * np.pi))).astype(np.int64), BINS - 1)
-    return np.take_along_axis(marked, index, axis=1)
+    keep = np.flatnonzero(d - r <= cutoff)
+    env, dx, dy, r, d = env[keep], dx[keep], dy[keep], r[keep], d[keep]
+    azimuth = np.arctan2(vecs[..., 1], vecs[..., 0])  # (n, R) in [-pi, pi]
+    # one sorted line for all envs: env e's azimuths live in [8e - pi, 8e + pi]
+    key = (azimuth + 8.0 * np.arange(n)[:, None]).ravel()
+    order = np.argsort(key, kind="stable")
+    line = key[order]
+    around = d <= r
+    half = np.where(around, 4.0, np.arcsin(np.minimum(r / np.maximum(d, 1e-300), 1.0)) + 1e-9)
+    centre = np.arctan2(dy, dx)
+    starts, ends, owner = [], [], []
+    for shift in (0.0, 2 * np.pi, -2 * np.pi):  # an interval may wrap past +-pi
+        a = np.maximum(centre - half + shift, -np.pi)
+        b = np.minimum(centre + half + shift, np.pi)
+        ok = np.flatnonzero((a <= b) & ((shift == 0.0) | ~around))
+        base = 8.0 * env[ok]
+        starts.append(np.searchsorted(line, base + a[ok], side="left"))
+        ends.append(np.searchsorted(line, base + b[ok], side="right"))
+        owner.append(ok)
+    starts, ends, owner = np.concatenate(starts), np.concatenate(ends), np.concatenate(owner)
+    count = ends - starts
+    circle = np.repeat(owner, count)
+    at = np.arange(circle.size) - np.repeat(np.cumsum(count) - count, count)
+    ray = order[np.repeat(starts, count) + at]
+    return ray, keep[circle]
+
+
+def _quat_mat(q: np.ndarray) -> np.ndarray:
+    """As mju_quat2Mat, rows: (n, 3, 3)."""
+    w, x, y, z = q.T
+    return np.stack([w * w + x * x - y * y - z * z, 2 * (x * y - w * z), 2 * (x * z + w * y),
+                     2 * (x * y + w * z), w * w - x * x + y * y - z * z, 2 * (y * z - w * x),
+                     2 * (x * z - w * y), 2 * (y * z + w * x), w * w - x * x - y * y + z * z],
+                    axis=1).reshape(-1, 3, 3)
