@@ -295,9 +295,9 @@ def _triangle(pnt: np.ndarray, vec: np.ndarray, v0: np.ndarray, normal: np.ndarr
     the origin. MuJoCo's ray_triangle decides the same but on an edge, where the two sides'
     round-offs differ."""
     denom = np.einsum("mi,mi->m", vec, normal)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):  # rays along the plane: misses
         x = (offset - np.einsum("mi,mi->m", pnt, normal)) / denom
-    uw = np.einsum("mki,mi->mk", bary, pnt + x[:, None] * vec - v0)
+        uw = np.einsum("mki,mi->mk", bary, pnt + x[:, None] * vec - v0)
     hit = (solid & (np.abs(denom) >= MINVAL) & (x >= 0) & (uw[:, 0] >= 0) & (uw[:, 1] >= 0)
            & (uw[:, 0] + uw[:, 1] <= 1))
     return np.where(hit, x, -1.0)
@@ -317,11 +317,11 @@ def _slab_box(tri: np.ndarray, zlo: float, zhi: float) -> tuple[np.ndarray, np.n
                        tri[..., :2], np.nan)]
     dz = b[..., 2] - a[..., 2]
     for level in (zlo, zhi):
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore"):  # edges level with z: no cut
             t = (level - a[..., 2]) / dz
+            cut = a[..., :2] + t[..., None] * (b - a)[..., :2]
         cross = (t >= 0) & (t <= 1) & (dz != 0)
-        points.append(np.where(cross[..., None], a[..., :2] + t[..., None] * (b - a)[..., :2],
-                               np.nan))
+        points.append(np.where(cross[..., None], cut, np.nan))
     points = np.concatenate(points, axis=1)  # (F, 9, 2), nan where a point does not exist
     return np.nanmin(points, axis=1), np.nanmax(points, axis=1)
 
