@@ -84,13 +84,15 @@ class MeshRays:
         self.body = np.concatenate(body)  # (T, 3, 3) body-frame vertices
         self.tri_slot = np.concatenate(slots)
         self.first = first  # slot -> its triangles' range
-        self.planes = _planes(self.body)  # body frame: v0, normal, offset, bary, solid
-        self.world = [a.copy() for a in self.planes]  # the same, posed (per slot, lazily)
+        self.planes = _planes(self.body)  # (T, 13) body frame: v0, normal, offset, bary
+        self.world = self.planes.copy()  # the same, posed (per slot, as bodies move)
         self.pose = np.full((n * g, 7), np.nan)  # the pose `world` holds for each slot
         self.centre = np.zeros((n * g, 2))  # each slot's posed bounding-sphere centre, xy
         self.cells: _Cells | None = None
         self.cell_xy = np.zeros((0, 2))  # posed band circle centres
-        self._active: tuple[bytes, np.ndarray] | None = None
+        self._active: tuple | None = None  # (selection, pose count, circles): _circles'
+        self._posed_at = 0  # counts pose changes
+        self._last_mocap: tuple | None = None  # _posed's
 
     @classmethod
     def for_models(cls, models: list[mujoco.MjModel], geomgroup: np.ndarray) -> MeshRays | None:
@@ -139,8 +141,7 @@ class MeshRays:
         reach = cutoff * vecs[..., 2]
         zlo = origins[:, 2] + np.minimum(reach.min(axis=1), 0.0) - MARGIN
         zhi = origins[:, 2] + np.maximum(reach.max(axis=1), 0.0) + MARGIN
-        pose = self._poses(mocap_pos, mocap_quat)  # (nslot, 7)
-        tilt = np.abs(pose[:, 4:6]).max(axis=1)
+        pose, tilt = self._posed(mocap_pos, mocap_quat)  # (nslot, 7), (nslot,)
         upright = tilt <= UPRIGHT
         lo = (zlo[:, None] - pose[:, 2].reshape(n, g)).ravel()  # the band, body frames
         hi = (zhi[:, None] - pose[:, 2].reshape(n, g)).ravel()
@@ -156,15 +157,10 @@ class MeshRays:
         self._pose_world(pose)
         inside = upright & (lo >= cells.band[0]) & (hi <= cells.band[1])
         whole = seen & ~apart & ~inside
-        entry = self._entries(whole, seen & inside)
+        entry, env, cx, cy, r = self._circles(whole, seen & inside, tilt)
         if not entry.size:
             return dist, geomid
-        slot = cells.slot[entry]
-        band = entry >= len(self.pose)
-        cx = np.where(band, self.cell_xy[entry, 0], self.centre[slot, 0])
-        cy = np.where(band, self.cell_xy[entry, 1], self.centre[slot, 1])
-        r = np.where(band, cells.r[entry], self.rbound[slot] + tilt[slot])
-        ray, pick = _passing(slot // g, cx, cy, r + MARGIN, origins, vecs, cutoff)
+        ray, pick = _passing(env, cx, cy, r, origins, vecs, cutoff)
         if not ray.size:
             return dist, geomid
         entry = entry[pick]
@@ -175,9 +171,7 @@ class MeshRays:
             ray = np.repeat(ray, count)
             tri = np.repeat(cells.start[entry] - np.cumsum(count) + count, count) + np.arange(
                 count.sum())
-        v0, normal, offset, bary, solid = (a[tri] for a in self.world)
-        sol = _triangle(origins[ray // nray], vecs.reshape(-1, 3)[ray], v0, normal, offset,
-                        bary, solid)
+        sol = _triangle(origins[ray // nray], vecs.reshape(-1, 3)[ray], self.world[tri])
         good = sol >= 0
         if not good.any():
             return dist, geomid
@@ -192,21 +186,31 @@ class MeshRays:
         geomid.ravel()[ray[first]] = gid[first]
         return dist, geomid
 
-    def _poses(self, mocap_pos: np.ndarray, mocap_quat: np.ndarray) -> np.ndarray:
-        """(nslot, 7) each mesh body's pos and unit quat, as mj_kinematics poses it."""
+    def _posed(self, mocap_pos: np.ndarray,
+               mocap_quat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(nslot, 7) each mesh body's pos and unit quat, as mj_kinematics poses it, and its
+        lean (largest |qx|, |qy|); kept while the mocap state stays the same."""
+        last = self._last_mocap
+        if last is not None and np.array_equal(last[0], mocap_pos) \
+                and np.array_equal(last[1], mocap_quat):
+            return last[2], last[3]
         rows = np.arange(len(self.models))[:, None]
         safe = np.maximum(self.mocap, 0)
         moving = (self.mocap >= 0)[..., None]
         pos = np.where(moving, mocap_pos[rows, safe], self.static_pose[..., :3])
         quat = np.where(moving, mocap_quat[rows, safe], self.static_pose[..., 3:])
         quat = quat / np.linalg.norm(quat, axis=-1, keepdims=True)
-        return np.concatenate([pos, quat], axis=-1).reshape(-1, 7)
+        pose = np.concatenate([pos, quat], axis=-1).reshape(-1, 7)
+        tilt = np.abs(pose[:, 4:6]).max(axis=1)
+        self._last_mocap = (mocap_pos.copy(), mocap_quat.copy(), pose, tilt)
+        return pose, tilt
 
     def _pose_world(self, pose: np.ndarray) -> None:
         """Bring the posed triangles and circles of slots whose body moved up to date."""
         moved = np.flatnonzero((pose != self.pose).any(axis=1))
         if not moved.size:
             return
+        self._posed_at += 1
         self.pose[moved] = pose[moved]
         mat = _quat_mat(pose[moved, 3:])  # (m, 3, 3)
         pos = pose[moved, :3]
@@ -216,13 +220,14 @@ class MeshRays:
             count.sum())
         which = np.repeat(np.arange(len(moved)), count)
         rot, at = mat[which], pos[which]
-        v0, normal, offset, bary, solid = self.planes
-        w_v0 = np.einsum("mij,mj->mi", rot, v0[tri]) + at
-        w_normal = np.einsum("mij,mj->mi", rot, normal[tri])
-        self.world[0][tri] = w_v0
-        self.world[1][tri] = w_normal
-        self.world[2][tri] = np.einsum("mi,mi->m", w_normal, w_v0)
-        self.world[3][tri] = np.einsum("mki,mji->mkj", bary[tri], rot)  # bary R'
+        body = self.planes[tri]
+        w_v0 = np.einsum("mij,mj->mi", rot, body[:, 0:3]) + at
+        w_normal = np.einsum("mij,mj->mi", rot, body[:, 3:6])
+        self.world[tri, 0:3] = w_v0
+        self.world[tri, 3:6] = w_normal
+        self.world[tri, 6] = np.einsum("mi,mi->m", w_normal, w_v0)
+        self.world[tri, 7:13] = np.einsum("mki,mji->mkj", body[:, 7:13].reshape(-1, 2, 3),
+                                          rot).reshape(-1, 6)  # bary R'
         cells = self.cells
         if cells is not None:
             row = np.flatnonzero(np.isin(cells.slot, moved))
@@ -232,13 +237,25 @@ class MeshRays:
             m = mat[local]
             self.cell_xy[row] = pos[local, :2] + np.einsum("mij,mj->mi", m[:, :2, :2], xy)
 
-    def _entries(self, whole: np.ndarray, band: np.ndarray) -> np.ndarray:
-        """Indices of the entries to test: whole meshes, and band rows of in-band meshes."""
+    def _circles(self, whole: np.ndarray, band: np.ndarray,
+                 tilt: np.ndarray) -> tuple[np.ndarray, ...]:
+        """The entries to test (whole meshes, and band rows of in-band meshes) with each
+        one's env and posed circle (x, y, radius with head room); kept while neither the
+        selection nor a pose changes."""
         key = whole.tobytes() + band.tobytes()
-        if self._active is None or self._active[0] != key:
-            active = np.concatenate([whole, band[self.cells.slot[len(whole):]]])
-            self._active = (key, np.flatnonzero(active))
-        return self._active[1]
+        kept = self._active
+        if kept is not None and kept[0] == key and kept[1] == self._posed_at:
+            return kept[2]
+        cells, nslot = self.cells, len(whole)
+        entry = np.flatnonzero(np.concatenate([whole, band[cells.slot[nslot:]]]))
+        slot = cells.slot[entry]
+        inband = entry >= nslot
+        cx = np.where(inband, self.cell_xy[entry, 0], self.centre[slot, 0])
+        cy = np.where(inband, self.cell_xy[entry, 1], self.centre[slot, 1])
+        r = np.where(inband, cells.r[entry], self.rbound[slot] + tilt[slot]) + MARGIN
+        circles = (entry, slot // self.geoms.shape[1], cx, cy, r)
+        self._active = (key, self._posed_at, circles)
+        return circles
 
     def _ensure(self, lo: float, hi: float) -> None:
         """Cells for a band holding [lo, hi] (body frame), built a little wider."""
@@ -272,34 +289,34 @@ def _mesh(m: mujoco.MjModel, geom: int) -> np.ndarray:
     return vert[m.mesh_face[fadr : fadr + nface]]
 
 
-def _planes(tri: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Per triangle: a corner v0, the plane's normal and offset (normal . v0), the (2, 3)
-    map from a point's offset to v0 to its coordinates along the two edges from v0, and
-    whether the triangle has an area (MuJoCo skips those without)."""
+def _planes(tri: np.ndarray) -> np.ndarray:
+    """(T, 13) per triangle: a corner v0 (3), the plane's normal (3) and offset (normal . v0),
+    and the (2, 3) map from a point's offset to v0 to its coordinates along the two edges
+    from v0 (6); NaN there for a triangle without area (MuJoCo never hits those)."""
     v0 = tri[:, 0]
     e1, e2 = tri[:, 1] - v0, tri[:, 2] - v0
     normal = np.cross(e1, e2)
     g11, g12, g22 = (e1 * e1).sum(1), (e1 * e2).sum(1), (e2 * e2).sum(1)
     det = g11 * g22 - g12 * g12
-    solid = det > 1e-24
-    inv = np.where(solid, 1.0 / np.where(solid, det, 1.0), 0.0)
-    bary = np.stack([(g22[:, None] * e1 - g12[:, None] * e2) * inv[:, None],
-                     (g11[:, None] * e2 - g12[:, None] * e1) * inv[:, None]], axis=1)
-    return v0, normal, (normal * v0).sum(1), bary, solid
+    inv = np.where(det > 1e-24, 1.0 / np.where(det > 1e-24, det, 1.0), np.nan)[:, None]
+    bary = np.concatenate([(g22[:, None] * e1 - g12[:, None] * e2) * inv,
+                           (g11[:, None] * e2 - g12[:, None] * e1) * inv], axis=1)
+    return np.concatenate([v0, normal, (normal * v0).sum(1)[:, None], bary], axis=1)
 
 
-def _triangle(pnt: np.ndarray, vec: np.ndarray, v0: np.ndarray, normal: np.ndarray,
-              offset: np.ndarray, bary: np.ndarray, solid: np.ndarray) -> np.ndarray:
-    """Distance along each ray (row) to its triangle, -1 for a miss: the plane's crossing,
-    kept when it lies in the triangle (edge coordinates u, w >= 0, u + w <= 1) ahead of
-    the origin. MuJoCo's ray_triangle decides the same but on an edge, where the two sides'
-    round-offs differ."""
+def _triangle(pnt: np.ndarray, vec: np.ndarray, tri: np.ndarray) -> np.ndarray:
+    """Distance along each ray (row) to its triangle (a row of `_planes`), -1 for a miss:
+    the plane's crossing, kept when it lies in the triangle (edge coordinates u, w >= 0,
+    u + w <= 1) ahead of the origin. MuJoCo's ray_triangle decides the same but on an edge,
+    where the two sides' round-offs differ."""
+    normal = tri[:, 3:6]
     denom = np.einsum("mi,mi->m", vec, normal)
     with np.errstate(divide="ignore", invalid="ignore"):  # rays along the plane: misses
-        x = (offset - np.einsum("mi,mi->m", pnt, normal)) / denom
-        uw = np.einsum("mki,mi->mk", bary, pnt + x[:, None] * vec - v0)
-    hit = (solid & (np.abs(denom) >= MINVAL) & (x >= 0) & (uw[:, 0] >= 0) & (uw[:, 1] >= 0)
-           & (uw[:, 0] + uw[:, 1] <= 1))
+        x = (tri[:, 6] - np.einsum("mi,mi->m", pnt, normal)) / denom
+        off = pnt + x[:, None] * vec - tri[:, 0:3]
+        u = np.einsum("mi,mi->m", tri[:, 7:10], off)
+        w = np.einsum("mi,mi->m", tri[:, 10:13], off)
+    hit = (np.abs(denom) >= MINVAL) & (x >= 0) & (u >= 0) & (w >= 0) & (u + w <= 1)
     return np.where(hit, x, -1.0)
 
 
