@@ -123,11 +123,22 @@ class MeshRays:
         return cls(models, geoms, mocap, pose)
 
     def seen(self, geomgroup: np.ndarray) -> np.ndarray:
-        """(n, G) whether each mesh geom is in a group the cast sees, now."""
+        """(n, G) whether each mesh geom is one a cast with `geomgroup` sees, now: in a seen
+        group and not transparent (mj_ray skips geoms whose colour or material has alpha 0)."""
         real = self.geoms >= 0
-        groups = np.stack([m.geom_group for m in self.models])[
-            np.arange(len(self.models))[:, None], np.where(real, self.geoms, 0)]
-        return real & (geomgroup[np.clip(groups, 0, mujoco.mjNGROUP - 1)] != 0)
+        rows, ids = np.arange(len(self.models))[:, None], np.where(real, self.geoms, 0)
+        group = np.stack([m.geom_group for m in self.models])[rows, ids]
+        alpha = np.stack([m.geom_rgba[:, 3] for m in self.models])[rows, ids]
+        mat = np.stack([m.geom_matid for m in self.models])[rows, ids]
+        if (mat >= 0).any():  # a material's colour overrides the geom's
+            if len({m.nmat for m in self.models}) == 1:
+                alpha = np.where(mat >= 0, np.stack([m.mat_rgba[:, 3] for m in self.models])[
+                    rows, np.maximum(mat, 0)], alpha)
+            else:
+                for e, m in enumerate(self.models):
+                    own = mat[e] >= 0
+                    alpha[e, own] = m.mat_rgba[mat[e, own], 3]
+        return real & (geomgroup[np.clip(group, 0, mujoco.mjNGROUP - 1)] != 0) & (alpha != 0)
 
     def hits(self, origins: np.ndarray, vecs: np.ndarray, cutoff: float,
              mocap_pos: np.ndarray, mocap_quat: np.ndarray,

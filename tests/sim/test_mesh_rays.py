@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from arena_gym.scene import SceneStore
+from arena_gym.scene.builders import GROUP_SELF
 from arena_gym.scene.obstacle_models import load_model
 from arena_gym.sensors.lidar import NO_ROBOT_MASK, geomgroup_mask
 from arena_gym.sim import Simulator
@@ -117,3 +118,31 @@ def test_any_cutoff_and_a_mask_seeing_the_hidden_pieces(furnished):
     assert_as_plain(sim, pnt, vecs, MASK, cutoff=1.5)
     every_but_self = geomgroup_mask((0, 1, 2, 3, 4))  # pieces, robot meshes too
     assert_as_plain(sim, pnt, vecs, every_but_self)
+
+
+def test_a_mesh_made_transparent_or_filed_away_goes_unseen_as_by_mujoco(furnished):
+    """mj_ray skips geoms whose colour (or material) has alpha 0, and groups the mask leaves
+    out; all switched in place on an env's own model, as the lidar switches its carrier."""
+    store, sim = furnished
+    pnt = origins(store, sim, 0.17)
+    vecs = fan(3, 0.17, (0.0,))
+    _, before = sim.cast_rays(pnt, vecs, MASK, cutoff=CUTOFF)
+    model = store.model(0)
+    meshes = [int(g) for g in np.unique(before[0]) if g >= 0 and model.geom_type[g] == 7]
+    plain_colour = [g for g in meshes if model.geom_matid[g] < 0]
+    textured = [g for g in meshes if model.geom_matid[g] >= 0]
+    assert plain_colour and textured
+    faded, material = plain_colour[0], int(model.geom_matid[textured[0]])
+    filed = next(g for g in meshes if g != faded and model.geom_matid[g] != material)
+    tinted = np.flatnonzero(model.geom_matid == material)  # every geom of that material
+    kept = model.geom_rgba[faded].copy(), model.mat_rgba[material].copy(), model.geom_group[filed]
+    try:
+        model.geom_rgba[faded, 3] = 0.0
+        model.mat_rgba[material, 3] = 0.0
+        model.geom_group[filed] = GROUP_SELF
+        _, after = assert_as_plain(sim, pnt, vecs, MASK)
+        assert not np.isin(after[0], [faded, filed, *tinted]).any()
+    finally:
+        model.geom_rgba[faded], model.mat_rgba[material], model.geom_group[filed] = kept
+    _, again = assert_as_plain(sim, pnt, vecs, MASK)
+    assert np.array_equal(again, before)
