@@ -17,6 +17,7 @@ import numpy as np
 from arena_gym.scene.scene import Scene
 from arena_gym.sim.divergence import any_bad, bad_rows, bad_state
 from arena_gym.sim.mesh_rays import MeshRays
+from arena_gym.sim.ray_copy import RayCopies
 from arena_gym.sim.wall_rays import WallRays
 
 _UNSET = object()  # a group's WallRays before the first cast asks for them
@@ -74,6 +75,7 @@ class BatchGroup:
         self.nthread = nthread
         self._walls: object = _UNSET
         self._meshes: dict[bytes, MeshRays | None] = {}  # per geomgroup mask
+        self._copies: dict[bytes, RayCopies | None] = {}  # likewise
         self._motion = _motion_fields(self.batch, models[0])
         self._margins: dict[int, np.ndarray] = {}  # _diverged's, per step count
         self._rays: tuple | None = None  # (shape, origins buffer) of the last full cast
@@ -194,27 +196,55 @@ class BatchGroup:
     def _cast_meshes_apart(self, meshes: MeshRays, origins: np.ndarray, pnt: np.ndarray,
                            vec: np.ndarray, geomgroup: np.ndarray, exclude: np.ndarray,
                            cutoff: float) -> tuple[np.ndarray, np.ndarray]:
-        """Every ray with the seen meshes hidden, the meshes by `MeshRays` (sim/mesh_rays.py),
+        """Every ray without the seen meshes, the meshes by `MeshRays` (sim/mesh_rays.py),
         the nearer hit per ray (the lower geom id on a tie, as mj_ray): MuJoCo's values for
-        the whole scene."""
+        the whole scene. Without the meshes: on copies of the scenes that lack them and the
+        geoms the mask skips (sim/ray_copy.py), or, while a skipped geom is switched into a
+        seen group, on the scenes with the meshes switched to a group the mask skips."""
         seen = meshes.seen(geomgroup)
         if not seen.any() or (exclude != -1).any():  # a body excluded: MuJoCo's cast
             return self._cast(pnt, vec, geomgroup, exclude)
-        hidden = int(np.flatnonzero(geomgroup == 0)[0])
-        models = [s._model for s in self.scenes]
-        switched = [(m, meshes.geoms[i][seen[i]]) for i, m in enumerate(models) if seen[i].any()]
-        saved = [m.geom_group[ids].copy() for m, ids in switched]
-        try:
-            for m, ids in switched:
-                m.geom_group[ids] = hidden
-            dist, geomid = self._cast(pnt, vec, geomgroup, exclude)
-        finally:
-            for (m, ids), groups in zip(switched, saved, strict=True):
-                m.geom_group[ids] = groups
+        key = geomgroup.tobytes()
+        if key not in self._copies:
+            skipped = [np.flatnonzero(geomgroup[np.clip(s._model.geom_group, 0, 5)] == 0)
+                       for s in self.scenes]
+            apart = [np.setdiff1d(g[g >= 0], k) for g, k in zip(meshes.geoms, skipped,
+                                                                 strict=True)]
+            self._copies[key] = RayCopies.build(
+                self.scenes, [np.union1d(k, a) for k, a in zip(skipped, apart, strict=True)],
+                self.nthread, skipped=skipped)
+        copies = self._copies[key]
+        if copies is not None and copies.dropped_unseen(geomgroup):
+            rows = list(range(len(self.scenes)))
+            copies.sync(rows, self.batch.state)
+            dist, geomid = np.empty(vec.shape[:2]), np.empty(vec.shape[:2], np.int32)
+            failed = copies.batch._b.ray(None, pnt, vec, geomgroup, True, exclude, dist,
+                                         geomid, None)
+            if failed:
+                copies.batch._check(None, failed)
+            geomid = copies.to_scene(None, geomid)
+        else:
+            dist, geomid = self._cast_hiding(meshes.geoms, seen, pnt, vec, geomgroup, exclude)
         near, which = meshes.hits(origins, vec, cutoff, self.bound("mocap_pos"),
                                   self.bound("mocap_quat"), seen)
         wins = (near >= 0) & ((dist < 0) | (near < dist) | ((near == dist) & (which < geomid)))
         return np.where(wins, near, dist), np.where(wins, which, geomid)
+
+    def _cast_hiding(self, geoms: np.ndarray, seen: np.ndarray, pnt: np.ndarray,
+                     vec: np.ndarray, geomgroup: np.ndarray,
+                     exclude: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """`_cast` with the seen geoms (n, G) switched, for the cast, to a group it skips."""
+        hidden = int(np.flatnonzero(geomgroup == 0)[0])
+        models = [s._model for s in self.scenes]
+        switched = [(m, geoms[i][seen[i]]) for i, m in enumerate(models) if seen[i].any()]
+        saved = [m.geom_group[ids].copy() for m, ids in switched]
+        try:
+            for m, ids in switched:
+                m.geom_group[ids] = hidden
+            return self._cast(pnt, vec, geomgroup, exclude)
+        finally:
+            for (m, ids), groups in zip(switched, saved, strict=True):
+                m.geom_group[ids] = groups
 
     def times(self) -> np.ndarray:
         return self.bound("time").copy()

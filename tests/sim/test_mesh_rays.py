@@ -146,3 +146,22 @@ def test_a_mesh_made_transparent_or_filed_away_goes_unseen_as_by_mujoco(furnishe
         model.geom_rgba[faded], model.mat_rgba[material], model.geom_group[filed] = kept
     _, again = assert_as_plain(sim, pnt, vecs, MASK)
     assert np.array_equal(again, before)
+
+
+def test_a_skipped_geom_switched_into_a_seen_group_is_cast_again(furnished):
+    """Casts go to copies of the scenes without the geoms the mask skips; one of those
+    switched into a seen group in place (a collision piece made visible) must be seen."""
+    store, sim = furnished
+    pnt = origins(store, sim, 0.17)
+    vecs = fan(3, 0.17, (0.0,))
+    model = store.model(0)
+    pieces = np.flatnonzero((model.geom_group == 4) & (model.geom_type == 7))
+    kept = model.geom_group[pieces].copy()
+    try:
+        model.geom_group[pieces] = 0
+        _, geomid = assert_as_plain(sim, pnt, vecs, MASK)
+        assert np.isin(geomid[0], pieces).any()
+    finally:
+        model.geom_group[pieces] = kept
+    _, geomid = assert_as_plain(sim, pnt, vecs, MASK)
+    assert not np.isin(geomid[0], pieces).any()
