@@ -41,12 +41,11 @@ class RayCopies:
         for scene, gone in zip(scenes, drop, strict=True):
             spec = scene.spec.copy()
             geoms = list(spec.geoms)
-            if frame is not None:
-                spec.delete(spec.frame(frame))
             framed = set()
-            if frame is not None:
+            if frame is not None:  # (read before the frame goes: its geoms go with it)
                 framed = {i for i, g in enumerate(geoms) if g.frame is not None
                           and g.frame.name == frame}
+                spec.delete(spec.frame(frame))
             for i in sorted(set(gone.tolist()) - framed):
                 spec.delete(geoms[i])
             # never stepped, only posed for rays: without sleeping, every cast poses static

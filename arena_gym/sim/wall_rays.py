@@ -10,24 +10,21 @@ what a MuJoCo cast of the whole scene reports: distances to round-off, the scene
 
 from __future__ import annotations
 
-import mujoco
-import mujoco.batch
 import numpy as np
 
 from arena_gym.scene.builders import GROUP_STATIC, WALLS_FRAME
 from arena_gym.scene.scene import Scene
+from arena_gym.sim.ray_copy import RayCopies
 from arena_gym.worlds.raycast import WallGrid
 
 
 class WallRays:
     """Use `for_scenes`; None there means a plain MuJoCo cast is as good."""
 
-    def __init__(self, scenes: list[Scene], grids: list[WallGrid], models: list[mujoco.MjModel],
-                 batch: mujoco.batch.Batch, keep: list[np.ndarray]) -> None:
-        self.scenes, self.models = scenes, models
+    def __init__(self, scenes: list[Scene], grids: list[WallGrid], copies: RayCopies) -> None:
+        self.scenes = scenes
         self.grids = grids
-        self.batch = batch
-        self.keep = keep  # per env: scene geom id of each geom of the wall-less model
+        self.copies = copies  # the scenes without their walls
 
     @classmethod
     def for_scenes(cls, scenes: list[Scene], nthread: int) -> WallRays | None:
@@ -38,26 +35,12 @@ class WallRays:
                 return None
             same = grids[-1] if grids and _same(grids[-1], grid) else None
             grids.append(same or grid)  # envs of one map share one grid
-        models, keep = [], []
-        for scene, grid in zip(scenes, grids, strict=True):
-            spec = scene.spec.copy()
-            frame = spec.frame(WALLS_FRAME)
-            walls = [g for g in spec.worldbody.geoms if g.frame is not None
+            walls = [g for g in scene.spec.worldbody.geoms if g.frame is not None
                      and g.frame.name == WALLS_FRAME]
             if len(walls) != len(grid):  # some walls are not on the grid (turned, or taller)
                 return None
-            spec.delete(frame)  # all walls at once (one by one is quadratic)
-            # never stepped, only posed for rays: without sleeping, every cast poses static
-            # bodies too (sleeping poses them once per MjData, at times a ray never sees)
-            spec.option.enableflags &= ~int(mujoco.mjtEnableBit.mjENBL_SLEEP)
-            models.append(spec.compile())
-            keep.append(np.delete(np.arange(scene._model.ngeom, dtype=np.int32), grid.ids))
-        try:
-            batch = mujoco.batch.Batch(models[0], len(models), nthread=nthread, persistent=True)
-            batch.set_models(models)
-        except ValueError:  # scenes of one group whose wall-less copies differ in layout
-            return None
-        return cls(scenes, grids, models, batch, keep)
+        copies = RayCopies.build(scenes, [g.ids for g in grids], nthread, frame=WALLS_FRAME)
+        return None if copies is None else cls(scenes, grids, copies)
 
     def rays(self, states: np.ndarray, origins: np.ndarray, vecs: np.ndarray,
              geomgroup: np.ndarray | None, bodyexclude: np.ndarray, cutoff: float,
@@ -67,17 +50,11 @@ class WallRays:
         one row each); hits beyond `cutoff` may read as misses."""
         rows = list(range(len(self.scenes))) if rows is None else list(rows)
         nray = vecs.shape[1]
-        for r in rows:
-            # geom groups switched on the scene's model for a cast (a lidar hides its own
-            # robot so) hold for the wall-less copy too; the batch reads these models
-            self.models[r].geom_group[:] = self.scenes[r]._model.geom_group[self.keep[r]]
-        self.batch.state[rows] = states[rows]
-        dist, geomid = self.batch.ray(origins[:, None, :], vecs, geomgroup=geomgroup,
-                                      flg_static=True, ids=rows,
-                                      bodyexclude=np.repeat(bodyexclude[:, None], nray, axis=1))
-        for i, r in enumerate(rows):
-            hit = geomid[i] >= 0
-            geomid[i][hit] = self.keep[r][geomid[i][hit]]
+        self.copies.sync(rows, states)
+        dist, geomid = self.copies.batch.ray(
+            origins[:, None, :], vecs, geomgroup=geomgroup, flg_static=True, ids=rows,
+            bodyexclude=np.repeat(bodyexclude[:, None], nray, axis=1))
+        geomid = self.copies.to_scene(rows, geomid)
         if geomgroup is not None and not geomgroup[GROUP_STATIC]:
             return dist, geomid
         grids = [self.grids[r] for r in rows]
