@@ -48,6 +48,9 @@ class RayCopies:
                 spec.delete(spec.frame(frame))
             for i in sorted(set(gone.tolist()) - framed):
                 spec.delete(geoms[i])
+            used = {g.meshname for g in spec.geoms}
+            for mesh in [m for m in spec.meshes if m.name not in used]:
+                spec.delete(mesh)  # compiling a mesh costs: the copy holds only those it casts
             # never stepped, only posed for rays: without sleeping, every cast poses static
             # bodies too (sleeping poses them once per MjData, at times a ray never sees)
             spec.option.enableflags &= ~int(mujoco.mjtEnableBit.mjENBL_SLEEP)
