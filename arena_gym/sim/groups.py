@@ -130,8 +130,9 @@ class BatchGroup:
              bodyexclude: np.ndarray, env_ids: np.ndarray | None,
              cutoff: float = np.inf) -> tuple[np.ndarray, np.ndarray]:
         """Cast from each env's origin (n, 3) along vecs (n, R, 3): dist, geomid (n, R), for
-        `env_ids` of the group (None: all of them, in order). Map walls go through WallRays
-        (hits beyond `cutoff` may then read as misses)."""
+        `env_ids` of the group (None: all of them, in order). Map walls go through WallRays,
+        and for all of the group's envs, meshes through MeshRays (hits beyond `cutoff` may
+        then read as misses)."""
         nray = vecs.shape[1]
         rows = None if env_ids is None else [self.row[int(e)] for e in env_ids]
         if self._walls is _UNSET:

@@ -30,6 +30,8 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
+from arena_gym.scene.rotations import quat_mats
+
 MESH = mujoco.mjtGeom.mjGEOM_MESH
 CELL = 0.1  # m: side of the squares band triangles are filed under
 MARGIN = 1e-4  # m: round-off head room on every circle and band edge
@@ -223,7 +225,7 @@ class MeshRays:
             return
         self._posed_at += 1
         self.pose[moved] = pose[moved]
-        mat = _quat_mat(pose[moved, 3:])  # (m, 3, 3)
+        mat = quat_mats(pose[moved, 3:])  # (m, 3, 3)
         pos = pose[moved, :3]
         self.centre[moved] = (pos + np.einsum("mij,mj->mi", mat, self.geom_pos[moved]))[:, :2]
         count = self.first[moved + 1] - self.first[moved]
@@ -389,12 +391,3 @@ def _passing(env: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.ndarray,
     at = np.arange(circle.size) - np.repeat(np.cumsum(count) - count, count)
     ray = order[np.repeat(starts, count) + at]
     return ray, keep[circle]
-
-
-def _quat_mat(q: np.ndarray) -> np.ndarray:
-    """As mju_quat2Mat, rows: (n, 3, 3)."""
-    w, x, y, z = q.T
-    return np.stack([w * w + x * x - y * y - z * z, 2 * (x * y - w * z), 2 * (x * z + w * y),
-                     2 * (x * y + w * z), w * w - x * x + y * y - z * z, 2 * (y * z - w * x),
-                     2 * (x * z - w * y), 2 * (y * z + w * x), w * w - x * x - y * y + z * z],
-                    axis=1).reshape(-1, 3, 3)

@@ -206,7 +206,11 @@ class Simulator(Container):
         a miss) and geom ids, (n, R) each. Batch groups cast with `Batch.ray`, the others
         with `mj_multiRay` on the env's own MjData (bit-identical); no MjData is copied.
         A map's walls are cast apart (sim/wall_rays.py: the same distances to round-off, at
-        a cost that does not grow with the walls); hits beyond `cutoff` may read as misses."""
+        a cost that does not grow with the walls), and so are meshes on bodies without
+        joints for a whole batch group with a mask and a finite cutoff (sim/mesh_rays.py: the
+        triangles a ray's height band reaches, the rest on copies of the scenes without the
+        meshes and the geoms the mask skips, sim/ray_copy.py); hits beyond `cutoff` may read
+        as misses."""
         with self._lock:
             self._prepare()
             n = self.store.num_envs
