@@ -3,24 +3,26 @@
 MuJoCo's ray-mesh test walks the mesh's BVH along the whole ray each time a ray crosses
 the mesh's box (~2-4 us, no stop at the nearest hit), and a lidar fan at leg height
 crosses the box of every table and chair it passes under. Here the casting group casts
-with the seen meshes hidden (their geom group switched, in place, to one the cast does not
-see, as the lidar hides its carrier), and `MeshRays.hits` tests the meshes apart:
+the rest without the seen meshes (sim/ray_copy.py), and `MeshRays.hits` tests the meshes:
 
-- A ray reaches only triangles its segment [0, cutoff] reaches, and a lidar's segments
-  stay in a thin height band. The triangles of a mesh that reach into the band (a table's
-  legs, not its top) are filed under the CELL squares their part inside the band touches,
-  in the mesh body's frame; each square is a circle seen from the ray origin, and a ray
-  whose azimuth passes within it (asin(r / d) of the centre's) is tested against the
-  triangles filed there.
-- The test is MuJoCo's own, on the same float32 vertices in the same frame: the ray mapped
-  into the geom frame, the leaf's box slab test (strict, as mju_raySlab) and ray_triangle.
-  The nearest hit wins; equal distances go to the lower geom id (mj_ray's order).
+- A ray reaches only the triangles its segment [0, cutoff] reaches, and a lidar's segments
+  stay in a thin height band. Each triangle of a mesh that reaches into the band (a
+  table's legs, not its top) gets a circle around its part inside the band, in the mesh
+  body's frame; a ray is tested against it only if its azimuth passes within that circle
+  (asin(r / d) of the centre's, seen from the ray's origin).
+- The test: where the ray crosses the triangle's plane, kept when the crossing lies in
+  the triangle and ahead of the origin, on MuJoCo's own float32 vertices in the same
+  frames. Distances equal MuJoCo's ray_triangle to round-off; the two can only decide a
+  ray differently where it meets an edge or corner exactly (both then see the triangle's
+  neighbour at the same distance, but at a silhouette). The nearest hit wins; equal
+  distances go to the lower geom id (mj_ray's order).
 
 So the merged result is what a MuJoCo cast of the whole scene reports, to round-off, with
 the scene's geom ids (hits beyond the cutoff may read as misses, as `cast_rays` allows).
-Pieces hold while a mesh's body stands upright (mocap, or welded to the world) at a height
-the band was built for; otherwise that mesh's every triangle is tested for the rays that
-pass its bounding sphere, which holds in any pose.
+Circles hold while a mesh's body stands upright (mocap, or welded to the world) at a height
+the band was built for; otherwise every triangle of that mesh is tested for the rays that
+pass its bounding sphere, which holds in any pose. Transparent meshes and meshes in groups
+the cast skips are left out, as mj_ray leaves them out.
 """
 
 from __future__ import annotations
@@ -33,7 +35,6 @@ import numpy as np
 from arena_gym.scene.rotations import quat_mats
 
 MESH = mujoco.mjtGeom.mjGEOM_MESH
-CELL = 0.1  # m: side of the squares band triangles are filed under
 MARGIN = 1e-4  # m: round-off head room on every circle and band edge
 BAND_PAD = 0.02  # m: a band is built this much wider than the casts so far asked for
 UPRIGHT = 1e-6  # largest |qx|, |qy| of a body quaternion taken as a turn about z alone
@@ -164,9 +165,9 @@ class MeshRays:
         reached = upright & seen & ~apart  # parked below the floor: apart, not reached
         if reached.any():
             self._ensure(float(lo[reached].min()), float(hi[reached].max()))
+        elif self.cells is None:  # none upright in reach: only whole meshes are tested
+            self._ensure(float(zlo.min()), float(zhi.max()))
         cells = self.cells
-        if cells is None:
-            return dist, geomid
         self._pose_world(pose)
         inside = upright & (lo >= cells.band[0]) & (hi <= cells.band[1])
         whole = seen & ~apart & ~inside

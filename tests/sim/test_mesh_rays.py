@@ -165,3 +165,18 @@ def test_a_skipped_geom_switched_into_a_seen_group_is_cast_again(furnished):
         model.geom_group[pieces] = kept
     _, geomid = assert_as_plain(sim, pnt, vecs, MASK)
     assert not np.isin(geomid[0], pieces).any()
+
+
+def test_only_leaning_meshes_are_tested_whole(assets):
+    """No mesh upright: no band is built from them, every mesh is tested whole."""
+    store = SceneStore(2, timestep=0.005)
+    table = load_model("RecTable", [assets / "obstacles"])
+    for env in range(2):
+        store.spawn_prims(env, [table.prim("t", pose=(1.2 + 0.3 * env, 0.0, 0.4), movable=True)])
+    sim = Simulator(store)
+    lean = math.radians(8) / 2
+    for env in range(2):
+        sim.state(env, "mocap_quat")[0] = (math.cos(lean), 0.0, math.sin(lean), 0.0)
+    pnt = np.array([[0.0, 0.0, 0.3]] * 2)
+    _, geomid = assert_as_plain(sim, pnt, fan(2, 0.3, (0.0, 0.1)), MASK)
+    assert (mesh_hits(store, geomid) >= {"t/visual_0"})
