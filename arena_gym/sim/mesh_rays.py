@@ -361,13 +361,15 @@ def _passing(env: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.ndarray,
              origins: np.ndarray, vecs: np.ndarray,
              cutoff: float) -> tuple[np.ndarray, np.ndarray]:
     """(ray, circle) pairs, as flat ray index (env * R + beam) and circle index, where the
-    ray's horizontal trace may pass within the circle of its env before `cutoff` (its
-    horizontal travel is at most its 3D travel): by azimuth, within asin(r / d) of the
-    centre's seen from outside, any azimuth from inside. A superset: exact as a filter."""
+    ray's horizontal trace may pass within the circle of its env before `cutoff` (a trace
+    runs at most cutoff times the longest horizontal part of the env's directions): by
+    azimuth, within asin(r / d) of the centre's seen from outside, any azimuth from inside.
+    A superset: exact as a filter."""
     n, nray = vecs.shape[:2]
     dx, dy = cx - origins[env, 0], cy - origins[env, 1]
     d = np.hypot(dx, dy)
-    keep = np.flatnonzero(d - r <= cutoff)
+    travel = cutoff * np.sqrt((vecs[..., :2] ** 2).sum(axis=2).max(axis=1))  # (n,)
+    keep = np.flatnonzero(d - r <= travel[env])
     env, dx, dy, r, d = env[keep], dx[keep], dy[keep], r[keep], d[keep]
     azimuth = np.arctan2(vecs[..., 1], vecs[..., 0])  # (n, R) in [-pi, pi]
     # one sorted line for all envs: env e's azimuths live in [8e - pi, 8e + pi]

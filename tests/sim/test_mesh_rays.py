@@ -116,6 +116,7 @@ def test_any_cutoff_and_a_mask_seeing_the_hidden_pieces(furnished):
     pnt = origins(store, sim, 0.17)
     vecs = fan(3, 0.17, (0.0, 0.05))
     assert_as_plain(sim, pnt, vecs, MASK, cutoff=1.5)
+    assert_as_plain(sim, pnt, 2.0 * vecs, MASK, cutoff=1.5)  # distances in units of the vectors
     every_but_self = geomgroup_mask((0, 1, 2, 3, 4))  # pieces, robot meshes too
     assert_as_plain(sim, pnt, vecs, every_but_self)
 
