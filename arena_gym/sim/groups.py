@@ -186,12 +186,15 @@ class BatchGroup:
                                        cutoff)
 
     def _cast(self, pnt: np.ndarray, vec: np.ndarray, geomgroup: np.ndarray | None,
-              exclude: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Batch.ray's own kernel over every row on prepared contiguous arrays."""
+              exclude: np.ndarray,
+              batch: mujoco.batch.Batch | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Batch.ray's own kernel over every row (of the group's batch, or of `batch`) on
+        prepared contiguous arrays."""
+        batch = self.batch if batch is None else batch
         dist, geomid = np.empty(vec.shape[:2]), np.empty(vec.shape[:2], np.int32)
-        failed = self.batch._b.ray(None, pnt, vec, geomgroup, True, exclude, dist, geomid, None)
+        failed = batch._b.ray(None, pnt, vec, geomgroup, True, exclude, dist, geomid, None)
         if failed:
-            self.batch._check(None, failed)  # raises Batch.ray's SimulationError
+            batch._check(None, failed)  # raises Batch.ray's SimulationError
         return dist, geomid
 
     def _cast_meshes_apart(self, meshes: MeshRays, origins: np.ndarray, pnt: np.ndarray,
@@ -207,22 +210,17 @@ class BatchGroup:
             return self._cast(pnt, vec, geomgroup, exclude)
         key = geomgroup.tobytes()
         if key not in self._copies:
-            skipped = [np.flatnonzero(geomgroup[np.clip(s._model.geom_group, 0, 5)] == 0)
+            skipped = [np.flatnonzero(geomgroup[np.clip(s._model.geom_group, 0,
+                                                        mujoco.mjNGROUP - 1)] == 0)
                        for s in self.scenes]
-            apart = [np.setdiff1d(g[g >= 0], k) for g, k in zip(meshes.geoms, skipped,
-                                                                 strict=True)]
             self._copies[key] = RayCopies.build(
-                self.scenes, [np.union1d(k, a) for k, a in zip(skipped, apart, strict=True)],
+                self.scenes, [np.union1d(k, g[g >= 0]) for k, g in zip(skipped, meshes.geoms,
+                                                                        strict=True)],
                 self.nthread, skipped=skipped)
         copies = self._copies[key]
         if copies is not None and copies.dropped_unseen(geomgroup):
-            rows = list(range(len(self.scenes)))
-            copies.sync(rows, self.batch.state)
-            dist, geomid = np.empty(vec.shape[:2]), np.empty(vec.shape[:2], np.int32)
-            failed = copies.batch._b.ray(None, pnt, vec, geomgroup, True, exclude, dist,
-                                         geomid, None)
-            if failed:
-                copies.batch._check(None, failed)
+            copies.sync(list(range(len(self.scenes))), self.batch.state)
+            dist, geomid = self._cast(pnt, vec, geomgroup, exclude, copies.batch)
             geomid = copies.to_scene(None, geomid)
         else:
             dist, geomid = self._cast_hiding(meshes.geoms, seen, pnt, vec, geomgroup, exclude)
