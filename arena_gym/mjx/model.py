@@ -18,6 +18,8 @@ lidar pattern and drive), then adapted where MJX cannot follow MuJoCo:
   would evaluate all 126 of those pairs at every physics step.
 - Sensors are dropped (the task reads contacts and ray casts itself, not the CPU's contact
   sensors, which MJX lacks), and one material is added: mjx.ray fails on a model with none.
+- Sleeping is off (MJX steps every body), and the robot's explicit "never sleep" policy
+  becomes the compiler's choice: MuJoCo Warp refuses a model with mjSLEEP_NEVER.
 """
 
 from __future__ import annotations
@@ -123,13 +125,17 @@ def _layout(core, cfg: EnvConfig) -> Layout:
         else:
             geom.type = mujoco.mjtGeom.mjGEOM_SPHERE
             geom.size = [geom.size[0], 0.0, 0.0]
+    for body in spec.bodies:
+        if body.sleep == mujoco.mjtSleepPolicy.mjSLEEP_NEVER:
+            body.sleep = mujoco.mjtSleepPolicy.mjSLEEP_AUTO
     for sensor in list(spec.sensors):
         spec.delete(sensor)
     spec.add_material(name="mjx_ray_material")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = spec.compile()
-    model.opt.enableflags = 0  # multi-CCD: only convex-convex pairs, none here (MJX lacks it)
+    model.opt.enableflags = 0  # no sleeping; no multi-CCD (only convex-convex pairs, none
+    # here; MJX lacks it)
     unit = core.sensor_suite.channels["scan"].unit  # the CPU lidar's bound pattern and frame
     pattern = unit.pattern
     drive = core.sim.controller.drive(0, "robot")

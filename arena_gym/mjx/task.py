@@ -35,6 +35,17 @@ from arena_gym.tasks.rewards import StepOutcome, reward_terms, total
 from arena_gym.tasks.termination import classify
 
 WALL, OBSTACLE = 1, 2  # arena_gym.sensors.contact's classes, as ints ("wall", "obstacle")
+ENV_AXIS = "env"  # the name `reset`/`step` vmap over: under MuJoCo Warp, the env's world index
+# MuJoCo Warp's buffers: all worlds' contacts share one (of CONTACTS_PER_ENV x N slots),
+# constraint rows are per world. The arena_diffbot against a wall or box makes <= 10
+# contacts and 27 rows (measured in C MuJoCo); the margin covers a robot wedged in a corner.
+CONTACTS_PER_ENV = 32
+CONSTRAINTS_PER_ENV = 128
+# what an autoreset replaces: MuJoCo's integration state (mjSTATE_INTEGRATION: the rest
+# of mjData is recomputed from it by the next step) and qacc, which the divergence check
+# reads. Under MuJoCo Warp the contact buffer is shared by all envs and must not be.
+STATE_FIELDS = ("time", "qpos", "qvel", "act", "qacc_warmstart", "ctrl", "qfrc_applied",
+                "xfrc_applied", "mocap_pos", "mocap_quat", "qacc")
 
 
 class State(NamedTuple):
@@ -71,7 +82,7 @@ class MjxTask:
     def make(cls, cfg: EnvConfig, impl: str | None = None) -> MjxTask:
         require()
         task = cls(cfg, build_layout(cfg), impl or choose_impl())
-        _ = task._template  # device model and data now: built inside a trace they would leak
+        _ = task.model, task._template  # now: built inside a trace they would leak
         return task
 
     @cached_property
@@ -81,38 +92,63 @@ class MjxTask:
 
     @cached_property
     def _template(self) -> Any:
+        return self.template(1)
+
+    def template(self, num_envs: int) -> Any:
+        """A fresh mjx.Data for a batch of `num_envs` (MuJoCo Warp sizes its one contact
+        buffer for all of them; the JAX implementation's does not depend on it)."""
         _, _, mjx = require()
-        return mjx.make_data(self.model)
+        if self.impl != "warp":
+            return mjx.make_data(self.model)
+        return mjx.make_data(self.layout.model, impl="warp",
+                             naconmax=CONTACTS_PER_ENV * num_envs, njmax=CONSTRAINTS_PER_ENV)
+
+    def _batched(self, fn: Any) -> Any:
+        """`fn(template, *args, keys)` vmapped over the leading axis (named ENV_AXIS) and
+        jit-compiled, with the template for that many envs."""
+        jax, _, _ = require()
+        compiled: dict[int, Any] = {}
+
+        def run(*args: Any) -> Any:
+            n = len(args[-1])
+            if n not in compiled:
+                template = self.template(n) if self.impl == "warp" else self._template
+                compiled[n] = jax.jit(jax.vmap(lambda *a: fn(template, *a),
+                                               axis_name=ENV_AXIS))
+            return compiled[n](*args)
+
+        return run
 
     @cached_property
     def reset(self):
-        jax, _, _ = require()
-        return jax.jit(jax.vmap(self.reset_one))
+        return self._batched(lambda template, key: self.reset_one(key, template))
 
     @cached_property
     def step(self):
         jax, _, _ = require()
-        return jax.jit(jax.vmap(self.step_one))
+        return jax.jit(jax.vmap(self.step_one, axis_name=ENV_AXIS))
 
     @property
     def num_beams(self) -> int:
         return len(self.layout.directions)
 
     # ---------------------------------------------------------------- pieces
-    def _episode(self, key: Any) -> tuple[Any, Any]:
+    def _episode(self, key: Any, template: Any = None) -> tuple[Any, Any]:
         """A fresh MjData of a new episode drawn from `key`, and its goal."""
         _, jnp, _ = require()
         lay = self.layout
         stage = self.cfg.curriculum.stages[self.cfg.curriculum.start_stage]
         draw = episodes.sample(key, jnp.asarray(lay.sizes), lay.half_inner, stage, lay.radius,
                                self.cfg.start_clearance, self.cfg.min_start_goal_distance)
-        return self._place(draw), draw.goal
+        return self._place(draw, template), draw.goal
 
-    def _place(self, draw: episodes.Draw) -> Any:
-        """A fresh MjData with the robot at the draw's start and its pool boxes placed (the
-        rest parked under the floor), as NavigationCore._place."""
+    def _place(self, draw: episodes.Draw, template: Any = None) -> Any:
+        """A fresh MjData (from `template`, by default the one-env one) with the robot at
+        the draw's start and its pool boxes placed (the rest parked under the floor), as
+        NavigationCore._place."""
         _, jnp, _ = require()
-        lay, t = self.layout, self._template
+        lay = self.layout
+        t = self._template if template is None else template
         x, y, yaw = draw.start[0], draw.start[1], draw.start[2]
         a = lay.qpos_adr
         qpos = t.qpos.at[a:a + 7].set(jnp.stack([x, y, lay.spawn_z, *_yaw_quat(jnp, yaw)]))
@@ -169,7 +205,7 @@ class MjxTask:
         def tick(carry, _):
             d, hit, box = carry
             d = mjx.step(self.model, d)
-            dist, geom = _contacts(d)
+            dist, geom = self._contacts(d)
             touching = (dist < 0) & collision[geom[:, 0], geom[:, 1]]
             on_box = touching & (obstacle[geom[:, 0]] | obstacle[geom[:, 1]])
             return (d, hit | touching.any(), box | on_box.any()), None
@@ -179,23 +215,23 @@ class MjxTask:
         return data, hit, box
 
     # ---------------------------------------------------------------- the task
-    def reset_one(self, key: Any) -> State:
+    def reset_one(self, key: Any, template: Any = None) -> State:
         """A new episode drawn from `key` (the state keeps a key split from it for its
-        autoresets)."""
+        autoresets). Under MuJoCo Warp, vmap it with `template=self.template(n)` and
+        axis_name=ENV_AXIS (as `reset` does)."""
         key, sub = _split(key)
-        data, goal = self._episode(sub)
+        data, goal = self._episode(sub, template)
         return self._first(data, goal, key)
 
-    def start_one(self, draw: episodes.Draw, key: Any) -> State:
+    def start_one(self, draw: episodes.Draw, key: Any, template: Any = None) -> State:
         """The episode `draw` (a given start, goal and pool placement: the same episode as
         a CPU env's, say); `key` seeds the autoresets after it."""
-        return self._first(self._place(draw), draw.goal, key)
+        return self._first(self._place(draw, template), draw.goal, key)
 
     @cached_property
     def start(self):
         """`start_one` batched and jit-compiled: (draws, keys) with a leading env axis."""
-        jax, _, _ = require()
-        return jax.jit(jax.vmap(self.start_one))
+        return self._batched(lambda template, draw, key: self.start_one(draw, key, template))
 
     def _first(self, data: Any, goal: Any, key: Any) -> State:
         _, jnp, _ = require()
@@ -213,7 +249,7 @@ class MjxTask:
         return tuple(reward_terms(self.cfg.reward, out))
 
     def step_one(self, state: State, action: Any) -> State:
-        jax, jnp, _ = require()
+        _, jnp, _ = require()
         lay = self.layout
         restart = state.ended
         active = ~restart
@@ -222,7 +258,7 @@ class MjxTask:
         stepped, hit, box = self._physics(state.data, twist)
         key, sub = _split(state.key)
         fresh, fresh_goal = self._episode(sub)
-        data = jax.tree_util.tree_map(lambda f, s: jnp.where(restart, f, s), fresh, stepped)
+        data = restarted(restart, fresh, stepped)
         goal = jnp.where(restart, fresh_goal, state.goal)
         last = jnp.where(restart, 0.0, state.last_action)
         q = data.qpos, data.qvel, data.qacc
@@ -248,15 +284,38 @@ class MjxTask:
                      end.terminated | end.truncated, active, result, kind, terms)
 
 
-def _contacts(data: Any) -> tuple[Any, Any]:
-    """(dist, geom pairs) of every contact slot of the JAX implementation (one slot per
-    candidate pair and contact point; a slot with dist >= 0 is no contact)."""
-    contact = getattr(data._impl, "contact", None)
-    if contact is None:  # MuJoCo Warp keeps all worlds' contacts in one flat buffer
-        raise NotImplementedError(
-            "the MJX task reads contacts in the JAX implementation's layout; MuJoCo Warp's "
-            "(impl='warp') is not wired yet: expected impl='jax' (MjxTask.make(cfg, 'jax'))")
-    return contact.dist, contact.geom
+    def _contacts(self, data: Any) -> tuple[Any, Any]:
+        """(dist, geom pairs) of this env's contact slots; a slot that is not one of its
+        contacts reads dist 0 (no contact, as the JAX implementation's unused slots)."""
+        jax, jnp, _ = require()
+        if self.impl != "warp":  # one slot per candidate pair and contact point, per env
+            return data._impl.contact.dist, data._impl.contact.geom
+        # MuJoCo Warp: one buffer for all envs (not batched under vmap), the first nacon
+        # slots used, each tagged with its world: the env's index on the vmapped axis
+        w = data._impl
+        mine = ((jnp.arange(w.contact__dist.shape[0]) < w.nacon[0])
+                & (w.contact__worldid == jax.lax.axis_index(ENV_AXIS)))
+        return jnp.where(mine, w.contact__dist, 0.0), w.contact__geom
+
+
+def restarted(mask: Any, fresh: Any, data: Any) -> Any:
+    """`data` with the envs where `mask` holds replaced by `fresh` (mjx.Data, one env or a
+    batch with `mask` over its leading axis): their STATE_FIELDS."""
+    return data.replace(**{k: _pick(mask, getattr(fresh, k), getattr(data, k))
+                           for k in STATE_FIELDS})
+
+
+def select(mask: Any, fresh: State, state: State) -> State:
+    """`state` with the envs where `mask` (num_envs,) holds replaced by `fresh`'s."""
+    jax, _, _ = require()
+    rest = jax.tree_util.tree_map(lambda f, s: _pick(mask, f, s),
+                                  fresh._replace(data=None), state._replace(data=None))
+    return rest._replace(data=restarted(mask, fresh.data, state.data))
+
+
+def _pick(mask: Any, f: Any, s: Any) -> Any:
+    _, jnp, _ = require()
+    return jnp.where(mask.reshape(mask.shape + (1,) * (f.ndim - mask.ndim)), f, s)
 
 
 def _split(key: Any) -> tuple[Any, Any]:

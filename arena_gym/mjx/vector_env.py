@@ -30,7 +30,7 @@ from arena_gym.envs.validation import (
     reset_mask,
 )
 from arena_gym.envs.vector_env import per_env_seeds
-from arena_gym.mjx.task import MjxTask
+from arena_gym.mjx.task import MjxTask, select
 from arena_gym.tasks import observation
 from arena_gym.tasks.termination import RESULTS
 
@@ -77,10 +77,7 @@ class MjxVectorEnv(VectorEnv):
         if mask is None or self.state is None:
             self.state = fresh
         else:
-            m = jnp.asarray(mask)
-            self.state = jax.tree_util.tree_map(
-                lambda f, s: jnp.where(m.reshape((-1,) + (1,) * (f.ndim - 1)), f, s),
-                fresh, self.state)
+            self.state = select(jnp.asarray(mask), fresh, self.state)
         return _numpy(self.state.obs), {}
 
     def _seed(self, seed: int | None) -> int:
