@@ -1,9 +1,12 @@
 """Env steps/s and physics steps/s of the MJX backend against the CPU env, in one run.
 
     python benchmarks/mjx.py [--envs 1024 4096 16384] [--steps 20] [--repeats 3] [--cpu-max 64]
+                             [--impls jax warp]
 
 For each N, with random actions and the 360-beam lidar (the default config):
-  mjx    MjxTask.step (jit-compiled, vmapped over N envs; compile time reported apart)
+  mjx    MjxTask.step (jit-compiled, vmapped over N envs; compile time reported apart), for
+         each MJX implementation in --impls (default: the one choose_impl picks; "warp" is
+         MuJoCo Warp through MJX, on a GPU or on Warp's CPU device)
   cpu    ArenaVectorEnv(N).step (MuJoCo's batch stepping and ray casts), for N <= --cpu-max
          (the CPU env builds one model per env: beyond a few thousand it is the wrong tool)
 Physics steps/s = env steps/s x substeps (control_dt / physics_dt, 20 by default). Repeats
@@ -60,6 +63,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--cpu-max", type=int, default=64)
+    parser.add_argument("--impls", nargs="+", choices=("jax", "warp"), default=None)
     args = parser.parse_args()
 
     import jax
@@ -69,30 +73,35 @@ def main() -> None:
     from arena_gym.mjx.task import MjxTask
 
     cfg = load_config()
-    task = MjxTask.make(cfg)
+    tasks = [MjxTask.make(cfg, impl) for impl in args.impls or [None]]
     substeps = cfg.substeps
-    print(f"JAX device: {jax.devices()[0]} ({jax.default_backend()}), MJX impl: {task.impl}, "
-          f"{task.num_beams} beams, {substeps} physics steps per env step")
-    print(f"{'N':>6} {'compile s':>9} {'mjx env/s':>10} {'mjx phys/s':>11} "
+    print(f"JAX device: {jax.devices()[0]} ({jax.default_backend()}), "
+          f"{tasks[0].num_beams} beams, {substeps} physics steps per env step")
+    print(f"{'impl':>5} {'N':>6} {'compile s':>9} {'mjx env/s':>10} {'mjx phys/s':>11} "
           f"{'cpu env/s':>10} {'cpu phys/s':>11} {'mjx/cpu':>8}")
     for n in args.envs:
         cpu = ArenaVectorEnv(n) if n <= args.cpu_max else None
-        compiles, mjx_rates, cpu_rates, ratios = [], [], [], []
+        compiles = {t.impl: [] for t in tasks}
+        rates = {t.impl: [] for t in tasks}
+        ratios = {t.impl: [] for t in tasks}
+        cpu_rates = []
         for r in range(args.repeats):
-            compile_s, rate = time_mjx(task, n, args.steps, seed=r)
-            compiles.append(compile_s)
-            mjx_rates.append(rate)
+            for task in tasks:
+                compile_s, rate = time_mjx(task, n, args.steps, seed=r)
+                compiles[task.impl].append(compile_s)
+                rates[task.impl].append(rate)
             if cpu is not None:
                 cpu_rates.append(time_cpu(cpu, n, args.steps, seed=r))
-                ratios.append(rate / cpu_rates[-1])
+                for task in tasks:
+                    ratios[task.impl].append(rates[task.impl][-1] / cpu_rates[-1])
         if cpu is not None:
             cpu.close()
-        m = statistics.median(mjx_rates)
         c = statistics.median(cpu_rates) if cpu_rates else float("nan")
-        ratio = statistics.median(ratios) if ratios else float("nan")
-        print(f"{n:>6} {compiles[0]:>9.1f} {m:>10.0f} {m * substeps:>11.0f} "
-              f"{c:>10.0f} {c * substeps:>11.0f} {ratio:>8.3f}")
-
+        for task in tasks:
+            m = statistics.median(rates[task.impl])
+            ratio = statistics.median(ratios[task.impl]) if cpu_rates else float("nan")
+            print(f"{task.impl:>5} {n:>6} {compiles[task.impl][0]:>9.1f} {m:>10.0f} "
+                  f"{m * substeps:>11.0f} {c:>10.0f} {c * substeps:>11.0f} {ratio:>8.3f}")
 
 if __name__ == "__main__":
     main()
