@@ -143,26 +143,33 @@ def _one_seed(value: Any, given: Any) -> int:
 
 
 def _info(out: StepResult, n: int) -> dict[str, Any]:
-    """Reward terms, and the results of the episodes that ended, as masked arrays."""
-    info: dict[str, Any] = {"reward_terms": out.terms, "_reward_terms": out.active}
-    if out.episodes:
+    return step_info(out.terms, out.active, out.episodes, out.diverged,
+                     out.termination.collided, out.hit, n)
+
+
+def step_info(terms: dict[str, np.ndarray], active: np.ndarray,
+              episodes: dict[int, dict[str, Any]], diverged: np.ndarray,
+              collided: np.ndarray, hit: np.ndarray, n: int) -> dict[str, Any]:
+    """A vector env's step info: reward terms, and the results of the episodes that ended
+    (env -> NavigationCore._finish's dict), as masked arrays. The MJX backend's too."""
+    info: dict[str, Any] = {"reward_terms": terms, "_reward_terms": active}
+    if episodes:
         ended = np.zeros(n, dtype=bool)
-        ended[list(out.episodes)] = True
-        first = next(iter(out.episodes.values()))
+        ended[list(episodes)] = True
+        first = next(iter(episodes.values()))
         results: dict[str, np.ndarray] = {
             key: np.full(n, "", dtype=object) if isinstance(value, str)
             else np.zeros(n, dtype=type(value))
             for key, value in first.items()
         }
-        for e, episode in out.episodes.items():
+        for e, episode in episodes.items():
             for key, value in episode.items():
                 results[key][e] = value
         info["episode_result"], info["_episode_result"] = results, ended
         info["is_success"] = results["result"] == "goal"
         info["_is_success"] = ended.copy()
-    if out.diverged.any():
-        info["diverged"], info["_diverged"] = out.diverged.copy(), out.diverged.copy()
-    collided = out.termination.collided
+    if diverged.any():
+        info["diverged"], info["_diverged"] = diverged.copy(), diverged.copy()
     if collided.any():
-        info["collision"], info["_collision"] = out.hit.copy(), collided.copy()
+        info["collision"], info["_collision"] = hit.copy(), collided.copy()
     return info

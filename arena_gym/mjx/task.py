@@ -66,6 +66,8 @@ class State(NamedTuple):
     result: Any  # int8: 0 running, 1 goal, 2 collision, 3 timeout, 4 diverged
     hit: Any  # int8: what a collision hit: 0 none, 1 wall, 2 obstacle
     terms: dict[str, Any]  # each reward term
+    obstacles: Any  # (2,) int32: the pool boxes' count range of the next autoreset (the
+    # curriculum's stage; MjxVectorEnv sets it as its curriculum advances)
 
 
 @dataclass(frozen=True)
@@ -104,13 +106,13 @@ class MjxTask:
                              naconmax=CONTACTS_PER_ENV * num_envs, njmax=CONSTRAINTS_PER_ENV)
 
     def _batched(self, fn: Any) -> Any:
-        """`fn(template, *args, keys)` vmapped over the leading axis (named ENV_AXIS) and
+        """`fn(template, *args)` vmapped over the args' leading axis (named ENV_AXIS) and
         jit-compiled, with the template for that many envs."""
         jax, _, _ = require()
         compiled: dict[int, Any] = {}
 
         def run(*args: Any) -> Any:
-            n = len(args[-1])
+            n = len(args[-1])  # every argument has the env axis first
             if n not in compiled:
                 template = self.template(n) if self.impl == "warp" else self._template
                 compiled[n] = jax.jit(jax.vmap(lambda *a: fn(template, *a),
@@ -121,7 +123,17 @@ class MjxTask:
 
     @cached_property
     def reset(self):
-        return self._batched(lambda template, key: self.reset_one(key, template))
+        """`reset_one` batched: (keys, obstacles=None), obstacles (num_envs, 2)."""
+        run = self._batched(lambda template, key, obst: self.reset_one(key, obst, template))
+
+        def reset(keys: Any, obstacles: Any = None) -> State:
+            _, jnp, _ = require()
+            if obstacles is None:
+                obstacles = jnp.tile(jnp.asarray(self.start_obstacles, jnp.int32),
+                                     (len(keys), 1))
+            return run(keys, jnp.asarray(obstacles, jnp.int32))
+
+        return reset
 
     @cached_property
     def step(self):
@@ -133,12 +145,19 @@ class MjxTask:
         return len(self.layout.directions)
 
     # ---------------------------------------------------------------- pieces
-    def _episode(self, key: Any, template: Any = None) -> tuple[Any, Any]:
-        """A fresh MjData of a new episode drawn from `key`, and its goal."""
+    @property
+    def start_obstacles(self) -> tuple[int, int]:
+        """The curriculum's start stage's pool box count range."""
+        cur = self.cfg.curriculum
+        return tuple(cur.stages[min(cur.start_stage, len(cur.stages) - 1)])
+
+    def _episode(self, key: Any, obstacles: Any, template: Any = None) -> tuple[Any, Any]:
+        """A fresh MjData of a new episode drawn from `key` with a pool box count in
+        `obstacles` (min, max), and its goal."""
         _, jnp, _ = require()
         lay = self.layout
-        stage = self.cfg.curriculum.stages[self.cfg.curriculum.start_stage]
-        draw = episodes.sample(key, jnp.asarray(lay.sizes), lay.half_inner, stage, lay.radius,
+        draw = episodes.sample(key, jnp.asarray(lay.sizes), lay.half_inner, obstacles,
+                               lay.radius,
                                self.cfg.start_clearance, self.cfg.min_start_goal_distance)
         return self._place(draw, template), draw.goal
 
@@ -215,32 +234,38 @@ class MjxTask:
         return data, hit, box
 
     # ---------------------------------------------------------------- the task
-    def reset_one(self, key: Any, template: Any = None) -> State:
-        """A new episode drawn from `key` (the state keeps a key split from it for its
-        autoresets). Under MuJoCo Warp, vmap it with `template=self.template(n)` and
-        axis_name=ENV_AXIS (as `reset` does)."""
+    def reset_one(self, key: Any, obstacles: Any = None, template: Any = None) -> State:
+        """A new episode drawn from `key` with a pool box count in `obstacles` (min, max;
+        default the curriculum's start stage's), which its autoresets keep; the state keeps
+        a key split from `key` for them. Under MuJoCo Warp, vmap it with
+        `template=self.template(n)` and axis_name=ENV_AXIS (as `reset` does)."""
+        _, jnp, _ = require()
         key, sub = _split(key)
-        data, goal = self._episode(sub, template)
-        return self._first(data, goal, key)
+        obstacles = jnp.asarray(self.start_obstacles if obstacles is None else obstacles,
+                                jnp.int32)
+        data, goal = self._episode(sub, obstacles, template)
+        return self._first(data, goal, key, obstacles)
 
     def start_one(self, draw: episodes.Draw, key: Any, template: Any = None) -> State:
         """The episode `draw` (a given start, goal and pool placement: the same episode as
         a CPU env's, say); `key` seeds the autoresets after it."""
-        return self._first(self._place(draw, template), draw.goal, key)
+        _, jnp, _ = require()
+        obstacles = jnp.asarray(self.start_obstacles, jnp.int32)
+        return self._first(self._place(draw, template), draw.goal, key, obstacles)
 
     @cached_property
     def start(self):
         """`start_one` batched and jit-compiled: (draws, keys) with a leading env axis."""
         return self._batched(lambda template, draw, key: self.start_one(draw, key, template))
 
-    def _first(self, data: Any, goal: Any, key: Any) -> State:
+    def _first(self, data: Any, goal: Any, key: Any, obstacles: Any) -> State:
         _, jnp, _ = require()
         zero2 = jnp.zeros(2)
         obs, _, polar = self._observe(data, goal, zero2)
         terms = {name: jnp.float32(0.0) for name in self.term_names}
         false = jnp.bool_(False)
         return State(data, key, goal, polar[0], jnp.int32(0), zero2, obs, jnp.float32(0.0),
-                     false, false, false, false, jnp.int8(0), jnp.int8(0), terms)
+                     false, false, false, false, jnp.int8(0), jnp.int8(0), terms, obstacles)
 
     @cached_property
     def term_names(self) -> tuple[str, ...]:
@@ -257,7 +282,7 @@ class MjxTask:
         twist = jnp.where(active, twist, 0.0)  # a restarting env stands still, as on the CPU
         stepped, hit, box = self._physics(state.data, twist)
         key, sub = _split(state.key)
-        fresh, fresh_goal = self._episode(sub)
+        fresh, fresh_goal = self._episode(sub, state.obstacles)
         data = restarted(restart, fresh, stepped)
         goal = jnp.where(restart, fresh_goal, state.goal)
         last = jnp.where(restart, 0.0, state.last_action)
@@ -281,7 +306,8 @@ class MjxTask:
         kind = jnp.where(end.collided, jnp.where(box, OBSTACLE, WALL), 0).astype(jnp.int8)
         return State(data, key, goal, distance, steps, obs["last_action"].astype(twist.dtype),
                      obs, total(terms).astype(jnp.float32), end.terminated, end.truncated,
-                     end.terminated | end.truncated, active, result, kind, terms)
+                     end.terminated | end.truncated, active, result, kind, terms,
+                     state.obstacles)
 
 
     def _contacts(self, data: Any) -> tuple[Any, Any]:

@@ -9,8 +9,10 @@ actions checked at the boundary with the same errors (arena_gym.envs.validation)
 seeds, `reset(options={"reset_mask": m})`. Info: `reward_terms` (mask `_reward_terms`),
 and for the episodes that ended `episode_result` = {"result": "goal" | "collision" |
 "timeout" | "diverged"} with `is_success`, and `collision` ("wall", "obstacle"), masked
-as the CPU env does. Not here (docs/mjx.md): the CPU's per-episode metrics, the obstacle
-curriculum's stage changes (its start stage's obstacle range holds), rendering.
+as the CPU env does, with the same episode metrics (arena_gym.tasks.metrics, from the
+poses the device returns each step) and `diverged`. The obstacle curriculum is the CPU
+env's (arena_gym.tasks.curriculum): ended training episodes advance it, and new episodes
+(resets, autoresets) draw their pool box count from its stage.
 """
 
 from __future__ import annotations
@@ -29,13 +31,17 @@ from arena_gym.envs.validation import (
     check_reset_first,
     reset_mask,
 )
-from arena_gym.envs.vector_env import per_env_seeds
+from arena_gym.envs.vector_env import per_env_seeds, step_info
 from arena_gym.mjx.task import MjxTask, select
+from arena_gym.scene.rotations import quat_yaw
 from arena_gym.tasks import observation
+from arena_gym.tasks.curriculum import Curriculum
+from arena_gym.tasks.metrics import EpisodeMetrics
 from arena_gym.tasks.termination import RESULTS
 
 _RESULTS = np.array(("",) + RESULTS, dtype=object)  # State.result -> name
 _HITS = np.array(("", "wall", "obstacle"), dtype=object)  # State.hit -> class
+DIVERGED = RESULTS.index("diverged") + 1  # State.result's code
 
 
 class MjxVectorEnv(VectorEnv):
@@ -63,6 +69,26 @@ class MjxVectorEnv(VectorEnv):
         self.action_space = batch_space(self.single_action_space, num_envs)
         self.state = None  # the batched arena_gym.mjx.State after the first reset
         self._entropy = np.random.SeedSequence()
+        self.curriculum = Curriculum(self.cfg.curriculum)
+        self.metrics = EpisodeMetrics(num_envs, self.cfg.max_episode_steps)
+        self._stage_sent: tuple[int, int] | None = None  # the range the envs' state holds
+
+    @property
+    def curriculum_stage(self) -> int:
+        return self.curriculum.stage
+
+    def _obstacles(self) -> Any:
+        """(num_envs, 2) the curriculum stage's pool box count range, per env."""
+        import jax.numpy as jnp
+
+        self._stage_sent = self.curriculum.obstacles
+        return jnp.tile(jnp.asarray(self.curriculum.obstacles, jnp.int32), (self.num_envs, 1))
+
+    def _pose(self) -> np.ndarray:
+        """(num_envs, 4) x, y, z, yaw of each robot (as NavigationCore.pose)."""
+        a = self.task.layout.qpos_adr
+        q = np.asarray(self.state.data.qpos, np.float64)[:, a:a + 7]
+        return np.column_stack([q[:, :3], quat_yaw(q[:, 3:7])])
 
     def reset(self, *, seed: int | list[int] | None = None, options: dict | None = None):
         check_open(self.closed, "reset")
@@ -73,11 +99,13 @@ class MjxVectorEnv(VectorEnv):
         super().reset(seed=seeds[0])
         mask = reset_mask(options, self.num_envs)
         keys = jnp.stack([jax.random.PRNGKey(self._seed(s)) for s in seeds])
-        fresh = self.task.reset(keys)
+        fresh = self.task.reset(keys, self._obstacles())
         if mask is None or self.state is None:
             self.state = fresh
+            mask = np.ones(self.num_envs, bool)
         else:
             self.state = select(jnp.asarray(mask), fresh, self.state)
+        self.metrics.reset(np.asarray(mask, bool), self._pose())
         return _numpy(self.state.obs), {}
 
     def _seed(self, seed: int | None) -> int:
@@ -91,26 +119,32 @@ class MjxVectorEnv(VectorEnv):
         actions = check_actions(actions, self.action_space, self.num_envs)
         import jax.numpy as jnp
 
-        self.state = self.task.step(self.state, jnp.asarray(actions, jnp.float32))
-        s = self.state
+        state = self.state
+        if self._stage_sent != self.curriculum.obstacles:  # the stage moved since
+            state = state._replace(obstacles=self._obstacles())
+        self.state = s = self.task.step(state, jnp.asarray(actions, jnp.float32))
         obs = _numpy(s.obs)
         reward = np.asarray(s.reward, np.float64)
         terminated, truncated = np.asarray(s.terminated), np.asarray(s.truncated)
-        info: dict[str, Any] = {"reward_terms": {k: np.asarray(v, np.float64)
-                                                 for k, v in s.terms.items()},
-                                "_reward_terms": np.asarray(s.active)}
-        result = np.asarray(s.result)
-        ended = result > 0
-        if ended.any():
-            names = _RESULTS[result]
-            info["episode_result"] = {"result": np.where(ended, names, "").astype(object)}
-            info["_episode_result"] = ended
-            info["is_success"], info["_is_success"] = names == "goal", ended.copy()
-        hit = np.asarray(s.hit)
-        if (hit > 0).any():
-            info["collision"], info["_collision"] = _HITS[hit], hit > 0
+        terms = {k: np.asarray(v, np.float64) for k, v in s.terms.items()}
+        active, result, hit = np.asarray(s.active), np.asarray(s.result), np.asarray(s.hit)
+        pose = self._pose()
+        self.metrics.reset(~active, pose)  # the autoreset envs: their new episode's start
+        diverged = result == DIVERGED
+        self.metrics.update(pose, hit > 0, active, active & ~diverged)
+        hits = _HITS[hit]
+        goals = np.asarray(s.goal, np.float64)
+        episodes = {int(e): self._finish(int(e), _RESULTS[result[e]], hits[e], goals[e])
+                    for e in np.flatnonzero(result > 0)}
+        info = step_info(terms, active, episodes, diverged, hit > 0, hits, self.num_envs)
         return obs, reward, terminated, truncated, info
 
+    def _finish(self, e: int, result: str, hit: str, goal: np.ndarray) -> dict[str, Any]:
+        """As NavigationCore._finish: the curriculum counts the result; the episode's
+        result, metrics, what a collision hit and its goal."""
+        self.curriculum.count(result)
+        return {**self.metrics.episode(e, result, self.cfg.control_dt), "hit": hit,
+                "goal": goal}
 
 def _action_space(low: np.ndarray, high: np.ndarray):
     from gymnasium import spaces

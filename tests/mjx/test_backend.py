@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from arena_gym.config import load_config
 from arena_gym.envs.core import NavigationCore
 from arena_gym.mjx.deps import choose_impl
+from arena_gym.tasks.episodes import PARKED_Z
 from tests.conftest import imported_after
 
 STEPS = 200
@@ -229,6 +230,59 @@ def test_autoreset_samples_a_new_episode_each_time(envs, task):
         assert float(state.reward[0]) == 0.0 and not bool(state.terminated[0])
         goals.append(np.asarray(state.goal)[0].copy())
     assert np.hypot(*(goals[0] - goals[1])) > 1e-3 and np.hypot(*(goals[1] - goals[2])) > 1e-3
+
+
+def _boxes_placed(envs) -> np.ndarray:
+    """Pool boxes in each env's world (the rest parked under the floor)."""
+    z = np.asarray(envs.state.data.mocap_pos)[:, envs.task.layout.mocap, 2]
+    return np.count_nonzero(z > PARKED_Z / 2, axis=1)
+
+
+def test_ended_episodes_report_the_cpu_envs_metrics_and_advance_the_curriculum(envs):
+    import jax.numpy as jnp
+
+    from arena_gym.config import CurriculumConfig
+    from arena_gym.tasks.curriculum import Curriculum
+
+    default = envs.curriculum
+    # stage 1 has no boxes: one success (window 1, advance 0.5) moves there
+    envs.curriculum = Curriculum(CurriculumConfig(stages=((6, 10), (0, 0)), advance=0.5,
+                                                  fall_back=0.0, window=1))
+    try:
+        envs.reset(seed=5)
+        assert ((_boxes_placed(envs) >= 6) & (_boxes_placed(envs) <= 10)).all()
+        a = envs.task.layout.qpos_adr
+        start = np.asarray(envs.state.data.qpos)[:, a:a + 2].copy()
+        # env 0's goal where it stands: its first step reaches it
+        goal = np.asarray(envs.state.goal).copy()
+        goal[0] = start[0]
+        envs.state = envs.state._replace(goal=jnp.asarray(goal, jnp.float32))
+        _, _, terminated, _, info = envs.step(np.array([[0.2, 0.0], [0.2, 0.0]]))
+        assert terminated.tolist() == [True, False]
+        after = np.asarray(envs.state.data.qpos)[:, a:a + 2]
+        ep = info["episode_result"]
+        assert info["_episode_result"].tolist() == [True, False]
+        assert info["is_success"][0] and info["_is_success"].tolist() == [True, False]
+        cpu = gym.make_vec("ArenaMujoco-v0", num_envs=N, max_episode_steps=1)
+        try:
+            cpu.reset(seed=0)
+            assert set(ep) == set(cpu.step(np.zeros((N, 2)))[-1]["episode_result"])
+        finally:
+            cpu.close()
+        assert ep["result"][0] == "goal" and ep["steps"][0] == 1 and ep["hit"][0] == ""
+        assert ep["time"][0] == pytest.approx(envs.cfg.control_dt)
+        np.testing.assert_allclose(ep["trajectory"][0][:, :2], [start[0], after[0]], atol=1e-6)
+        assert ep["path_length"][0] == pytest.approx(np.hypot(*(after[0] - start[0])), abs=1e-6)
+        assert ep["path_length"][0] > 0.002  # it drove (3.8 mm from rest in 0.1 s)
+        np.testing.assert_allclose(ep["goal"][0], goal[0])
+        assert envs.curriculum_stage == 1  # the success advanced the curriculum
+        envs.step(np.zeros((N, 2)))  # env 0's autoreset draws from stage 1: no boxes
+        assert _boxes_placed(envs)[0] == 0 and 6 <= _boxes_placed(envs)[1] <= 10
+        envs.reset(seed=6)
+        assert _boxes_placed(envs).tolist() == [0, 0]
+    finally:
+        envs.curriculum = default
+        envs.reset(seed=0)
 
 
 def test_bad_actions_are_refused_with_the_cpu_envs_errors(envs):
