@@ -26,11 +26,13 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from typing import Any
 
 import mujoco
 import numpy as np
 
 from arena_gym.config import EnvConfig
+from arena_gym.scene.rotations import quat_mats
 from arena_gym.sensors.lidar import NO_ROBOT_MASK
 
 FLOOR_ONLY = 4  # contype bit only the ground plane's conaffinity holds: wheel-to-floor contacts
@@ -86,6 +88,12 @@ class Layout:
     obstacle: np.ndarray  # (ngeom,) bool: a pool box (the "obstacle" class), else "wall"
     low: np.ndarray  # action bounds
     high: np.ndarray
+
+    def rays(self, q: Any) -> tuple[Any, Any]:
+        """The lidar's origin (3,) and beam directions (beams, 3) in the world for the
+        robot's free joint q (7,): x, y, z, quaternion (numpy or JAX, as the CPU lidar's)."""
+        rot = quat_mats(q[None, 3:7])[0]
+        return q[:3] + rot @ self.lidar_offset, ((rot @ self.lidar_rotation) @ self.directions.T).T
 
 
 def build_layout(cfg: EnvConfig) -> Layout:

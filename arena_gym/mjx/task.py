@@ -27,7 +27,7 @@ from arena_gym.config import EnvConfig
 from arena_gym.mjx import episodes
 from arena_gym.mjx.deps import choose_impl, require
 from arena_gym.mjx.model import Layout, build_layout
-from arena_gym.scene.rotations import quat_mats, quat_yaw
+from arena_gym.scene.rotations import quat_yaw
 from arena_gym.sim.divergence import MAXVAL
 from arena_gym.tasks.episodes import PARKED_Z
 from arena_gym.tasks.observation import goal_polar
@@ -190,10 +190,7 @@ class MjxTask:
         """(beams,) ranges in [0, max range] from the robot's lidar (kinematics current)."""
         jax, jnp, mjx = require()
         lay = self.layout
-        q = data.qpos[lay.qpos_adr:lay.qpos_adr + 7]
-        rot = quat_mats(q[None, 3:7])[0]  # as the CPU lidar's rays()
-        origin = q[:3] + rot @ jnp.asarray(lay.lidar_offset)
-        world = jnp.asarray(lay.directions) @ (rot @ jnp.asarray(lay.lidar_rotation)).T
+        origin, world = lay.rays(data.qpos[lay.qpos_adr:lay.qpos_adr + 7])
 
         def cast(v):
             return mjx.ray(self.model, data, origin, v, geomgroup=lay.geomgroup)

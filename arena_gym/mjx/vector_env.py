@@ -32,6 +32,7 @@ from arena_gym.envs.validation import (
     reset_mask,
 )
 from arena_gym.envs.vector_env import per_env_seeds, step_info
+from arena_gym.mjx.render import MjxView
 from arena_gym.mjx.task import MjxTask, select
 from arena_gym.scene.rotations import quat_yaw
 from arena_gym.tasks import observation
@@ -48,15 +49,16 @@ class MjxVectorEnv(VectorEnv):
     """Batched ArenaMujoco-v0 on MJX. Keyword arguments override the config (EnvConfig)."""
 
     metadata: ClassVar[dict[str, Any]] = {"autoreset_mode": AutoresetMode.NEXT_STEP,
-                                          "render_modes": []}
+                                          "render_modes": ["rgb_array"]}
 
     def __init__(self, num_envs: int = 1, config: str | None = None,
                  render_mode: str | None = None, impl: str | None = None,
                  **overrides: Any) -> None:
         check_num_envs(num_envs)
-        if render_mode is not None:
-            raise ValueError(f"render_mode: the MJX backend renders nothing, expected None, "
-                             f"got {render_mode!r}")
+        if render_mode not in (None, "rgb_array"):
+            raise ValueError(f"render_mode: the MJX backend draws frames, expected None or "
+                             f"'rgb_array', got {render_mode!r}")
+        self.render_mode = render_mode
         self.cfg: EnvConfig = load_config(config, **overrides)
         self.num_envs = num_envs
         self.task = MjxTask.make(self.cfg, impl)
@@ -72,6 +74,8 @@ class MjxVectorEnv(VectorEnv):
         self.curriculum = Curriculum(self.cfg.curriculum)
         self.metrics = EpisodeMetrics(num_envs, self.cfg.max_episode_steps)
         self._stage_sent: tuple[int, int] | None = None  # the range the envs' state holds
+        self.view = MjxView(self.task.layout, self.cfg)
+        self.metadata = {**self.metadata, "render_fps": 1.0 / self.cfg.control_dt}
 
     @property
     def curriculum_stage(self) -> int:
@@ -138,6 +142,18 @@ class MjxVectorEnv(VectorEnv):
                     for e in np.flatnonzero(result > 0)}
         info = step_info(terms, active, episodes, diverged, hit > 0, hits, self.num_envs)
         return obs, reward, terminated, truncated, info
+
+    def render(self) -> tuple[np.ndarray, ...] | None:
+        """One frame per env, (height, width, 3) uint8 each (render_mode "rgb_array"), drawn
+        as the CPU env draws its (arena_gym.mjx.render); None without a render mode."""
+        if self.render_mode is None:
+            return None
+        if self.state is None:
+            raise RuntimeError("render() called before reset(): expected env.reset() first")
+        return self.view.frames(self.state, list(range(self.num_envs)))
+
+    def close_extras(self, **kwargs: Any) -> None:
+        self.view.close()
 
     def _finish(self, e: int, result: str, hit: str, goal: np.ndarray) -> dict[str, Any]:
         """As NavigationCore._finish: the curriculum counts the result; the episode's

@@ -285,6 +285,45 @@ def test_ended_episodes_report_the_cpu_envs_metrics_and_advance_the_curriculum(e
         envs.reset(seed=0)
 
 
+def test_frames_are_the_cpu_envs_frames_of_the_same_state(envs):
+    import jax.numpy as jnp
+
+    cpu = gym.make_vec("ArenaMujoco-v0", num_envs=N, render_mode="rgb_array")
+    try:
+        obs, _ = cpu.reset(seed=0)
+        want = cpu.render()
+        snaps = [cpu.view._frames.snapshot(e) for e in range(N)]
+        goal = cpu.core.goal.copy()
+    finally:
+        cpu.close()
+    envs.reset(seed=0)
+    s = envs.state
+    data = s.data.replace(
+        qpos=jnp.asarray(np.stack([d.qpos for d in snaps]), jnp.float32),
+        mocap_pos=jnp.asarray(np.stack([d.mocap_pos for d in snaps]), jnp.float32),
+        mocap_quat=jnp.asarray(np.stack([d.mocap_quat for d in snaps]), jnp.float32))
+    envs.state = s._replace(data=data, goal=jnp.asarray(goal, jnp.float32),
+                            obs={**s.obs, "scan": jnp.asarray(obs["scan"])})
+    envs.render_mode = "rgb_array"
+    try:
+        got = envs.render()
+    finally:
+        envs.render_mode = None
+    assert len(got) == N and got[0].shape == want[0].shape and got[0].dtype == np.uint8
+    for e in range(N):
+        diff = np.abs(got[e].astype(int) - want[e].astype(int))
+        assert np.mean(diff.max(axis=2) > 8) < 0.002, (e, np.mean(diff.max(axis=2) > 8))
+    # the two envs' robots stand in different places: their frames differ
+    assert np.mean(np.abs(got[0].astype(int) - got[1].astype(int)).max(axis=2) > 8) > 0.2
+
+
+def test_render_mode_is_rgb_array_or_none():
+    with pytest.raises(ValueError, match=re.escape(
+            "render_mode: the MJX backend draws frames, expected None or 'rgb_array', "
+            "got 'human'")):
+        gym.make_vec("ArenaMujoco-v0", num_envs=1, backend="mjx", render_mode="human")
+
+
 def test_bad_actions_are_refused_with_the_cpu_envs_errors(envs):
     envs.reset(seed=0)
     steps = np.asarray(envs.state.steps).copy()
