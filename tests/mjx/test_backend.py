@@ -312,7 +312,8 @@ def test_frames_are_the_cpu_envs_frames_of_the_same_state(envs):
     assert len(got) == N and got[0].shape == want[0].shape and got[0].dtype == np.uint8
     for e in range(N):
         diff = np.abs(got[e].astype(int) - want[e].astype(int))
-        assert np.mean(diff.max(axis=2) > 8) < 0.002, (e, np.mean(diff.max(axis=2) > 8))
+        # measured: 2 of 76800 pixels past 8 levels in env 0 (float32 poses), none in env 1
+        assert np.mean(diff.max(axis=2) > 8) < 2e-4, (e, np.mean(diff.max(axis=2) > 8))
     # the two envs' robots stand in different places: their frames differ
     assert np.mean(np.abs(got[0].astype(int) - got[1].astype(int)).max(axis=2) > 8) > 0.2
 
