@@ -76,6 +76,9 @@ class BatchGroup:
         self._walls: object = _UNSET
         self._meshes: dict[bytes, MeshRays | None] = {}  # per geomgroup mask
         self._copies: dict[bytes, RayCopies | None] = {}  # likewise
+        # the thread casting on the copies beside the mesh test (made on first use; its
+        # thread ends when the group is dropped)
+        self._caster: ThreadPoolExecutor | None = None
         self._motion = _motion_fields(self.batch, models[0])
         self._margins: dict[int, np.ndarray] = {}  # _diverged's, per step count
         self._rays: tuple | None = None  # (shape, origins buffer) of the last full cast
@@ -218,14 +221,23 @@ class BatchGroup:
                                                                         strict=True)],
                 self.nthread, skipped=skipped)
         copies = self._copies[key]
+        def mesh_hits() -> tuple[np.ndarray, np.ndarray]:
+            return meshes.hits(origins, vec, cutoff, self.bound("mocap_pos"),
+                               self.bound("mocap_quat"), seen)
+
         if copies is not None and copies.dropped_unseen(geomgroup):
             copies.sync(list(range(len(self.scenes))), self.batch.state)
-            dist, geomid = self._cast(pnt, vec, geomgroup, exclude, copies.batch)
+            # MuJoCo's cast on the copies releases the GIL: it runs on a worker thread while
+            # this one tests the meshes (numpy, one thread); both only read the states
+            if self._caster is None:
+                self._caster = ThreadPoolExecutor(1, thread_name_prefix="arena-rays")
+            rest = self._caster.submit(self._cast, pnt, vec, geomgroup, exclude, copies.batch)
+            near, which = mesh_hits()
+            dist, geomid = rest.result()
             geomid = copies.to_scene(None, geomid)
-        else:
+        else:  # the scenes' own groups are switched during this cast: nothing beside it
             dist, geomid = self._cast_hiding(meshes.geoms, seen, pnt, vec, geomgroup, exclude)
-        near, which = meshes.hits(origins, vec, cutoff, self.bound("mocap_pos"),
-                                  self.bound("mocap_quat"), seen)
+            near, which = mesh_hits()
         wins = (near >= 0) & ((dist < 0) | (near < dist) | ((near == dist) & (which < geomid)))
         return np.where(wins, near, dist), np.where(wins, which, geomid)
 
