@@ -299,6 +299,7 @@ class RendererPool:
 
 class CameraUnit(Unit):
     kind = "camera"
+    can_fail = True  # an env without a renderer (no GL context) gives no sample
     default_rate = DEFAULT_RATE
 
     def __init__(self, spec: CameraSpec, num_envs: int, pool: RendererPool) -> None:

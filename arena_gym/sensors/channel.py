@@ -29,11 +29,17 @@ class Channel:
         self.due = False  # whether the current tick samples (set by needs())
         # the envs that sample (SensorSuite.enable): a camera nobody watches renders nothing
         self.enabled = np.ones(reading.num_envs, dtype=bool)
+        self._all_enabled = self._any_enabled = True  # enabled.all(), .any(): asked each tick
         self._delay: tuple[float, float] = (-1.0, 0.0)  # (dt, the delay in whole steps of it)
+
+    def enable(self, mask: np.ndarray) -> None:
+        """Sample only the envs of the bool mask from now on (the others keep their last)."""
+        self.enabled[:] = mask
+        self._all_enabled, self._any_enabled = bool(mask.all()), bool(mask.any())
 
     def needs(self, clock: float) -> bool:
         """Whether this tick samples (due, or averaging every tick); advances the schedule."""
-        if not self.enabled.any():
+        if not self._any_enabled:
             self.due = False
             return False
         due = self.schedule.due(clock)
@@ -43,14 +49,14 @@ class Channel:
     def run(self, frames: Frames, clock: float, dt: float, rngs: list[np.random.Generator]) -> None:
         """One tick: sample if needed, then publish what is due (delayed or not)."""
         envs = self.unit.present_ids
-        if not self.enabled.all():  # the usual case: every env samples, no mask to apply
+        if not self._all_enabled:  # the usual case: every env samples, no mask to apply
             envs = envs[self.enabled[envs]]
         if self._delay[0] != dt:
             self._delay = (dt, delay_steps(self.spec.delay, dt) * dt)
         delay = self._delay[1]
         if (self.due or self.window is not None) and envs.size:
             raw = self.unit.sample(frames, envs)
-            if not self.unit.ok.all():
+            if self.unit.can_fail and not self.unit.ok.all():
                 envs = envs[self.unit.ok[envs]]
             if self.window is not None:
                 self.window.add(raw, envs, self.reading.num_envs)
@@ -117,12 +123,19 @@ class Channel:
         reading = self.reading
         if not envs.size:
             return
-        rows = slice(None) if len(envs) == reading.num_envs else envs  # all: no fancy index
-        for name, values_of in values.items():
-            reading.data[name][rows] = values_of
-        reading.valid[rows] = True
-        reading.stamp[rows] = stamp
-        reading.count[rows] += 1
-        reading.fresh[rows] = True
+        if len(envs) == reading.num_envs:  # all of them (sorted, unique): whole-array writes
+            for name, values_of in values.items():
+                np.copyto(reading.data[name], values_of, casting="unsafe")  # as `[:] =`
+            reading.valid.fill(True)
+            reading.stamp.fill(stamp)
+            np.add(reading.count, 1, out=reading.count)
+            reading.fresh.fill(True)
+        else:
+            for name, values_of in values.items():
+                reading.data[name][envs] = values_of
+            reading.valid[envs] = True
+            reading.stamp[envs] = stamp
+            reading.count[envs] += 1
+            reading.fresh[envs] = True
         for subscriber in self.subscribers:
             subscriber(reading, envs)

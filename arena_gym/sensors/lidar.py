@@ -258,8 +258,10 @@ class LidarUnit(Unit):
         else:
             dist, geomid = self.dist[envs], self.geomid[envs]
             ranges = dist.astype(np.float32)
-        ranges[dist < p.range_min] = -np.inf  # a miss reads -1 here: set just below
-        ranges[(geomid < 0) | (dist > p.range_max)] = np.inf
+        # putmask: what `ranges[mask] = value` does, without gathering the mask's indices
+        np.putmask(ranges, dist < p.range_min, -np.inf)  # a miss reads -1 here: set just below
+        far = geomid < 0
+        np.putmask(ranges, np.logical_or(far, dist > p.range_max, out=far), np.inf)
         if len(envs) != self.num_envs:
             self.out["ranges"][envs] = ranges.reshape(len(envs), *self.out["ranges"].shape[1:])
 

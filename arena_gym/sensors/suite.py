@@ -158,7 +158,7 @@ class SensorSuite:
                                   f"{envs!r}")
             mask[:] = False
             mask[envs] = True
-        self.channels[key].enabled[:] = mask
+        self.channels[key].enable(mask)
 
     def subscribe(self, key: str, subscriber: Subscriber) -> None:
         """Call `subscriber(reading, env_ids)` whenever `key` shows new samples."""
@@ -210,7 +210,7 @@ class SensorSuite:
         clock = self.sim.clock
         active = [c for c in self.channels.values() if c.needs(clock) or len(c.line)]
         for channel in self.channels.values():
-            channel.reading.fresh[:] = False
+            channel.reading.fresh.fill(False)
         if not active:
             return
         self.frames.begin(forced=False)

@@ -22,6 +22,7 @@ class Unit:
 
     kind = ""
     default_rate = 0.0  # Hz when neither the spec nor the declaration gives one; 0: every tick
+    can_fail = False  # whether a computation may leave `ok` False for an env (cameras)
 
     def __init__(self, spec: SensorSpec, num_envs: int) -> None:
         self.robot = spec.robot
@@ -35,6 +36,7 @@ class Unit:
         self._round = -1
         self._done = np.zeros(num_envs, dtype=bool)
         self._all_done = False  # every env computed this round (the usual sampling)
+        self._none_done = True  # no env computed yet this round
         self._present_ids: np.ndarray | None = None  # flatnonzero(present), between binds
 
     @property
@@ -117,7 +119,7 @@ class Unit:
         self._new_round(frames)
         if self._all_done:
             return self.out
-        todo = envs[~self._done[envs]]
+        todo = envs if self._none_done else envs[~self._done[envs]]
         if todo.size:
             self._compute(frames, todo)
             self.mark_done(frames, todo)
@@ -129,12 +131,14 @@ class Unit:
         if len(envs) == self.num_envs:  # envs are sorted and unique: all of them
             self._all_done = True
         self._done[envs] = True
+        self._none_done = False
 
     def _new_round(self, frames: Frames) -> None:
         if frames.round != self._round:
             self._round = frames.round
-            self._done[:] = False
-            self._all_done = False
+            if not self._none_done:
+                self._done.fill(False)
+            self._all_done, self._none_done = False, True
 
     def _compute(self, frames: Frames, envs: np.ndarray) -> None:
         raise NotImplementedError

@@ -82,7 +82,8 @@ class BatchGroup:
         self._motion = _motion_fields(self.batch, models[0])
         self._margins: dict[int, np.ndarray] = {}  # _diverged's, per step count
         self._rays: tuple | None = None  # (shape, origins buffer) of the last full cast
-        self._exclude: tuple[tuple, np.ndarray] | None = None  # (key, bodyexclude) likewise
+        # (key, bodyexclude, the read-only array it came from or None) likewise
+        self._exclude: tuple[tuple, np.ndarray, np.ndarray | None] | None = None
         for scene in scenes:
             self.push(scene)
 
@@ -166,14 +167,19 @@ class BatchGroup:
         pnt = self._rays[1]
         for k in range(3):  # one axis at a time: long inner loops, 3x the speed of one fill
             pnt[:, :, k] = origins[:, k, None]
-        key = (bodyexclude.tobytes(), nray)
-        if self._exclude is None or self._exclude[0] != key:
+        kept = self._exclude
+        if kept is None or kept[0][1] != nray or (kept[2] is not bodyexclude
+                                                  and kept[0][0] != bodyexclude.tobytes()):
             bodies = np.asarray(bodyexclude)
             if ((bodies < -1) | (bodies >= self.batch.model.nbody)).any():
                 return self.batch.ray(origins[:, None, :], vecs, geomgroup=geomgroup,
                                       bodyexclude=bodies[:, None])  # raises its error
-            self._exclude = (key, np.ascontiguousarray(
-                np.broadcast_to(bodies[:, None], (n, nray)), np.int32))
+            # the array itself too: Simulator.cast_rays passes the same one, and a read-only
+            # one owning its memory cannot have changed (then no bytes to compare)
+            same = (bodyexclude if bodyexclude.base is None and not bodyexclude.flags.writeable
+                    else None)
+            self._exclude = ((bodyexclude.tobytes(), nray), np.ascontiguousarray(
+                np.broadcast_to(bodies[:, None], (n, nray)), np.int32), same)
         if geomgroup is not None:
             geomgroup = np.ascontiguousarray(geomgroup, dtype=np.uint8)
         vec = np.ascontiguousarray(vecs, dtype=np.float64)

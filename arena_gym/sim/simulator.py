@@ -68,6 +68,7 @@ class Simulator(Container):
         self._groups: list[BatchGroup | PoolGroup] = []
         self._whole: BatchGroup | PoolGroup | None = None  # the one group of every env, in order
         self._group_of: dict[int, BatchGroup | PoolGroup] = {}
+        self._exclusions: dict[tuple[int, int], np.ndarray] = {}  # _exclusion's, by (body, n)
         self._versions: list[int] = [-1] * store.num_envs
         self._stale = [False] * store.num_envs  # scene MjData behind the group's state
         self._touched = [False] * store.num_envs  # scene MjData handed out since last push
@@ -214,13 +215,14 @@ class Simulator(Container):
         with self._lock:
             self._prepare()
             n = self.store.num_envs
+            if env_ids is None and self._whole is not None:  # the hot path: one call
+                return self._whole.rays(origins, directions, geomgroup,
+                                        self._exclusion(bodyexclude, n), None, cutoff)
             envs = np.arange(n) if env_ids is None else np.asarray(env_ids, dtype=np.int64)
             if env_ids is not None and len(envs) == n and (envs == np.arange(n)).all():
                 env_ids = None  # every env: each group casts all its rows
-            exclude = (np.full(len(envs), bodyexclude, dtype=np.int32)
-                       if isinstance(bodyexclude, (int, np.integer))
-                       else np.broadcast_to(np.asarray(bodyexclude, dtype=np.int32), (len(envs),)))
-            if env_ids is None and self._whole is not None:  # the hot path: one call
+            exclude = self._exclusion(bodyexclude, len(envs))
+            if env_ids is None and self._whole is not None:
                 return self._whole.rays(origins, directions, geomgroup, exclude, None, cutoff)
             dist = np.empty(directions.shape[:2])
             geomid = np.empty(directions.shape[:2], dtype=np.int32)
@@ -231,6 +233,18 @@ class Simulator(Container):
                                                           geomgroup, exclude[rows], envs[rows],
                                                           cutoff)
             return dist, geomid
+
+    def _exclusion(self, bodyexclude: np.ndarray | int, n: int) -> np.ndarray:
+        """(n,) int32 bodies excluded per env; one body for all: the same read-only array
+        every call (a lidar casts every control step)."""
+        if not isinstance(bodyexclude, (int, np.integer)):
+            return np.broadcast_to(np.asarray(bodyexclude, dtype=np.int32), (n,))
+        key = (int(bodyexclude), n)
+        exclude = self._exclusions.get(key)
+        if exclude is None:
+            exclude = self._exclusions[key] = np.full(n, key[0], dtype=np.int32)
+            exclude.flags.writeable = False
+        return exclude
 
     @property
     def layout_version(self) -> tuple[int, ...]:

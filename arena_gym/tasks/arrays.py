@@ -11,5 +11,7 @@ def xp(array: Any) -> Any:
     """numpy for numpy arrays and Python or numpy scalars, jax.numpy for JAX arrays and
     tracers (both implement the array API's `__array_namespace__`). Nothing imports JAX
     here: a JAX array brings its own namespace."""
+    if type(array) is np.ndarray:  # the numpy env asks this a dozen times a step
+        return np
     space = getattr(array, "__array_namespace__", None)
     return np if space is None else space()

@@ -143,4 +143,6 @@ def applying(cfg: RewardConfig, people: bool) -> list[tuple[str, TermFn]]:
 def total(terms: dict[str, np.ndarray]) -> np.ndarray:
     values = list(terms.values())
     space = xp(values[0])
+    if space is np:  # np.array stacks in C (np.stack's checks cost twice its work): same sum
+        return np.add.reduce(np.array(values), axis=0)
     return space.sum(space.stack(values), axis=0)

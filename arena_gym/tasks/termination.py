@@ -6,8 +6,7 @@ and every consumer (evaluation, the SB3 adapter) read it from here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import cached_property
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -22,19 +21,16 @@ class Termination:
     collided: np.ndarray  # a robot geom touched something it must not: terminated
     timed_out: np.ndarray  # max_episode_steps reached: truncated
     diverged: np.ndarray  # the physics blew up (Simulator.diverged): truncated
+    # computed once, with the flags (every step reads all three; they never change)
+    terminated: np.ndarray = field(init=False, repr=False)
+    truncated: np.ndarray = field(init=False, repr=False)
+    ended: np.ndarray = field(init=False, repr=False)
 
-    # computed once (every step reads them several times); the flags never change
-    @cached_property
-    def terminated(self) -> np.ndarray:
-        return self.reached | self.collided
-
-    @cached_property
-    def truncated(self) -> np.ndarray:
-        return self.timed_out | self.diverged
-
-    @cached_property
-    def ended(self) -> np.ndarray:
-        return self.terminated | self.truncated
+    def __post_init__(self) -> None:
+        terminated, truncated = self.reached | self.collided, self.timed_out | self.diverged
+        object.__setattr__(self, "terminated", terminated)
+        object.__setattr__(self, "truncated", truncated)
+        object.__setattr__(self, "ended", terminated | truncated)
 
     def result(self, env: int) -> str:
         """"goal", "collision", "timeout" or "diverged" for an env whose episode ended."""
