@@ -196,10 +196,12 @@ class CollisionUnit(Unit):
                 self.since[env] = data.time
             return
         now = np.asarray(frames.field_rows("time", envs), dtype=float).reshape(-1)
-        # per physics step of the window: all contacts, feet's with the ground
-        counts, ground, stamps, window = self._counts(frames, envs, now)
-        extra = window & (counts > ground)  # anything but feet on the ground plane
-        if len(envs) == self.num_envs and not extra.any():  # the usual step: all clear
+        # per physics step read: all contacts, feet's with the ground
+        counts, ground, stamps, since = self._counts(frames, envs)
+        over = counts > ground  # anything but feet on the ground plane
+        seen = bool(over.any())  # else nothing inside the window either (the usual step)
+        extra = over & (stamps >= since[:, None]) & (stamps < now[:, None]) if seen else over
+        if len(envs) == self.num_envs and not (seen and extra.any()):  # all clear
             if not self._clear:  # else they read so already
                 out["contacts"][:], out["collided"][:], out["kind"][:] = 0, False, NONE
                 self.pending[:] = NONE
@@ -221,10 +223,10 @@ class CollisionUnit(Unit):
         self.pending[envs] = NONE
         self.since[envs] = now
 
-    def _counts(self, frames: Frames, envs: np.ndarray, now: np.ndarray):
+    def _counts(self, frames: Frames, envs: np.ndarray):
         """Per env and history slot read (len(envs), k): the all-contacts and
-        feet-on-ground counts, the stamps, and whether the slot is in the window [since,
-        now). Every counter of a robot is written at every step: they share the ring's
+        feet-on-ground counts and the stamps; and per env the window's start (`since`: a
+        slot is in the window when since <= stamp < now). Every counter of a robot is written at every step: they share the ring's
         cursor and stamps. In lockstep every env's cursor is the same: then only the newest
         k slots are read (k kept between calls, doubled whenever the oldest slot read is
         still inside a window), about a control step's worth rather than the whole ring."""
@@ -255,8 +257,7 @@ class CollisionUnit(Unit):
                 stamps[rows], counts[rows] = h[:, 0], h[:, 1]
                 ground[rows] = h[:, 2:].sum(axis=1)
         since = self.since if len(envs) == n_envs else self.since[envs]
-        window = (stamps >= since[:, None]) & (stamps < now[:, None])
-        return counts, ground, stamps, window
+        return counts, ground, stamps, since
 
     def _layouts(self, envs: np.ndarray) -> dict[tuple, list[int]]:
         """Positions in `envs` grouped by counter layout (kept for all envs between binds)."""

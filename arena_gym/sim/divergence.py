@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 MAXVAL = 1e10  # mjMAXVAL
+_MIN, _MAX = np.minimum.reduce, np.maximum.reduce
 
 
 def any_bad(fields: tuple[np.ndarray, ...]) -> bool:
@@ -19,8 +20,8 @@ def any_bad(fields: tuple[np.ndarray, ...]) -> bool:
     A field's extremes are NaN when any value is (min and max propagate NaN), and a
     comparison with NaN is False, so two reductions per field clear the common case, with
     no temporaries: it runs twice a step on every env."""
-    for f in fields:
-        if f.size and not (-MAXVAL <= f.min() and f.max() <= MAXVAL):
+    for f in fields:  # the ufuncs' own reductions: ndarray.min/max add a Python wrapper
+        if f.size and not (-MAXVAL <= _MIN(f, axis=None) and _MAX(f, axis=None) <= MAXVAL):
             return True
     return False
 
