@@ -50,6 +50,7 @@ def classify(distance: np.ndarray, goal_radius: float, collided: np.ndarray,
     diverged = diverged & active
     live = active & ~diverged
     reached = (distance < goal_radius) & live
-    hit = collided & live & ~reached
-    timed_out = (steps >= max_steps) & live & ~reached & ~hit
+    on = live & ~reached  # still going after the goal check
+    hit = collided & on
+    timed_out = (steps >= max_steps) & on & ~collided  # on and not hit
     return Termination(reached, hit, timed_out, diverged)
