@@ -46,8 +46,9 @@ class Frames:
 
     def begin(self, forced: bool) -> None:
         groups = self.sim.stepping_groups()
-        self._unbound = set()
-        if [id(g) for g in groups] != [id(g) for g in self._groups]:
+        if self._unbound:
+            self._unbound = set()
+        if groups != self._groups:  # groups compare by identity: a regroup makes new ones
             self._groups = groups
             self._where = {}
             group_of = np.full(len(self.scenes), -1, dtype=np.int64)

@@ -222,7 +222,10 @@ class SensorSuite:
             channel.run(self.frames, clock, dt, self._rngs)
 
     def _rebind(self) -> None:
-        for scene in self.store.scenes:
+        scenes = self.store.scenes
+        if [scene.compile_count for scene in scenes] == self._compiled:
+            return  # the usual tick: nothing recompiled
+        for scene in scenes:
             env = scene.env_id
             if scene.compile_count == self._compiled[env]:
                 continue

@@ -47,6 +47,7 @@ class _Twists:
     dirty: np.ndarray  # (num_envs,) bool: to be written at the next tick
     integral: np.ndarray  # (num_envs,) yaw-rate loop state (drive.YawLoop)
     all_staged: bool = False  # every env has a twist (the env's case: skips the bookkeeping)
+    all_dirty: bool = False  # known: every env is dirty (staged for all at once); else ask
 
     @classmethod
     def make(cls, n: int) -> _Twists:
@@ -108,12 +109,14 @@ class Controller:
 
     def closed_loop(self, groups: Sequence[Any]) -> bool:
         """A closed-loop drive is commanded: its controls change at every tick."""
-        return any(self._loops(robot, groups) for robot, staged in self._twists.items()
-                   if staged.all_staged or staged.staged.any())
+        for robot, staged in self._twists.items():
+            if (staged.all_staged or staged.staged.any()) and self._loops(
+                    robot, self._plan(robot, groups)):
+                return True
+        return False
 
-    def _loops(self, robot: str, groups: Sequence[Any]) -> bool:
+    def _loops(self, robot: str, parts: list[_Part]) -> bool:
         """Whether any part of the robot's plan has a yaw loop (kept with the plan)."""
-        parts = self._plan(robot, groups)
         cached = self._loop_of.get(robot)
         if cached is None or cached[0] is not parts:
             cached = self._loop_of[robot] = (parts, any(p.drive.yaw_loop is not None
@@ -150,7 +153,8 @@ class Controller:
                 f"cmd_vel for {robot!r}: expected an array of shape ({n}, 2) or ({n}, 3), "
                 f"got shape {twists.shape}"
             )
-        if not np.isfinite(twists).all():
+        # a finite sum (one reduction) means every value is finite; else look closer
+        if not math.isfinite(np.add.reduce(twists, axis=None)) and not np.isfinite(twists).all():
             bad = int(np.flatnonzero(~np.isfinite(twists).all(axis=1))[0])
             raise ValueError(
                 f"cmd_vel for {robot!r}: expected finite numbers, "
@@ -189,6 +193,7 @@ class Controller:
             staged.all_staged = bool(staged.staged.all())
         staged.values[envs] = twists
         staged.dirty[envs] = True
+        staged.all_dirty = staged.all_dirty or isinstance(envs, slice)  # slice(None): all
 
     def set_joint(self, env_id: int, joint: str, value: float, kind: str) -> None:
         """Stage a servo target: the ctrl of the joint's position or velocity actuator."""
@@ -248,7 +253,7 @@ class Controller:
         """Rewrite this env's controls at the next tick (after a recompile or regroup)."""
         self.commands[env_id].dirty = self._envs_dirty = True
         for staged in self._twists.values():
-            staged.dirty[env_id] = True
+            staged.dirty[env_id] = True  # (all_dirty stays what it was: True stays true)
 
     def reset(self, env_id: int) -> None:
         """The env starts over: its controls are rewritten, its yaw loops start from rest."""
@@ -260,8 +265,9 @@ class Controller:
     def _plan(self, robot: str, groups: Sequence[Any]) -> list[_Part]:
         """Where the robot's staged envs live: per group, per drive (cached per grouping)."""
         cached = self._plans.get(robot)
-        if (cached is not None and len(cached[0]) == len(groups)
-                and all(a is b for a, b in zip(cached[0], groups, strict=True))):
+        if cached is not None and len(cached[0]) == len(groups) and (
+                (len(groups) == 1 and cached[0][0] is groups[0])  # the usual: one group
+                or all(a is b for a, b in zip(cached[0], groups, strict=True))):
             return cached[1]
         key = tuple(groups)  # by identity: a regroup makes new group objects
         staged = self._twists[robot]
@@ -273,6 +279,7 @@ class Controller:
                     continue
                 if robot not in self.store.scenes[env].entities:  # deleted since
                     staged.staged[env] = staged.dirty[env] = staged.all_staged = False
+                    staged.all_dirty = False
                     continue
                 drive = self.drive(env, robot)
                 entry = by_drive.setdefault(drive.key(), (drive, [], []))
@@ -298,11 +305,12 @@ class Controller:
             if not (staged.all_staged or staged.staged.any()):
                 continue
             parts = self._plan(robot, groups)
-            if not staged.dirty.any() and not any(p.drive.yaw_loop for p in parts):
+            if not (staged.all_dirty or staged.dirty.any() or self._loops(robot, parts)):
                 continue  # the hot path of an open-loop drive: ctrl already holds it
             for part in parts:
                 self._write(part, staged, dt)
-            staged.dirty[:] = False
+            staged.dirty.fill(False)
+            staged.all_dirty = False
         if self._envs_dirty:  # rare (staged controls, a recompile): no loop every tick
             for env_id, commands in enumerate(self.commands):
                 if commands.dirty:
@@ -318,7 +326,8 @@ class Controller:
             integral = staged.integral[part.envs]
             twists = loop.correct(twists, measured, integral, dt)
             staged.integral[part.envs] = integral
-        elif not (staged.dirty if part.every else staged.dirty[part.envs]).all():
+        elif not (staged.all_dirty or (staged.dirty if part.every
+                                        else staged.dirty[part.envs]).all()):
             keep = staged.dirty[part.envs]
             part = _Part(drive, group, part.envs[keep], part.rows[keep], False, False)
             twists = twists[keep]
