@@ -55,11 +55,12 @@ def quat_mats(quat: np.ndarray) -> np.ndarray:
     n = q.shape[0]
     products = (q[:, :, None] * q[:, None, :]).reshape(n, 16)
     norm2 = products[:, ::5].sum(axis=1)
-    zero = norm2 < 1e-30  # mjMINVAL squared
     if space is not np:  # immutable arrays, no branching on values under jit
+        zero = norm2 < 1e-30  # mjMINVAL squared
         products = space.where(zero[:, None], space.eye(16)[0], products)
         norm2 = space.where(zero, 1.0, norm2)
-    elif zero.any():
+    elif n and np.fmin.reduce(norm2) < 1e-30:  # one reduction (NaN-blind) clears most
+        zero = norm2 < 1e-30
         products[zero], norm2[zero] = np.eye(16)[0], 1.0
     return ((products @ _PRODUCTS_TO_MATRIX) / norm2[:, None]).reshape(n, 3, 3)
 

@@ -128,12 +128,18 @@ class Frames:
             return group.batch.bind(field)[row]
         return getattr(self.scenes[env]._data, field)
 
-    def rows(self, field: str, envs: np.ndarray, start: np.ndarray, width: int) -> np.ndarray:
-        """(len(envs), width): state field[start[i]:start[i] + width] of each env, current
-        (state is, even in a forced round: no snapshot); one fancy-indexed read per batch
-        group when its envs share the start. `envs` are sorted and unique, as units pass them
-        (so len(envs) == num_envs means every env, in order); for every env of one batch
-        group the result is a view of the live state, to read before the next step."""
+    def rows(self, field: str, envs: np.ndarray, start: np.ndarray | int,
+             width: int) -> np.ndarray:
+        """(len(envs), width): state field[start[i]:start[i] + width] of each env (an int:
+        the same start for all), current (state is, even in a forced round: no snapshot);
+        one fancy-indexed read per batch group when its envs share the start. `envs` are
+        sorted and unique, as units pass them (so len(envs) == num_envs means every env,
+        in order); for every env of one batch group the result is a view of the live
+        state, to read before the next step."""
+        if isinstance(start, int):
+            if self._whole is not None and len(envs) == len(self.scenes):
+                return self._whole.bound(field)[:, start:start + width]  # every env: a view
+            start = np.full(len(envs), start, dtype=np.int64)
         first = int(start[0]) if len(envs) else 0
         if self._whole is not None and len(envs) == len(self.scenes) and (start == first).all():
             return self._whole.bound(field)[:, first:first + width]  # every env: a view

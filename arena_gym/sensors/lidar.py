@@ -139,6 +139,9 @@ class LidarUnit(Unit):
         # there sees what casting with the carrier hidden sees, with no group switching
         self.alone = np.zeros(num_envs, dtype=bool)
         self._all_alone: bool | None = None  # alone.all(), kept until the next bind
+        # the one qpos address of every env's free joint (-1: they differ or one is fixed),
+        # kept until the next bind (None: not known yet)
+        self._common_adr: int | None = None
         # the lidar frame: the carrier's free joint (qpos address, -1: fixed to the world)
         # and the frame's fixed pose in the root body's frame (in the world's when fixed)
         self.qpos_adr = np.full(num_envs, -1, dtype=np.int64)
@@ -181,7 +184,7 @@ class LidarUnit(Unit):
         self.carrier_groups[env] = model.geom_group[self.carrier[env]].copy()
         self.group_view[env] = model.geom_group  # a view of the model's memory, per compile
         # skinned pedestrians' capsules move in and out of GROUP_ROBOT without a compile
-        self._all_alone = self._flat_ranges = None
+        self._all_alone = self._flat_ranges = self._common_adr = None
         self.alone[env] = not scene.pedestrians.skins and np.array_equal(
             np.flatnonzero(model.geom_group == builders.GROUP_ROBOT), self.carrier[env])
         data = mujoco.MjData(model)  # once per compile: the frame's offset at qpos0
@@ -210,6 +213,14 @@ class LidarUnit(Unit):
         self.qpos_adr[env] = adr
 
     @property
+    def common_adr(self) -> int:
+        """The qpos address of every env's free joint when they share it, else -1."""
+        if self._common_adr is None:
+            adr = self.qpos_adr
+            self._common_adr = int(adr[0]) if (adr[0] >= 0 and (adr == adr[0]).all()) else -1
+        return self._common_adr
+
+    @property
     def all_alone(self) -> bool:
         """Whether the carrier is the only robot a cast could see in every env."""
         if self._all_alone is None:
@@ -221,8 +232,13 @@ class LidarUnit(Unit):
         state: the free joint's pose composed with the frame's fixed offset."""
         every = len(envs) == self.num_envs  # envs are sorted and unique: all, in order
         adr = self.qpos_adr if every else self.qpos_adr[envs]
-        if len(envs) and adr.min() >= 0:  # every frame rides a free joint: no masks, copies
+        if every and self.common_adr >= 0:  # the usual: one address, a view of every row
+            q = frames.rows("qpos", envs, self.common_adr, 7)
+        elif len(envs) and adr.min() >= 0:  # every frame rides a free joint: no masks
             q = frames.rows("qpos", envs, adr, 7)
+        else:
+            q = None
+        if q is not None:
             r_base = quat_mats(q[:, 3:])
             offset, rotation = ((self.offset, self.rotation) if every
                                 else (self.offset[envs], self.rotation[envs]))
