@@ -226,8 +226,8 @@ class CollisionUnit(Unit):
     def _counts(self, frames: Frames, envs: np.ndarray):
         """Per env and history slot read (len(envs), k): the all-contacts and
         feet-on-ground counts and the stamps; and per env the window's start (`since`: a
-        slot is in the window when since <= stamp < now). Every counter of a robot is written at every step: they share the ring's
-        cursor and stamps. In lockstep every env's cursor is the same: then only the newest
+        slot is in the window when since <= stamp < now). Every counter of a robot is
+        written at every step: they share the ring's cursor and stamps. In lockstep every env's cursor is the same: then only the newest
         k slots are read (k kept between calls, doubled whenever the oldest slot read is
         still inside a window), about a control step's worth rather than the whole ring."""
         n, n_envs = COLLISION_HISTORY, self.num_envs
