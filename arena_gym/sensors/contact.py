@@ -227,9 +227,10 @@ class CollisionUnit(Unit):
         """Per env and history slot read (len(envs), k): the all-contacts and
         feet-on-ground counts and the stamps; and per env the window's start (`since`: a
         slot is in the window when since <= stamp < now). Every counter of a robot is
-        written at every step: they share the ring's cursor and stamps. In lockstep every env's cursor is the same: then only the newest
-        k slots are read (k kept between calls, doubled whenever the oldest slot read is
-        still inside a window), about a control step's worth rather than the whole ring."""
+        written at every step: they share the ring's cursor and stamps. In lockstep every
+        env's cursor is the same: then only the newest k slots are read (k kept between
+        calls, doubled whenever the oldest slot read is still inside a window), about a
+        control step's worth rather than the whole ring."""
         n, n_envs = COLLISION_HISTORY, self.num_envs
         layouts = self._layouts(envs)
         if len(layouts) == 1:  # the usual case (one robot model everywhere): no scatter
