@@ -142,7 +142,9 @@ class EpisodeMetrics:
         self.pose = np.zeros((num_envs, self.capacity, 3))  # x, y, yaw
         self.collided = np.zeros((num_envs, self.capacity), bool)  # [0]: the start, unused
         self.steps = np.zeros(num_envs, dtype=np.int64)
-        self._rows = np.arange(num_envs)
+        # each env's first row in the flattened buffers: one flat index per env and step
+        # (numpy's one-index path; a (row, step) pair takes its slow general one)
+        self._starts = np.arange(num_envs) * self.capacity
         self.pedestrians, self.personal_space = pedestrians, personal_space
         self.in_space = np.zeros(num_envs, dtype=np.int64)  # steps with a person that close
         self.speed_in_space = np.zeros(num_envs)  # sum of the robot's speed over those steps
@@ -165,8 +167,9 @@ class EpisodeMetrics:
         last position: that motion is not the policy's."""
         if active.all() and counted.all():  # the usual step: every env, no fancy indexing
             k = np.minimum(self.steps + 1, self.capacity - 1)
-            self.pose[self._rows, k] = pose[:, _XY_YAW]
-            self.collided[self._rows, k] = collided
+            at = self._starts + k
+            self.pose.reshape(-1, 3)[at] = pose.take(_XY_YAW, axis=1)
+            self.collided.reshape(-1)[at] = collided
             self.steps[...] = k
             return
         envs = np.flatnonzero(active)
