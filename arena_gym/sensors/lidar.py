@@ -142,6 +142,7 @@ class LidarUnit(Unit):
         # the one qpos address of every env's free joint (-1: they differ or one is fixed),
         # kept until the next bind (None: not known yet)
         self._common_adr: int | None = None
+        self._same_frame: bool | None = None  # every env's frame offset is env 0's (bitwise)
         # the lidar frame: the carrier's free joint (qpos address, -1: fixed to the world)
         # and the frame's fixed pose in the root body's frame (in the world's when fixed)
         self.qpos_adr = np.full(num_envs, -1, dtype=np.int64)
@@ -184,7 +185,7 @@ class LidarUnit(Unit):
         self.carrier_groups[env] = model.geom_group[self.carrier[env]].copy()
         self.group_view[env] = model.geom_group  # a view of the model's memory, per compile
         # skinned pedestrians' capsules move in and out of GROUP_ROBOT without a compile
-        self._all_alone = self._flat_ranges = self._common_adr = None
+        self._all_alone = self._flat_ranges = self._common_adr = self._same_frame = None
         self.alone[env] = not scene.pedestrians.skins and np.array_equal(
             np.flatnonzero(model.geom_group == builders.GROUP_ROBOT), self.carrier[env])
         data = mujoco.MjData(model)  # once per compile: the frame's offset at qpos0
@@ -221,6 +222,17 @@ class LidarUnit(Unit):
         return self._common_adr
 
     @property
+    def same_frame(self) -> bool:
+        """Whether every env's lidar frame sits where env 0's does on its carrier, bit for
+        bit (the same robot everywhere)."""
+        if self._same_frame is None:
+            self._same_frame = all(
+                (a.view(np.int64) == a[:1].view(np.int64)).all()
+                for a in (self.offset.reshape(self.num_envs, -1),
+                          self.rotation.reshape(self.num_envs, -1)))
+        return self._same_frame
+
+    @property
     def all_alone(self) -> bool:
         """Whether the carrier is the only robot a cast could see in every env."""
         if self._all_alone is None:
@@ -238,7 +250,14 @@ class LidarUnit(Unit):
             q = frames.rows("qpos", envs, adr, 7)
         else:
             q = None
-        if q is not None:
+        if q is not None and every and self.same_frame:  # one robot model everywhere
+            r_base = quat_mats(q[:, 3:])
+            # one product for all envs (bitwise what the stack of 3x3 products gives: the
+            # same sums of three): a BLAS call per env costs more than the arithmetic
+            rows = r_base.reshape(-1, 3)
+            pos = q[:, :3] + (rows @ self.offset[0]).reshape(-1, 3)
+            rot = (rows @ self.rotation[0]).reshape(-1, 3, 3)
+        elif q is not None:
             r_base = quat_mats(q[:, 3:])
             offset, rotation = ((self.offset, self.rotation) if every
                                 else (self.offset[envs], self.rotation[envs]))
