@@ -87,6 +87,8 @@ def main() -> None:
                 with lock:
                     buffers[topic].append(to_dict(msg))
 
+            if topic in subscriptions:  # listening again replaces the subscription
+                node.destroy_subscription(subscriptions.pop(topic))
             subscriptions[topic] = node.create_subscription(load(cmd["type"]), topic, keep, qos)
             deadline = time.monotonic() + 20
             while node.count_publishers(topic) == 0 and time.monotonic() < deadline:

@@ -99,6 +99,12 @@ def test_the_optical_frame_is_latched_under_the_camera_mount(camera_bridge, prob
 
 
 def test_unsubscribing_stops_the_rendering(camera_bridge, probe):
+    # subscribed here (pytest-xdist may run this test without the ones above): it renders
+    for topic, kind in TOPICS.items():
+        assert probe.listen(topic, kind) == 1, f"no publisher of {topic}"
+    watched = camera_bridge.suite[KEY].count.tolist()
+    assert probe.step(250)["success"]
+    assert camera_bridge.suite[KEY].count[0] > watched[0]
     for topic in TOPICS:
         probe.ask(do="unlisten", topic=topic)
     time.sleep(0.5)  # the bridge's node sees the subscriptions go
