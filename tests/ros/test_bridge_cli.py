@@ -32,10 +32,15 @@ def test_sigusr1_dumps_the_stacks_and_sigterm_ends_cleanly(ros_env, tmp_path):
                         "/mujoco/step advances)\n")
         node, folder = node_of(process.pid)
         assert folder.is_dir()
-        os.kill(process.pid, signal.SIGUSR1)
-        time.sleep(1.0)
-        assert process.poll() is None  # still serving
-        dump = (tmp_path / "stderr.txt").read_text()
+        # "bridge up" is printed just before serving starts: signal until a dump shows it
+        dump = ""
+        for _ in range(10):
+            os.kill(process.pid, signal.SIGUSR1)
+            time.sleep(1.0)
+            assert process.poll() is None  # still serving
+            dump = (tmp_path / "stderr.txt").read_text()
+            if "in serve" in dump:
+                break
         assert "Current thread" in dump and "in serve" in dump
         process.terminate()
         assert process.wait(timeout=20) == 0
