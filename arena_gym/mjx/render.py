@@ -16,7 +16,7 @@ import numpy as np
 
 from arena_gym.config import EnvConfig
 from arena_gym.mjx.model import Layout
-from arena_gym.render.cameras import follow_camera, top_down_camera
+from arena_gym.render.cameras import view_camera
 from arena_gym.render.canvas import Canvas, open_canvas
 from arena_gym.render.overlays import Marks
 from arena_gym.scene.rotations import quat_yaw
@@ -59,15 +59,11 @@ class MjxView:
         pose = np.concatenate([q[:3], [quat_yaw(q[3:7])]])
         origin, directions = lay.rays(q)
         ends = origin + directions * ranges[:, None]
-        top_down = render.view == "top_down"
         marks = Marks(goal, self.cfg.goal_radius, np.broadcast_to(origin, ends.shape), ends,
-                      pose, top_down=top_down)
-        if top_down:
-            h = lay.half_inner  # the room world's bounds (RoomLayout.bounds)
-            camera, fovy = top_down_camera(np.array([-h, -h]), np.array([h, h]),
-                                           render.width, render.height)
-            return self._canvas.draw(d, camera, marks, fovy=fovy)
-        return self._canvas.draw(d, follow_camera(pose, render), marks)
+                      pose, top_down=render.view == "top_down")
+        h = lay.half_inner  # the room world's bounds (RoomLayout.bounds)
+        camera, fovy = view_camera(render, pose, (np.array([-h, -h]), np.array([h, h])))
+        return self._canvas.draw(d, camera, marks, fovy=fovy)
 
     def close(self) -> None:
         if self._canvas is not None:

@@ -42,6 +42,15 @@ def top_down_camera(lo: np.ndarray, hi: np.ndarray, width: int,
     return camera, float(max(span[1], span[0] * height / width))
 
 
+def view_camera(cfg: RenderConfig, pose: np.ndarray,
+                bounds: tuple[np.ndarray, np.ndarray]) -> tuple[mujoco.MjvCamera, float | None]:
+    """The configured view's camera and fovy (None: the model's): top-down over the world's
+    `bounds` (lo, hi), else following the robot at `pose`."""
+    if cfg.view == "top_down":
+        return top_down_camera(*bounds, cfg.width, cfg.height)
+    return follow_camera(pose, cfg), None
+
+
 def eye(scene: mujoco.MjvScene) -> np.ndarray:
     """Where the last frame was seen from: the scene keeps two eyes (stereo, half the
     interpupillary distance to either side); a mono frame is drawn from between them."""

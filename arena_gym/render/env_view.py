@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from gymnasium import logger
 
-from arena_gym.render.cameras import follow_camera, top_down_camera
+from arena_gym.render.cameras import view_camera
 from arena_gym.render.canvas import Canvas, open_canvas
 from arena_gym.render.lights import FIXTURE_QUADS, LightTable
 from arena_gym.render.overlays import Marks
@@ -103,13 +103,9 @@ class EnvView:
     def _frame(self, env: int, beams: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
         data = self._frames.snapshot(env, cameras=True)
         canvas = self.canvas(env)
-        if self.cfg.view == "top_down":
-            camera, fovy = top_down_camera(*self.core.layout.bounds(), self.cfg.width,
-                                           self.cfg.height)
-            return canvas.draw(data, camera, self.marks(env, beams), fovy=fovy,
-                               lights=self._lights.get(env))
-        return canvas.draw(data, follow_camera(self.core.pose[env], self.cfg),
-                           self.marks(env, beams), lights=self._lights.get(env))
+        camera, fovy = view_camera(self.cfg, self.core.pose[env], self.core.layout.bounds())
+        return canvas.draw(data, camera, self.marks(env, beams), fovy=fovy,
+                           lights=self._lights.get(env))
 
     def _show(self) -> None:
         self._begin()

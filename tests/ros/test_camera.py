@@ -9,7 +9,7 @@ import time
 import numpy as np
 import pytest
 
-from tests.ros.conftest import Probe, camera_robot_urdf, served
+from tests.ros.conftest import camera_robot_urdf, served
 
 W, H = 32, 24
 BOX_X = 1.5  # m, the red box's centre ahead of the robot (0.4 m deep: its face at 1.3 m)
@@ -21,9 +21,10 @@ KEY = "camerabot/cam@ros"
 
 
 @pytest.fixture(scope="module")
-def camera_bridge(ros_env, tmp_path_factory):
+def bridge(ros_env, tmp_path_factory):
     """A lockstep bridge over 2 empty envs with the built-in robot carrying a 10 Hz camera
-    (above its lidar, looking ahead) and a red box 1.5 m in front of it."""
+    (above its lidar, looking ahead) and a red box 1.5 m in front of it (in place of
+    conftest's bridge, so conftest's probe serves this one)."""
     from arena_gym.ros.run import build_envs
     from arena_gym.scene.records import Prim
 
@@ -36,23 +37,16 @@ def camera_bridge(ros_env, tmp_path_factory):
         yield b
 
 
-@pytest.fixture(scope="module")
-def probe(camera_bridge, ros_env):
-    p = Probe(ros_env)
-    yield p
-    p.close()
-
-
-def test_nothing_renders_while_nobody_subscribes(camera_bridge, probe):
+def test_nothing_renders_while_nobody_subscribes(bridge, probe):
     assert probe.step(100)["success"]  # 0.2 s: two frames of a 10 Hz camera, if watched
-    assert camera_bridge.suite[KEY].count.tolist() == [0, 0]
-    assert len(camera_bridge.suite.renderers) == 0  # not even a GL context
+    assert bridge.suite[KEY].count.tolist() == [0, 0]
+    assert len(bridge.suite.renderers) == 0  # not even a GL context
 
 
-def test_a_subscriber_gets_the_rendered_images_of_its_env(camera_bridge, probe):
+def test_a_subscriber_gets_the_rendered_images_of_its_env(bridge, probe):
     for topic, kind in TOPICS.items():
         assert probe.listen(topic, kind) == 1, f"no publisher of {topic}"
-    reading = camera_bridge.suite[KEY]
+    reading = bridge.suite[KEY]
     assert probe.step(250)["success"]  # 0.22 s: at once; then at 0.3, 0.4, ... 0.7 s (10 Hz)
     images = probe.take("/camerabot/image_raw", 6)
     assert len(images) == 6 and reading.count.tolist() == [6, 0]  # env 1: nobody watches
@@ -71,7 +65,7 @@ def test_a_subscriber_gets_the_rendered_images_of_its_env(camera_bridge, probe):
     assert depth_msg["encoding"] == "32FC1" and depth_msg["step"] == 4 * W
     depth = np.frombuffer(bytes(depth_msg["data"]), dtype="<f4").reshape(H, W)
     np.testing.assert_array_equal(depth, reading.depth[0])
-    mount = next(m for m in camera_static(camera_bridge) if m["child"] == "cam")
+    mount = next(m for m in camera_static(bridge) if m["child"] == "cam")
     assert depth[H // 2, W // 2] == pytest.approx(BOX_X - 0.2 - mount["xyz"][0], rel=0.01)
 
     cloud = probe.take("/camerabot/depth/points", 6)[-1]
@@ -86,7 +80,7 @@ def test_a_subscriber_gets_the_rendered_images_of_its_env(camera_bridge, probe):
     np.testing.assert_array_equal(np.reshape(info["p"], (3, 4)), reading.P)
 
 
-def test_the_optical_frame_is_latched_under_the_camera_mount(camera_bridge, probe):
+def test_the_optical_frame_is_latched_under_the_camera_mount(bridge, probe):
     probe.listen("/tf_static", "tf2_msgs/msg/TFMessage")
     static = probe.take("/tf_static", 1)[-1]["transforms"]
     optical = next(t for t in static if t["child_frame_id"] == "camerabot/cam_optical")
@@ -98,19 +92,19 @@ def test_the_optical_frame_is_latched_under_the_camera_mount(camera_bridge, prob
     np.testing.assert_allclose(z_axis, [1.0, 0.0, 0.0], atol=1e-12)
 
 
-def test_unsubscribing_stops_the_rendering(camera_bridge, probe):
+def test_unsubscribing_stops_the_rendering(bridge, probe):
     # subscribed here (pytest-xdist may run this test without the ones above): it renders
     for topic, kind in TOPICS.items():
         assert probe.listen(topic, kind) == 1, f"no publisher of {topic}"
-    watched = camera_bridge.suite[KEY].count.tolist()
+    watched = bridge.suite[KEY].count.tolist()
     assert probe.step(250)["success"]
-    assert camera_bridge.suite[KEY].count[0] > watched[0]
+    assert bridge.suite[KEY].count[0] > watched[0]
     for topic in TOPICS:
         probe.ask(do="unlisten", topic=topic)
     time.sleep(0.5)  # the bridge's node sees the subscriptions go
-    before = camera_bridge.suite[KEY].count.tolist()
+    before = bridge.suite[KEY].count.tolist()
     assert probe.step(250)["success"]
-    assert camera_bridge.suite[KEY].count.tolist() == before
+    assert bridge.suite[KEY].count.tolist() == before
 
 
 def camera_static(bridge) -> list[dict]:
