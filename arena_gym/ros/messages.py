@@ -212,18 +212,6 @@ def nanos(t: float) -> int:
     return int(round(t * 1e9))
 
 
-def tf_message(transforms: list[tuple[int, str, str, np.ndarray, np.ndarray]]) -> bytes:
-    """TFMessage of (stamp ns, parent, child, xyz, quat wxyz) transforms."""
-    c = Cdr()
-    c.u32(len(transforms))
-    for ns, parent, child, xyz, quat in transforms:
-        c.header(ns, parent)
-        c.string(child)
-        c.f64s(xyz)
-        c.quat(quat)
-    return bytes(c.buf)
-
-
 def clock_message(ns: int) -> bytes:
     c = Cdr()
     c.time(ns)
@@ -233,10 +221,11 @@ def clock_message(ns: int) -> bytes:
 def static_messages(metas: list[dict]) -> Iterator[Message]:
     """/tf_static: every sensor mount of every bridged robot (of each meta: a robot name) in
     one message (a latched topic keeps only the last)."""
-    transforms = [(0, f"{r['ns']}/{m.get('parent', r['base'])}", f"{r['ns']}/{m['child']}",
-                   np.array(m["xyz"]), np.array(m["quat"]))
-                  for meta in metas for r in meta["robots"] for m in meta["static"]]
-    yield "/tf_static", "tf2_msgs/msg/TFMessage", tf_message(transforms), 0
+    mounts = [(r, m) for meta in metas for r in meta["robots"] for m in meta["static"]]
+    template = tf_template([(f"{r['ns']}/{m.get('parent', r['base'])}", f"{r['ns']}/{m['child']}")
+                            for r, m in mounts])
+    w_last = [[*m["xyz"], *m["quat"][1:], m["quat"][0]] for _, m in mounts]  # ROS: x, y, z, w
+    yield "/tf_static", "tf2_msgs/msg/TFMessage", template.fill(0, *w_last), 0
 
 
 def _templates(meta: dict) -> dict:
