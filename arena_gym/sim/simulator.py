@@ -215,14 +215,11 @@ class Simulator(Container):
         with self._lock:
             self._prepare()
             n = self.store.num_envs
-            if env_ids is None and self._whole is not None:  # the hot path: one call
-                return self._whole.rays(origins, directions, geomgroup,
-                                        self._exclusion(bodyexclude, n), None, cutoff)
             envs = np.arange(n) if env_ids is None else np.asarray(env_ids, dtype=np.int64)
             if env_ids is not None and len(envs) == n and (envs == np.arange(n)).all():
                 env_ids = None  # every env: each group casts all its rows
             exclude = self._exclusion(bodyexclude, len(envs))
-            if env_ids is None and self._whole is not None:
+            if env_ids is None and self._whole is not None:  # the hot path: one call
                 return self._whole.rays(origins, directions, geomgroup, exclude, None, cutoff)
             dist = np.empty(directions.shape[:2])
             geomid = np.empty(directions.shape[:2], dtype=np.int32)
