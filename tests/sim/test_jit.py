@@ -1,0 +1,33 @@
+"""Compiled kernels (arena_gym.jit): numba is imported only by the kernel modules, on first
+use, and its machine code is cached under the project's cache dir, never in the package."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import imported_after
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_importing_the_package_and_the_envs_imports_no_numba():
+    assert imported_after("arena_gym, arena_gym.envs.registration, arena_gym.envs.vector_env, "
+                          "arena_gym.tasks.crowd, arena_gym.tasks.walkers", "numba") == []
+
+
+@pytest.mark.parametrize("first", ["arena_gym.jit", "numba"])
+def test_compiled_code_is_cached_under_the_project_cache(tmp_path, first):
+    # whether or not the user imported numba before arena_gym's kernels
+    code = (f"import json, {first}, numba, arena_gym.jit; "
+            "print(json.dumps(numba.config.CACHE_DIR))")
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env.update(ARENA_GYM_CACHE=str(tmp_path), PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env=env, cwd=tmp_path).stdout
+    assert json.loads(out.strip().splitlines()[-1]) == str(tmp_path / "numba")
