@@ -1,0 +1,348 @@
+"""The crowd's step (arena_gym.tasks.crowd) as one compiled loop over envs and agents.
+
+`step` moves every active agent of every env by one step of the crowd model, in place: the
+forces (social force model) or the straight walk (waypoints model), the two constraints, the
+headings and the waypoint advance; the module docstring of arena_gym.tasks.crowd is its spec.
+Pairs and boxes are screened by brute force (64 agents and a few dozen boxes per env cost
+microseconds here), in a fixed order, so a step is deterministic.
+
+`box_frame` is the point-to-box geometry of arena_gym.tasks.footprints.BoxFrames for one
+point and one box, operation for operation (tests pin them equal), because the vectorised
+one also serves JAX arrays, which a numba function cannot.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from arena_gym.jit import numba
+
+
+@numba.njit(cache=True)
+def box_frame(px: float, py: float, bx: float, by: float, c: float, s: float, sx: float,
+              sy: float) -> tuple[float, float, float, float]:
+    """The point (px, py) in the frame of the box centred at (bx, by) with cos/sin (c, s) of
+    its yaw and full extents (sx, sy): its coordinates (lx, ly) and their excess (ax, ay)
+    over the half extents (> 0: outside along that axis). max(ax, ay) <= box_gap."""
+    dx, dy = px - bx, py - by
+    lx = c * dx + s * dy
+    ly = c * dy - s * dx
+    return lx, ly, abs(lx) - 0.5 * sx, abs(ly) - 0.5 * sy
+
+
+@numba.njit(cache=True)
+def box_gap(ax: float, ay: float) -> float:
+    """Signed gap from a point to a box (negative inside), from box_frame's ax, ay."""
+    gap = math.hypot(max(ax, 0.0), max(ay, 0.0))
+    return max(ax, ay) if gap == 0.0 else gap  # 0: both axes within the box
+
+
+@numba.njit(cache=True)
+def box_normal(lx: float, ly: float, ax: float, ay: float, c: float, s: float
+               ) -> tuple[float, float]:
+    """The unit normal (world frame) from a box toward a point (inside: out through the
+    nearer face), from box_frame's lx, ly, ax, ay and the box's cos/sin (c, s)."""
+    if ax < 0 and ay < 0:
+        nx, ny = (1.0 if ax >= ay else 0.0), (1.0 if ax < ay else 0.0)
+    else:
+        nx, ny = max(ax, 0.0), max(ay, 0.0)
+    if lx < 0:
+        nx = -nx
+    if ly < 0:
+        ny = -ny
+    norm = max(math.hypot(nx, ny), 1e-12)
+    nx, ny = nx / norm, ny / norm
+    return c * nx - s * ny, s * nx + c * ny
+
+
+@numba.njit(cache=True)
+def _nearest_box(px: float, py: float, boxes: np.ndarray, frames: np.ndarray,
+                 mask: np.ndarray) -> tuple[float, float, float]:
+    """Gap and normal of the nearest box (B, 5) of those `mask` keeps (the first of ties);
+    an infinite gap without any. `frames` (B, 2): the cos and sin of each box's yaw."""
+    best, k, lx, ly, ax, ay = np.inf, -1, 0.0, 0.0, 0.0, 0.0
+    for b in range(boxes.shape[0]):
+        if not mask[b]:
+            continue
+        mx, my, bx, by = box_frame(px, py, boxes[b, 0], boxes[b, 1], frames[b, 0],
+                                   frames[b, 1], boxes[b, 3], boxes[b, 4])
+        if max(bx, by) >= best:  # a lower bound of its gap: it cannot be nearer
+            continue
+        gap = box_gap(bx, by)
+        if gap < best:
+            best, k, lx, ly, ax, ay = gap, b, mx, my, bx, by
+    if k < 0:
+        return best, 0.0, 0.0
+    nx, ny = box_normal(lx, ly, ax, ay, frames[k, 0], frames[k, 1])
+    return best, nx, ny
+
+
+@numba.njit(cache=True)
+def _push_out(pos: np.ndarray, boxes: np.ndarray, frames: np.ndarray, mask: np.ndarray,
+              radius: float) -> None:
+    """An agent at `pos` (2,) closer than `radius` to boxes steps back out along each one's
+    normal by the depth (all of them at once, from where it stood); twice, for a corner
+    between two boxes. `frames` as for _nearest_box."""
+    for _ in range(2):
+        mx, my, hit = 0.0, 0.0, False
+        for b in range(boxes.shape[0]):
+            if not mask[b]:
+                continue
+            lx, ly, ax, ay = box_frame(pos[0], pos[1], boxes[b, 0], boxes[b, 1], frames[b, 0],
+                                       frames[b, 1], boxes[b, 3], boxes[b, 4])
+            if max(ax, ay) >= radius:  # a lower bound of its gap
+                continue
+            gap = box_gap(ax, ay)
+            if gap < radius:
+                nx, ny = box_normal(lx, ly, ax, ay, frames[b, 0], frames[b, 1])
+                mx += (radius - gap) * nx
+                my += (radius - gap) * ny
+                hit = True
+        if not hit:
+            return
+        pos[0] += mx
+        pos[1] += my
+
+
+@numba.njit(cache=True)
+def _separate(pos: np.ndarray, active: np.ndarray, within: float, shift: np.ndarray) -> bool:
+    """One round for an env's agents (P, 2): every overlapping pair (closer than `within`)
+    is pushed apart by half the overlap each, all from where they stood; whether any
+    overlapped. `shift` (P, 2) is scratch."""
+    over = False
+    screen = (within + 1e-6) ** 2
+    for i in range(pos.shape[0]):
+        shift[i, 0] = shift[i, 1] = 0.0
+    for i in range(pos.shape[0]):
+        if not active[i]:
+            continue
+        for j in range(i + 1, pos.shape[0]):
+            if not active[j]:
+                continue
+            dx, dy = pos[i, 0] - pos[j, 0], pos[i, 1] - pos[j, 1]
+            squared = dx * dx + dy * dy
+            if squared >= screen:
+                continue
+            dist = math.sqrt(squared)  # pairs pushed apart end near `within`: exact test
+            if dist < within:
+                over = True
+                push = (within - dist) * 0.5 / max(dist, 1e-9)
+                shift[i, 0] += push * dx
+                shift[i, 1] += push * dy
+                shift[j, 0] -= push * dx
+                shift[j, 1] -= push * dy
+    if over:
+        for i in range(pos.shape[0]):
+            pos[i, 0] += shift[i, 0]
+            pos[i, 1] += shift[i, 1]
+    return over
+
+
+@numba.njit(cache=True)
+def _walk(pos, vel, active, goals, vmax, dt):
+    """The waypoints model for an env's agents: straight at vmax to the goal (P, 2),
+    landing on it rather than past it."""
+    for p in range(pos.shape[0]):
+        vel[p, 0] = vel[p, 1] = 0.0
+        if not active[p]:
+            continue
+        dx, dy = goals[p, 0] - pos[p, 0], goals[p, 1] - pos[p, 1]
+        dist = math.sqrt(dx * dx + dy * dy)
+        stride = min(vmax[p] * dt, dist) / max(dist, 1e-12)
+        vel[p, 0], vel[p, 1] = dx * stride / dt, dy * stride / dt
+        pos[p, 0] += dx * stride
+        pos[p, 1] += dy * stride
+
+
+@numba.njit(cache=True)
+def _social_forces(pos, vel, active, goals, vmax, factors, done, boxes, frames, mask,
+                   robot_xy, has_robot, robot_radius, dt, radius, wall_gap, heading, force,
+                   push, params):
+    """The social force model for an env's agents (P, 2), in place: forces, speed cap and
+    move. Writes each agent's gap to its nearest obstacle before the move into `wall_gap`
+    and returns the smallest distance between two agents before it. `heading`, `force`,
+    `push` (P, 2) are scratch; `params` the model's constants (crowd.step)."""
+    tau, social_a, social_b, anisotropy, obstacle_a, obstacle_b, robot_a, robot_b, slide, \
+        fade = params
+    capacity = pos.shape[0]
+    for p in range(capacity):
+        force[p, 0] = force[p, 1] = push[p, 0] = push[p, 1] = 0.0
+        if not active[p]:
+            continue
+        gx, gy = goals[p, 0] - pos[p, 0], goals[p, 1] - pos[p, 1]
+        inv = 1.0 / max(math.sqrt(gx * gx + gy * gy), 1e-9)
+        hx, hy = gx * inv, gy * inv
+        # the nearest obstacle only (as pedsim): a wall cut into many boxes pushes once
+        gap, nx, ny = _nearest_box(pos[p, 0], pos[p, 1], boxes, frames, mask)
+        wall_gap[p] = gap
+        if gap < np.inf:
+            a = factors[2, p] * obstacle_a * math.exp((radius - gap) / obstacle_b)
+            force[p, 0], force[p, 1] = a * nx, a * ny
+            into = hx * nx + hy * ny
+            if gap < radius + slide and into < 0:
+                # walking into a near obstacle turns along it (the tangent nearer to the
+                # goal's side), so an agent whose waypoint lies behind a wall follows the
+                # wall instead of pressing against it where the forces cancel
+                tx, ty = hx - into * nx, hy - into * ny
+                length = math.sqrt(tx * tx + ty * ty)
+                if length > 1e-6:
+                    hx, hy = tx / length, ty / length
+                else:  # straight into it: no side is nearer; the left-hand tangent
+                    hx, hy = -ny, nx
+        heading[p, 0], heading[p, 1] = hx, hy
+        # an agent at its only waypoint stays there (it stands: desired speed 0)
+        speed0 = 0.0 if done[p] else vmax[p]
+        f = factors[0, p] / tau
+        force[p, 0] += f * (speed0 * hx - vel[p, 0])
+        force[p, 1] += f * (speed0 * hy - vel[p, 1])
+    # A exp((2r - d_ij) / B) n_ij w(phi) from each other agent j, phi between i's walking
+    # direction and the direction toward j: what lies behind weighs less. Pairs beyond
+    # 2r + fade B push by ~nothing
+    reach = (2 * radius + fade * social_b) ** 2  # squared, as the distances screened
+    closest = np.inf
+    for i in range(capacity):
+        if not active[i]:
+            continue
+        xi, yi, fx, fy = pos[i, 0], pos[i, 1], 0.0, 0.0
+        for j in range(i + 1, capacity):
+            dx, dy = xi - pos[j, 0], yi - pos[j, 1]
+            squared = dx * dx + dy * dy
+            if squared >= reach or not active[j]:
+                continue
+            closest = min(closest, squared)
+            dist = math.sqrt(squared)
+            inv = 1.0 / max(dist, 1e-9)
+            size = social_a * math.exp((2 * radius - dist) / social_b) * inv
+            wi = size * (anisotropy + (1 - anisotropy) * 0.5 * (
+                1 - (heading[i, 0] * dx + heading[i, 1] * dy) * inv))
+            wj = size * (anisotropy + (1 - anisotropy) * 0.5 * (
+                1 + (heading[j, 0] * dx + heading[j, 1] * dy) * inv))
+            fx += wi * dx
+            fy += wi * dy
+            push[j, 0] -= wj * dx
+            push[j, 1] -= wj * dy
+        push[i, 0] += fx
+        push[i, 1] += fy
+    for p in range(capacity):
+        if not active[p]:
+            vel[p, 0] = vel[p, 1] = 0.0
+            continue
+        fx = force[p, 0] + factors[1, p] * push[p, 0]
+        fy = force[p, 1] + factors[1, p] * push[p, 1]
+        if has_robot:
+            ax, ay = pos[p, 0] - robot_xy[0], pos[p, 1] - robot_xy[1]
+            d = math.sqrt(ax * ax + ay * ay)
+            a = factors[3, p] * robot_a * math.exp((radius + robot_radius - d) / robot_b)
+            fx += a * ax / max(d, 1e-9)
+            fy += a * ay / max(d, 1e-9)
+        vx, vy = vel[p, 0] + fx * dt, vel[p, 1] + fy * dt
+        speed = math.sqrt(vx * vx + vy * vy)
+        scale = min(speed, vmax[p]) / max(speed, 1e-12)
+        vel[p, 0], vel[p, 1] = vx * scale, vy * scale
+        pos[p, 0] += vel[p, 0] * dt
+        pos[p, 1] += vel[p, 1] * dt
+    return math.sqrt(closest)
+
+
+@numba.njit(cache=True)
+def _push_out_all(pos, start, active, wall_gap, boxes, frames, mask, radius):
+    """Every active agent within `radius` of an obstacle steps back out (_push_out). The
+    gap changes no faster than the agent moves: one whose gap at `start` less the way it
+    has gone since is at least the radius is clear."""
+    for e in range(pos.shape[0]):
+        for p in range(pos.shape[1]):
+            if active[e, p]:
+                dx, dy = pos[e, p, 0] - start[e, p, 0], pos[e, p, 1] - start[e, p, 1]
+                moved = math.sqrt(dx * dx + dy * dy)
+                if wall_gap[e, p] - moved < radius:
+                    _push_out(pos[e, p], boxes[e], frames[e], mask[e], radius)
+
+
+@numba.njit(cache=True)
+def _advance(pos, vel, yaw, active, goals, count, target, direction, mode, reached,
+             tolerance, ping_pong):
+    """Headings from the velocities; agents within `tolerance` of their waypoint turn to the
+    next (loop, or back along the list at either end for mode `ping_pong`)."""
+    for e in range(pos.shape[0]):
+        for p in range(pos.shape[1]):
+            if not active[e, p]:
+                continue
+            vx, vy = vel[e, p, 0], vel[e, p, 1]
+            if vx * vx + vy * vy > 1e-6:
+                yaw[e, p] = math.atan2(vel[e, p, 1], vel[e, p, 0])
+            if count[e, p] == 1 and reached[e, p] > 0:
+                continue  # at its only waypoint: nothing left to walk to
+            dx, dy = goals[e, p, 0] - pos[e, p, 0], goals[e, p, 1] - pos[e, p, 1]
+            if math.sqrt(dx * dx + dy * dy) > tolerance:
+                continue
+            reached[e, p] += 1
+            nxt = target[e, p] + direction[e, p]
+            if mode[e, p] != ping_pong:
+                nxt %= count[e, p]
+            elif nxt > count[e, p] - 1 or nxt < 0:
+                direction[e, p] = -direction[e, p]
+                nxt = target[e, p] + direction[e, p]
+            target[e, p] = min(max(nxt, 0), count[e, p] - 1)
+
+
+@numba.njit(cache=True)
+def step(pos, vel, yaw, active, waypoints, count, target, direction, mode, vmax, factors,
+         reached, boxes, box_mask, robots, has_robots, robot_radius, dt, radius,
+         social_model, params, arrival, iterations, skin, ping_pong):
+    """One step of every env's agents, in place (see the module docstring); returns how
+    many constraint rounds found agents overlapping. Arrays: pos, vel (E, P, 2), yaw, vmax
+    (E, P), active (E, P) bool, waypoints (E, P, W, 2), count, target, direction, mode,
+    reached (E, P) int64, factors (4, E, P) (desired, social, obstacle, robot), boxes
+    (E, B, 5) with box_mask (E, B), robots (E, 2) (used where has_robots). `params`:
+    (TAU, SOCIAL, ANISOTROPY, OBSTACLE, ROBOT, SLIDE, FADE) of arena_gym.tasks.crowd, the
+    (A, B) pairs flat."""
+    num_envs, capacity = active.shape
+    start = pos.copy()
+    frames = np.empty((num_envs, boxes.shape[1], 2))  # cos and sin of each box's yaw
+    for e in range(num_envs):
+        for b in range(boxes.shape[1]):
+            frames[e, b, 0], frames[e, b, 1] = math.cos(boxes[e, b, 2]), math.sin(boxes[e, b, 2])
+    goals = np.empty((num_envs, capacity, 2))
+    done = np.zeros((num_envs, capacity), dtype=np.bool_)
+    reach = 0.0  # the longest move of anyone in this step
+    for e in range(num_envs):
+        for p in range(capacity):
+            goals[e, p, 0] = waypoints[e, p, target[e, p], 0]
+            goals[e, p, 1] = waypoints[e, p, target[e, p], 1]
+            done[e, p] = count[e, p] == 1 and reached[e, p] > 0
+            if active[e, p]:
+                reach = max(reach, vmax[e, p] * dt)
+    # each agent's gap to the nearest obstacle before the move (-inf: unknown)
+    wall_gap = np.full((num_envs, capacity), -np.inf)
+    apart = np.full(num_envs, np.inf)  # each env's closest two agents, before the move
+    heading, force, push = (np.empty((capacity, 2)), np.empty((capacity, 2)),
+                            np.empty((capacity, 2)))
+    for e in range(num_envs):
+        if social_model:
+            apart[e] = _social_forces(pos[e], vel[e], active[e], goals[e], vmax[e],
+                                      factors[:, e], done[e], boxes[e], frames[e],
+                                      box_mask[e], robots[e], has_robots, robot_radius, dt,
+                                      radius, wall_gap[e], heading, force, push, params)
+        else:
+            _walk(pos[e], vel[e], active[e], goals[e], vmax[e], dt)
+    # constraints: overlapping agents apart (social force model), then out of the obstacles
+    # (walls win). No one moved more than `reach`: an env whose agents were all
+    # 2 (r + reach) + skin apart before cannot overlap now
+    rounds = 0
+    within = 2 * radius + skin
+    if social_model:
+        for k in range(iterations):  # alternate: a push apart may meet a wall
+            over = False
+            for e in range(num_envs):
+                if k > 0 or apart[e] < within + 2 * reach + 1e-9:
+                    over |= _separate(pos[e], active[e], within, push)
+            if not over:
+                break
+            rounds += 1
+            _push_out_all(pos, start, active, wall_gap, boxes, frames, box_mask, radius)
+    _push_out_all(pos, start, active, wall_gap, boxes, frames, box_mask, radius)
+    _advance(pos, vel, yaw, active, goals, count, target, direction, mode, reached,
+             arrival if social_model else 1e-9, ping_pong)
+    return rounds
