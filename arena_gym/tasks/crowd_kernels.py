@@ -1,14 +1,16 @@
 """The crowd's step (arena_gym.tasks.crowd) as one compiled loop over envs and agents.
 
 `step` moves every active agent of every env by one step of the crowd model, in place: the
-forces (social force model) or the straight walk (waypoints model), the two constraints, the
+forces (social force model) or the straight walk (waypoints model), the constraints, the
 headings and the waypoint advance; the module docstring of arena_gym.tasks.crowd is its spec.
 Pairs and boxes are screened by brute force (64 agents and a few dozen boxes per env cost
 microseconds here), in a fixed order, so a step is deterministic.
 
-`box_frame` is the point-to-box geometry of arena_gym.tasks.footprints.BoxFrames for one
-point and one box, operation for operation (tests pin them equal), because the vectorised
-one also serves JAX arrays, which a numba function cannot.
+`box_frame`, `box_gap` and `box_normal` are the point-to-box geometry of
+arena_gym.tasks.footprints.BoxFrames (its frame, gap and normals) for one point and one box,
+operation for operation, and a test pins them equal bit for bit: BoxFrames stays the
+vectorised form because it also serves JAX arrays (the MJX backend), which a numba
+function cannot.
 """
 
 from __future__ import annotations
@@ -162,7 +164,8 @@ def _social_forces(pos, vel, active, goals, vmax, factors, done, boxes, frames, 
                    push, params):
     """The social force model for an env's agents (P, 2), in place: forces, speed cap and
     move. Writes each agent's gap to its nearest obstacle before the move into `wall_gap`
-    and returns the smallest distance between two agents before it. `heading`, `force`,
+    and returns the smallest distance between two agents before it (inf if none are
+    within the social force's reach). `heading`, `force`,
     `push` (P, 2) are scratch; `params` the model's constants (crowd.step)."""
     tau, social_a, social_b, anisotropy, obstacle_a, obstacle_b, robot_a, robot_b, slide, \
         fade = params
@@ -270,8 +273,8 @@ def _advance(pos, vel, yaw, active, goals, count, target, direction, mode, reach
             if not active[e, p]:
                 continue
             vx, vy = vel[e, p, 0], vel[e, p, 1]
-            if vx * vx + vy * vy > 1e-6:
-                yaw[e, p] = math.atan2(vel[e, p, 1], vel[e, p, 0])
+            if math.sqrt(vx * vx + vy * vy) > 1e-3:
+                yaw[e, p] = math.atan2(vy, vx)
             if count[e, p] == 1 and reached[e, p] > 0:
                 continue  # at its only waypoint: nothing left to walk to
             dx, dy = goals[e, p, 0] - pos[e, p, 0], goals[e, p, 1] - pos[e, p, 1]
