@@ -69,6 +69,10 @@ def main() -> None:
     walking = int(walkers.crowd.active.sum())
     rng = np.random.default_rng(0)
     low, high = plain.action_space.low, plain.action_space.high
+    # untimed: the first crowd step loads its compiled kernel (numba and its disk cache, about
+    # a second; seconds more to compile where the cache is cold)
+    for env in (plain, people):
+        env.step((low + high) / 2)
     rows = []
     for _ in range(args.repeats):
         actions = rng.uniform(low, high, size=(args.steps, *low.shape))
