@@ -42,19 +42,20 @@ def box_gap(ax: float, ay: float) -> float:
 
 
 @numba.njit(cache=True)
-def box_normal(lx: float, ly: float, ax: float, ay: float, c: float, s: float
+def box_normal(lx: float, ly: float, ax: float, ay: float, gap: float, c: float, s: float
                ) -> tuple[float, float]:
     """The unit normal (world frame) from a box toward a point (inside: out through the
-    nearer face), from box_frame's lx, ly, ax, ay and the box's cos/sin (c, s)."""
+    nearer face), from box_frame's lx, ly, ax, ay, box_gap's gap and the box's cos/sin
+    (c, s). Outside, the normal before scaling is (max(ax, 0), max(ay, 0)) with signs,
+    whose length is the gap (BoxFrames takes its hypot: the same number)."""
     if ax < 0 and ay < 0:
-        nx, ny = (1.0 if ax >= ay else 0.0), (1.0 if ax < ay else 0.0)
+        nx, ny, norm = (1.0 if ax >= ay else 0.0), (1.0 if ax < ay else 0.0), 1.0
     else:
-        nx, ny = max(ax, 0.0), max(ay, 0.0)
+        nx, ny, norm = max(ax, 0.0), max(ay, 0.0), max(gap, 1e-12)
     if lx < 0:
         nx = -nx
     if ly < 0:
         ny = -ny
-    norm = max(math.hypot(nx, ny), 1e-12)
     nx, ny = nx / norm, ny / norm
     return c * nx - s * ny, s * nx + c * ny
 
@@ -63,22 +64,26 @@ def box_normal(lx: float, ly: float, ax: float, ay: float, c: float, s: float
 def _nearest_box(px: float, py: float, boxes: np.ndarray, frames: np.ndarray,
                  mask: np.ndarray) -> tuple[float, float, float]:
     """Gap and normal of the nearest box (B, 5) of those `mask` keeps (the first of ties);
-    an infinite gap without any. `frames` (B, 2): the cos and sin of each box's yaw."""
+    an infinite gap without any. `frames` (B, 2): the cos and sin of each box's yaw. Boxes
+    are compared by the gap's square, signed (no square root but the nearest one's)."""
     best, k, lx, ly, ax, ay = np.inf, -1, 0.0, 0.0, 0.0, 0.0
     for b in range(boxes.shape[0]):
         if not mask[b]:
             continue
         mx, my, bx, by = box_frame(px, py, boxes[b, 0], boxes[b, 1], frames[b, 0],
                                    frames[b, 1], boxes[b, 3], boxes[b, 4])
-        if max(bx, by) >= best:  # a lower bound of its gap: it cannot be nearer
-            continue
-        gap = box_gap(bx, by)
-        if gap < best:
-            best, k, lx, ly, ax, ay = gap, b, mx, my, bx, by
+        if bx > 0 or by > 0:  # outside
+            ox, oy = max(bx, 0.0), max(by, 0.0)
+            key = ox * ox + oy * oy
+        else:  # inside: the gap is max(bx, by) <= 0
+            key = -max(bx, by) ** 2
+        if key < best:
+            best, k, lx, ly, ax, ay = key, b, mx, my, bx, by
     if k < 0:
-        return best, 0.0, 0.0
-    nx, ny = box_normal(lx, ly, ax, ay, frames[k, 0], frames[k, 1])
-    return best, nx, ny
+        return np.inf, 0.0, 0.0
+    gap = box_gap(ax, ay)
+    nx, ny = box_normal(lx, ly, ax, ay, gap, frames[k, 0], frames[k, 1])
+    return gap, nx, ny
 
 
 @numba.njit(cache=True)
@@ -98,7 +103,7 @@ def _push_out(pos: np.ndarray, boxes: np.ndarray, frames: np.ndarray, mask: np.n
                 continue
             gap = box_gap(ax, ay)
             if gap < radius:
-                nx, ny = box_normal(lx, ly, ax, ay, frames[b, 0], frames[b, 1])
+                nx, ny = box_normal(lx, ly, ax, ay, gap, frames[b, 0], frames[b, 1])
                 mx += (radius - gap) * nx
                 my += (radius - gap) * ny
                 hit = True

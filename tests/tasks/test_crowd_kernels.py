@@ -47,8 +47,10 @@ def test_the_kernels_box_geometry_is_boxframes_bit_for_bit():
     for n, (px, py) in enumerate(points):
         for b, (bx, by, _, sx, sy) in enumerate(boxes):
             lx, ly, ax, ay = crowd_kernels.box_frame(px, py, bx, by, c[b], s[b], sx, sy)
-            assert crowd_kernels.box_gap(ax, ay) == frames.gap[n, b]
-            assert crowd_kernels.box_normal(lx, ly, ax, ay, c[b], s[b]) == tuple(normals[n, b])
+            gap = crowd_kernels.box_gap(ax, ay)
+            assert gap == frames.gap[n, b]
+            assert crowd_kernels.box_normal(lx, ly, ax, ay, gap, c[b], s[b]) == tuple(
+                normals[n, b])
 
 
 def _reference_step(crowd: Crowd, boxes: np.ndarray, mask: np.ndarray, robots: np.ndarray,
