@@ -164,14 +164,15 @@ def _walk(pos, vel, active, goals, vmax, dt):
 
 
 @numba.njit(cache=True)
-def _social_forces(pos, vel, active, goals, vmax, factors, done, boxes, frames, mask,
+def _social_forces(pos, vel, active, goals, vmax, factors, count, reached, boxes, frames, mask,
                    robot_xy, has_robot, robot_radius, dt, radius, wall_gap, heading, force,
                    push, params):
     """The social force model for an env's agents (P, 2), in place: forces, speed cap and
     move. Writes each agent's gap to its nearest obstacle before the move into `wall_gap`
     and returns the smallest distance between two agents before it (inf if none are
-    within the social force's reach). `heading`, `force`,
-    `push` (P, 2) are scratch; `params` the model's constants (crowd.step)."""
+    within the social force's reach). `count`, `reached`: each agent's waypoints and
+    arrivals (who stands at its only waypoint); `heading`, `force`, `push` (P, 2) are
+    scratch; `params` the model's constants (step)."""
     tau, social_a, social_b, anisotropy, obstacle_a, obstacle_b, robot_a, robot_b, slide, \
         fade = params
     capacity = pos.shape[0]
@@ -201,7 +202,7 @@ def _social_forces(pos, vel, active, goals, vmax, factors, done, boxes, frames, 
                     hx, hy = -ny, nx
         heading[p, 0], heading[p, 1] = hx, hy
         # an agent at its only waypoint stays there (it stands: desired speed 0)
-        speed0 = 0.0 if done[p] else vmax[p]
+        speed0 = 0.0 if count[p] == 1 and reached[p] > 0 else vmax[p]
         f = factors[0, p] / tau
         force[p, 0] += f * (speed0 * hx - vel[p, 0])
         force[p, 1] += f * (speed0 * hy - vel[p, 1])
@@ -307,30 +308,31 @@ def step(pos, vel, yaw, active, waypoints, count, target, direction, mode, vmax,
     (TAU, SOCIAL, ANISOTROPY, OBSTACLE, ROBOT, SLIDE, FADE) of arena_gym.tasks.crowd, the
     (A, B) pairs flat."""
     num_envs, capacity = active.shape
-    start = pos.copy()
+    # (np.empty only, filled by loops: each numpy constructor costs compile time)
     frames = np.empty((num_envs, boxes.shape[1], 2))  # cos and sin of each box's yaw
     for e in range(num_envs):
         for b in range(boxes.shape[1]):
             frames[e, b, 0], frames[e, b, 1] = math.cos(boxes[e, b, 2]), math.sin(boxes[e, b, 2])
-    goals = np.empty((num_envs, capacity, 2))
-    done = np.zeros((num_envs, capacity), dtype=np.bool_)
+    start, goals = np.empty((num_envs, capacity, 2)), np.empty((num_envs, capacity, 2))
+    # each agent's gap to the nearest obstacle before the move (-inf: unknown)
+    wall_gap = np.empty((num_envs, capacity))
+    apart = np.empty(num_envs)  # each env's closest two agents, before the move
     reach = 0.0  # the longest move of anyone in this step
     for e in range(num_envs):
+        apart[e] = np.inf
         for p in range(capacity):
+            start[e, p, 0], start[e, p, 1] = pos[e, p, 0], pos[e, p, 1]
             goals[e, p, 0] = waypoints[e, p, target[e, p], 0]
             goals[e, p, 1] = waypoints[e, p, target[e, p], 1]
-            done[e, p] = count[e, p] == 1 and reached[e, p] > 0
+            wall_gap[e, p] = -np.inf
             if active[e, p]:
                 reach = max(reach, vmax[e, p] * dt)
-    # each agent's gap to the nearest obstacle before the move (-inf: unknown)
-    wall_gap = np.full((num_envs, capacity), -np.inf)
-    apart = np.full(num_envs, np.inf)  # each env's closest two agents, before the move
     heading, force, push = (np.empty((capacity, 2)), np.empty((capacity, 2)),
                             np.empty((capacity, 2)))
     for e in range(num_envs):
         if social_model:
             apart[e] = _social_forces(pos[e], vel[e], active[e], goals[e], vmax[e],
-                                      factors[:, e], done[e], boxes[e], frames[e],
+                                      factors[:, e], count[e], reached[e], boxes[e], frames[e],
                                       box_mask[e], robots[e], has_robots, robot_radius, dt,
                                       radius, wall_gap[e], heading, force, push, params)
         else:
