@@ -83,7 +83,8 @@ class PedestrianOps:
         _, bodies, geoms, contype, conaffinity = self._ped_bodies
         pool = self.pedestrians
         on, seen = pool.contacts, pool.rays
-        skinned = np.isin(np.arange(pool.size), list(pool.skins))
+        skinned = np.zeros(pool.size, dtype=bool)
+        skinned[list(pool.skins)] = True
         model.body_contype[bodies] = np.where(on, contype, 0)
         model.body_conaffinity[bodies] = np.where(on, conaffinity, 0)
         model.geom_group[geoms] = np.where(

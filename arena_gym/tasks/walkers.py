@@ -85,6 +85,9 @@ class Walkers:
         self._mocap = [self.store.scene(e).pedestrian_mocap()[self.slots[e]] for e in range(n)]
         self._pos = [self.sim.state(e, "mocap_pos") for e in range(n)]
         self._quat = [self.sim.state(e, "mocap_quat") for e in range(n)]
+        # the usual layout: every env's pool on the same mocap rows, written in one go
+        same = all(np.array_equal(m, self._mocap[0]) for m in self._mocap)
+        self._shared = self._mocap[0] if same else None
         self._version = self.sim.layout_version
 
     def place(self, env: int, starts: np.ndarray, waypoints: Sequence[np.ndarray],
@@ -139,6 +142,10 @@ class Walkers:
         half = c.yaw / 2
         quat = np.zeros((*c.active.shape, 4))
         quat[..., 0], quat[..., 3] = np.cos(half), np.sin(half)
+        if envs is None and self._shared is not None:
+            self.sim.scatter("mocap_pos", self._shared, pos)
+            self.sim.scatter("mocap_quat", self._shared, quat)
+            return
         for e in range(self.store.num_envs) if envs is None else envs:
             self._pos[e][self._mocap[e]] = pos[e]
             self._quat[e][self._mocap[e]] = quat[e]
