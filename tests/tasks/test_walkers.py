@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from arena_gym.scene import SceneStore
+from arena_gym.scene import Pedestrian, SceneStore
 from arena_gym.scene.pedestrians import RADIUS
 from arena_gym.sim import Simulator
 from arena_gym.tasks.crowd import nearest_on_boxes
@@ -45,6 +45,33 @@ def test_walkers_write_their_poses_into_state_without_compiling():
         assert pos[0] > -2.0 + 0.5  # walked east...
         np.testing.assert_allclose(2 * np.arctan2(quat[3], quat[0]), walkers.crowd.yaw[env, 0])
         assert store.get_pose(env, "crowd/p3")[0][2] < -5  # not placed: parked
+
+
+def test_walkers_write_each_env_when_their_pools_differ():
+    # env 1's pool holds someone else first: its walkers take other slots (mocap rows) than
+    # env 0's, so the poses cannot go to both envs in one write
+    store = SceneStore(2)
+    layout = RoomLayout(6.0)
+    for env in range(2):
+        layout.build(store, env)
+    store.spawn_pedestrians([Pedestrian("env_1/visitor", pose=(0.0, -2.0, 0.0))])
+    sim = Simulator(store)
+    walkers = Walkers(sim, capacity=2, walls=layout.footprints())
+    assert walkers.slots[0].tolist() != walkers.slots[1].tolist()
+    rng = np.random.default_rng(0)
+    for env in range(2):
+        walkers.place(env, [(-2.0, 1.0 + env, 0.0), (2.0, -1.0, np.pi)],
+                      [[(2.0, 1.0 + env)], [(-2.0, -1.0)]], [0, 0], rng)
+    for _ in range(5):
+        walkers.step(0.1)
+        sim.step(20)
+    for env in range(2):
+        for k in range(2):
+            pos, quat = store.get_pose(env, f"crowd/p{k}")
+            np.testing.assert_allclose(pos[:2], walkers.crowd.pos[env, k])
+            np.testing.assert_allclose(2 * np.arctan2(quat[3], quat[0]),
+                                       walkers.crowd.yaw[env, k])
+    np.testing.assert_allclose(store.get_pose(1, "visitor")[0][:2], (0.0, -2.0))  # untouched
 
 
 @pytest.mark.parametrize("world", sorted(WORLDS))
