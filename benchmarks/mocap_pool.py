@@ -15,21 +15,21 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
+from pathlib import Path
 
 import mujoco
 import numpy as np
 
-from arena_gym.envs.vector_env import ArenaVectorEnv
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from pedestrians import make  # noqa: E402  (the env of benchmarks/pedestrians.py)
 
 TIMERS = ("POS_KINEMATICS", "POS_INERTIA", "POS_COLLISION", "VELOCITY", "CONSTRAINT")
 
 
 def env_model(people: int) -> tuple[mujoco.MjModel, mujoco.MjData]:
-    stages = {"stages": [[6, 10]], "pedestrians": [[people, people]] if people else []}
-    env = ArenaVectorEnv(1, room_size=20.0, num_pedestrians=people, curriculum=stages,
-                         pedestrian_pool=max(people, 1) if people else 64)
-    env.reset(seed=0)
+    env = make(1, people, 20.0, pool=people or 64)  # benchmarks/pedestrians.py's env
     for _ in range(5):
         env.step(np.zeros(env.action_space.shape))
     model, live = env.core.store.model(0), env.core.store.data(0)

@@ -50,6 +50,8 @@ CONSTRAINT_ITERATIONS = 4
 SLIDE = 0.3  # m: within this gap of an obstacle, walking into it turns along it
 SKIN = 1e-3  # m kept between agents pushed apart
 FADE = 10  # pairs farther apart than 2 r + FADE * B push each other by < 5e-5 A: skipped
+# the kernel's model constants, in crowd_kernels.step's order
+_PARAMS = (TAU, *SOCIAL, ANISOTROPY, *OBSTACLE, *ROBOT, SLIDE, float(FADE))
 
 
 @dataclass(frozen=True)
@@ -172,12 +174,11 @@ class Crowd:
         has_robots = robots is not None
         robots = (self._no_robots if robots is None
                   else np.ascontiguousarray(np.asarray(robots)[:, :2], dtype=float))
-        params = (TAU, *SOCIAL, ANISOTROPY, *OBSTACLE, *ROBOT, SLIDE, float(FADE))
         self.separations += crowd_kernels.step(
             self.pos, self.vel, self.yaw, self.active, self.waypoints, self.count, self.target,
             self.direction, self.mode, self.vmax, self.factors, self.reached, boxes, box_mask,
             robots, has_robots, float(robot_radius), float(dt), float(self.radius),
-            self.model == "social_force", params, ARRIVAL, CONSTRAINT_ITERATIONS, SKIN,
+            self.model == "social_force", _PARAMS, ARRIVAL, CONSTRAINT_ITERATIONS, SKIN,
             PING_PONG)
 
 
