@@ -246,19 +246,13 @@ class NavigationCore:
         REP 117's +inf (no return within range) at max_range and -inf (closer than the
         lidar's min range) at 0."""
         self._sample()
-        ranges = self._suite["scan"].ranges
-        # finite readings lie in [range_min, range_max]: clipping maps exactly the infinities
-        # (the method: np.clip's dispatch costs more than the clip)
-        return ranges.clip(0.0, self.max_range, out=np.empty(ranges.shape))
+        return observation.scan(self._suite["scan"].ranges, self.max_range, False)[0]
 
     def observe(self) -> tuple[dict[str, np.ndarray], np.ndarray]:
-        """Observations of every env, and the raw scan ranges (for clearance)."""
-        ranges = self.scan_ranges()
-        scan = np.empty(ranges.shape, np.float32)
-        if self.cfg.scan.normalize:
-            np.divide(ranges, self.max_range, out=scan, casting="same_kind")
-        else:
-            scan[:] = ranges
+        """Observations of every env, and each env's nearest scan range (for clearance)."""
+        self._sample()
+        _, scan, nearest = observation.scan(self._suite["scan"].ranges, self.max_range,
+                                            self.cfg.scan.normalize)
         self.goal_polar = self._goal_obs()  # float64, for rewards and termination
         obs = {
             "scan": scan,
@@ -274,7 +268,7 @@ class NavigationCore:
                 crowd.pos, crowd.vel, crowd.active, self.pose,
                 self.cfg.observe_pedestrians).astype(np.float32)
         self.extensions.observe(obs)
-        return obs, ranges
+        return obs, nearest
 
     # ------------------------------------------------------------------ reset
     def seed(self, env: int, seed: int | None) -> None:
@@ -380,7 +374,7 @@ class NavigationCore:
         and (unless paused) the curriculum has counted them."""
         self._read_pose()
         to_go = None if self.paths is None else self.paths.update(self.pose, active)  # re-plans
-        obs, ranges = self.observe()
+        obs, nearest = self.observe()
         distance = self.goal_polar[:, 0]
         diverged = self._no_divergence
         if self.sim.diverged:  # the envs whose physics blew up in advance()
@@ -396,7 +390,7 @@ class NavigationCore:
         if to_go is not None and self.cfg.paths.progress == "path":
             before, after = to_go
         outcome = StepOutcome(before, after, end.reached, end.collided,
-                              ranges.min(axis=1) - self.params.radius, twist[:, 0], change,
+                              nearest - self.params.radius, twist[:, 0], change,
                               sensors=self._suite)
         if self.walkers is not None:
             outcome.pedestrian_distance = self.walkers.distances(self.pose).min(axis=1)

@@ -217,7 +217,7 @@ class SensorSuite:
         self._rebind()
         lidars = {id(c.unit): c.unit for c in active if c.due and isinstance(c.unit, LidarUnit)}
         cast_lidars([(u, u.present_ids) for u in lidars.values()], self.frames)
-        dt = float(self.store.scenes[0]._model.opt.timestep)
+        dt = self.sim.timestep
         for channel in active:
             channel.run(self.frames, clock, dt, self._rngs)
 

@@ -67,6 +67,7 @@ class Simulator(Container):
         self._pool = ThreadPoolExecutor(self.nthread) if self.nthread > 1 else None
         self._groups: list[BatchGroup | PoolGroup] = []
         self._whole: BatchGroup | PoolGroup | None = None  # the one group of every env, in order
+        self._opt: Any = None  # env 0's model options (its timestep), kept per grouping
         self._group_of: dict[int, BatchGroup | PoolGroup] = {}
         self._exclusions: dict[tuple[int, int], np.ndarray] = {}  # _exclusion's, by (body, n)
         self._versions: list[int] = [-1] * store.num_envs
@@ -114,6 +115,7 @@ class Simulator(Container):
             self._whole = single if single is not None and single.env_ids == list(
                 range(len(scenes))) else None
             self._versions = [s.version for s in scenes]
+            self._opt = scenes[0]._model.opt  # (a new model brings a new version: regroup)
             self._stale = [False] * len(scenes)
             self._touched = [False] * len(scenes)
             for env in range(len(scenes)):
@@ -265,6 +267,8 @@ class Simulator(Container):
     # ------------------------------------------------------------ stepping
     @property
     def timestep(self) -> float:
+        if self._opt is not None and not self._changed:  # nothing recompiled since grouping
+            return self._opt.timestep
         scene = self.store.scenes[0]
         scene.flush()  # compiled, but its state left alone (a hook may be reading views)
         return float(scene._model.opt.timestep)
@@ -294,7 +298,7 @@ class Simulator(Container):
             raise ValueError(f"n: expected an integer number of steps >= 0, got {n!r}")
         with self._lock:
             self._prepare()
-            dt = float(self.store.scenes[0]._model.opt.timestep)
+            dt = self._opt.timestep  # read live: an edit of model.opt in place counts
             before = [g.times() for g in self._groups]
             remaining = int(n)
             # ticks: for hooks, and for closed-loop drives (their controls follow the state)

@@ -35,8 +35,10 @@ def _lidar_origin_z(core: NavigationCore, env: int = 0) -> float:
 def _check_scan(core: NavigationCore) -> None:
     core.reset_envs(list(range(core.n)))
     for _ in range(6):
-        obs, ranges = core.observe()
+        obs, nearest = core.observe()
+        ranges = core.scan_ranges()
         np.testing.assert_array_equal(obs["scan"], _mapped(core))
+        np.testing.assert_array_equal(nearest, ranges.min(axis=1))  # the clearance's source
         assert obs["scan"].shape[1:] == core.observation_space["scan"].shape
         hits = np.isfinite(core.sensor_suite["scan"].ranges)
         assert hits.sum() > 50  # walls and boxes in range: the comparison is not all max range
