@@ -9,6 +9,8 @@ milliseconds instead of compiling again (seconds). `NUMBA_CACHE_DIR` set by the 
     from arena_gym.jit import numba   # in a kernel module
     @numba.njit(cache=True)
     def kernel(...): ...
+
+`fma` is IEEE's fused multiply-add for kernels that must equal a BLAS's fused sums.
 """
 
 from __future__ import annotations
@@ -28,4 +30,26 @@ except ImportError as exc:  # pragma: no cover - a dependency of the package
 if numba.config.CACHE_DIR != os.environ["NUMBA_CACHE_DIR"]:  # numba imported earlier
     numba.config.CACHE_DIR = os.environ["NUMBA_CACHE_DIR"]
 
-__all__ = ["numba"]
+import llvmlite.ir  # noqa: E402 - numba's own dependency, after numba's configuration
+from numba.core import cgutils  # noqa: E402
+from numba.extending import intrinsic  # noqa: E402
+
+__all__ = ["fma", "numba"]
+
+
+@intrinsic
+def fma(typingctx, a, b, c):
+    """a * b + c rounded once (IEEE fused multiply-add, LLVM's llvm.fma: exact on any
+    machine, one instruction where the CPU has FMA), for kernels whose sums must equal
+    BLAS's fused ones bit for bit. Float64 only; callable from compiled code only."""
+    f64 = numba.types.float64
+    if not all(t == f64 for t in (a, b, c)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        double = llvmlite.ir.DoubleType()
+        fn = cgutils.get_or_insert_function(
+            builder.module, llvmlite.ir.FunctionType(double, [double] * 3), "llvm.fma.f64")
+        return builder.call(fn, args)
+
+    return f64(f64, f64, f64), codegen

@@ -172,6 +172,7 @@ class LidarUnit(Unit):
         self.dist = np.zeros((self.num_envs, nray))
         self.geomid = np.zeros((self.num_envs, nray), dtype=np.int32)
         self._directions = np.empty((self.num_envs, nray, 3))
+        self._origins = np.empty((self.num_envs, 3))
         shape = (self.pattern.beams,) if self.pattern.rings == 1 else (
             self.pattern.rings, self.pattern.beams)
         self.out = {"ranges": np.full((self.num_envs, *shape), np.inf, dtype=np.float32)}
@@ -251,13 +252,13 @@ class LidarUnit(Unit):
         else:
             q = None
         if q is not None and every and self.same_frame:  # one robot model everywhere
-            r_base = quat_mats(q[:, 3:])
-            # one product for all envs (bitwise what the stack of 3x3 products gives: the
-            # same sums of three): a BLAS call per env costs more than the arithmetic
-            rows = r_base.reshape(-1, 3)
-            pos = q[:, :3] + (rows @ self.offset[0]).reshape(-1, 3)
-            rot = (rows @ self.rotation[0]).reshape(-1, 3, 3)
-        elif q is not None:
+            from arena_gym.sensors import lidar_kernels  # compiled on first use
+
+            # what the numpy below gives, bit for bit, in one loop into kept buffers
+            lidar_kernels.rays(q, self.offset[0], self.rotation[0], self.pattern.directions,
+                               self._origins, self._directions)
+            return self._origins, self._directions
+        if q is not None:
             r_base = quat_mats(q[:, 3:])
             offset, rotation = ((self.offset, self.rotation) if every
                                 else (self.offset[envs], self.rotation[envs]))
@@ -287,18 +288,19 @@ class LidarUnit(Unit):
         if len(envs) == self.num_envs:  # envs are sorted and unique: all of them, in place
             if self._flat_ranges is None:  # a (num_envs, nray) view, made once per bind
                 self._flat_ranges = self.out["ranges"].reshape(self.num_envs, -1)
-            ranges = self._flat_ranges
-            dist, geomid = self.dist, self.geomid
-            np.copyto(ranges, dist, casting="same_kind")
-        else:
-            dist, geomid = self.dist[envs], self.geomid[envs]
-            ranges = dist.astype(np.float32)
+            from arena_gym.sensors import lidar_kernels  # compiled on first use
+
+            # the numpy below, in one loop
+            lidar_kernels.ranges(self.dist, self.geomid, p.range_min, p.range_max,
+                                 self._flat_ranges)
+            return
+        dist, geomid = self.dist[envs], self.geomid[envs]
+        ranges = dist.astype(np.float32)
         # putmask: what `ranges[mask] = value` does, without gathering the mask's indices
         np.putmask(ranges, dist < p.range_min, -np.inf)  # a miss reads -1 here: set just below
         far = geomid < 0
         np.putmask(ranges, np.logical_or(far, dist > p.range_max, out=far), np.inf)
-        if len(envs) != self.num_envs:
-            self.out["ranges"][envs] = ranges.reshape(len(envs), *self.out["ranges"].shape[1:])
+        self.out["ranges"][envs] = ranges.reshape(len(envs), *self.out["ranges"].shape[1:])
 
     def _std(self, spec: LidarSpec) -> float:
         if spec.noise_std != "declared":
