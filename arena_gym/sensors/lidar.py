@@ -242,7 +242,9 @@ class LidarUnit(Unit):
 
     def rays(self, frames: Frames, envs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """World origins (len(envs), 3) and directions (len(envs), nray, 3) at the current
-        state: the free joint's pose composed with the frame's fixed offset."""
+        state: the free joint's pose composed with the frame's fixed offset. The directions,
+        and for every env the origins, are buffers the next call overwrites. The usual case
+        (every env, one robot model) is one compiled loop (lidar_kernels.rays)."""
         every = len(envs) == self.num_envs  # envs are sorted and unique: all, in order
         adr = self.qpos_adr if every else self.qpos_adr[envs]
         if every and self.common_adr >= 0:  # the usual: one address, a view of every row
@@ -283,7 +285,8 @@ class LidarUnit(Unit):
         cast_lidars([(self, envs)], frames)
 
     def finish(self, envs: np.ndarray) -> None:
-        """REP 117 ranges of `envs` from the raw distances."""
+        """REP 117 ranges of `envs` from the raw distances (every env: one compiled loop,
+        lidar_kernels.ranges)."""
         p = self.pattern
         if len(envs) == self.num_envs:  # envs are sorted and unique: all of them, in place
             if self._flat_ranges is None:  # a (num_envs, nray) view, made once per bind
