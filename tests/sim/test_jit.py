@@ -31,3 +31,13 @@ def test_compiled_code_is_cached_under_the_project_cache(tmp_path, first):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, env=env, cwd=tmp_path).stdout
     assert json.loads(out.strip().splitlines()[-1]) == str(tmp_path / "numba")
+
+
+def test_fma_rounds_once():
+    from arena_gym.jit import fma, numba
+
+    fused = numba.njit(lambda a, b, c: fma(a, b, c))
+    a, b = 1.0 + 2.0**-30, 1.0 - 2.0**-30
+    assert a * b - 1.0 == 0.0  # the product rounded first loses the -2^-60
+    assert fused(a, b, -1.0) == -(2.0**-60)
+    assert fused(2.0, 3.0, 0.5) == 6.5
