@@ -1,19 +1,20 @@
 """The lidar's per-step common case (arena_gym.sensors.lidar) as compiled loops.
 
-`rays`: every env's lidar frame from its carrier's free joint, when all envs share the
-joint's qpos address and the frame's fixed offset (one robot model everywhere), and the
-world directions of the pattern's beams. `ranges`: REP 117 ranges from the raw casts of
+`rays`: every env's lidar frame from its carrier's free joint, when the frame sits at the
+same fixed offset on it in every env (one robot model everywhere), and the world
+directions of the pattern's beams. `ranges`: REP 117 ranges from the raw casts of
 every env. Right after MuJoCo's batch step the caches are cold, and each of the dozen numpy
 calls these replace costs several times its warm time; one loop each does not.
 
 Both give LidarUnit's numpy formulas bit for bit, and tests/sensors/test_lidar_kernels.py
 pins them: the quaternion's matrix is `quat_mats` (normalised, a zero quaternion reads as
 the identity), its sums in the order the matrix product in quat_mats forms them; the 3-term
-products are the fused multiply-add chains OpenBLAS's x86-64 kernels form for numpy's
-matmul (a 3x3 product: the terms in order, each fused into the running sum from +0; a
-matrix times a vector: the second term first), so the fused products here are exact
-`fma`s (arena_gym.jit.fma), the same bits on any machine. A BLAS that sums otherwise gives
-numpy's own path other last bits; these stay what they are.
+products are the sums OpenBLAS's x86-64 kernels form for numpy's matmul: a matrix product
+fuses the terms in order into the running sum from +0, a matrix times a vector likewise
+but the second term first, a row vector times a matrix (a one-beam pattern) sums them
+unfused. The fused ones here are exact `fma`s (arena_gym.jit.fma): the same bits on any
+machine. A BLAS that sums otherwise gives numpy's own path other last bits (the rare
+paths in LidarUnit.rays); these stay what they are.
 """
 
 from __future__ import annotations
