@@ -252,7 +252,7 @@ class NavigationCore:
         """Observations of every env, and each env's nearest scan range (for clearance)."""
         self._sample()
         _, scan, nearest = observation.scan(self._suite["scan"].ranges, self.max_range,
-                                            self.cfg.scan.normalize)
+                                            self.cfg.scan.normalize, ranges=False)
         self.goal_polar = self._goal_obs()  # float64, for rewards and termination
         obs = {
             "scan": scan,

@@ -51,22 +51,23 @@ def nearest_pedestrians(pos: np.ndarray, vel: np.ndarray, present: np.ndarray,
     return out
 
 
-def scan(reading: np.ndarray, max_range: float, normalize: bool
-         ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def scan(reading: np.ndarray, max_range: float, normalize: bool, ranges: bool = True
+         ) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
     """The policy's scan from the lidar reading (num_envs, beams) of REP 117 ranges (+inf:
     no return within range, -inf: closer than the lidar's min range): (ranges, scan,
     nearest). `ranges` float64 metres with +inf at max_range and -inf at 0 (finite
-    readings lie in [range_min, range_max], so clipping maps exactly the infinities);
-    `scan` float32 ranges, divided by max_range when `normalize`; `nearest` (num_envs,)
-    the smallest range of each env. One compiled pass (tasks/observation_kernels.py)."""
+    readings lie in [range_min, range_max], so clipping maps exactly the infinities; None
+    when not asked for); `scan` float32 ranges, divided by max_range when `normalize`;
+    `nearest` (num_envs,) the smallest range of each env. One compiled pass
+    (tasks/observation_kernels.py)."""
     from arena_gym.tasks.observation_kernels import scan_into  # compiled on first use
 
-    ranges = np.empty(reading.shape)
+    metres = np.empty(reading.shape if ranges else (0, 0))
     out = np.empty(reading.shape, np.float32)
     nearest = np.empty(len(reading))
-    scan_into(reading, float(max_range), float(max_range) if normalize else 1.0, ranges, out,
+    scan_into(reading, float(max_range), float(max_range) if normalize else 1.0, metres, out,
               nearest)
-    return ranges, out, nearest
+    return metres if ranges else None, out, nearest
 
 
 def goal_polar(goal: np.ndarray, pose: np.ndarray) -> np.ndarray:

@@ -38,3 +38,13 @@ def test_a_nan_reading_is_kept_and_is_its_envs_minimum() -> None:
     ranges, out, nearest = scan(reading, 3.0, True)
     assert np.isnan(ranges[0, 1]) and np.isnan(out[0, 1])
     assert np.isnan(nearest[0]) and nearest[1] == 2.0
+
+
+def test_without_ranges_the_scan_and_nearest_are_the_same() -> None:
+    reading = np.random.default_rng(4).uniform(0.1, 3.0, (3, 90)).astype(np.float32)
+    reading[1, 4] = np.inf
+    full, scan_full, nearest_full = scan(reading, 2.5, True)
+    none, scan_only, nearest_only = scan(reading, 2.5, True, ranges=False)
+    assert none is None and full.shape == (3, 90)
+    np.testing.assert_array_equal(scan_only, scan_full)
+    np.testing.assert_array_equal(nearest_only, nearest_full)
