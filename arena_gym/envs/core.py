@@ -386,7 +386,7 @@ class NavigationCore:
         change = np.sqrt(np.einsum("ij,ij->i", change, change))
         # a diverged step's motion is not the policy's (none diverged: the active envs)
         counted = active if diverged is self._no_divergence else active & ~end.diverged
-        before, after = self.distance.copy(), distance
+        before, after = self.distance, distance  # (replaced below, never edited here)
         if to_go is not None and self.cfg.paths.progress == "path":
             before, after = to_go
         outcome = StepOutcome(before, after, end.reached, end.collided,

@@ -217,11 +217,14 @@ class Simulator(Container):
         with self._lock:
             self._prepare()
             n = self.store.num_envs
+            if env_ids is None and self._whole is not None:  # the hot path: one call
+                return self._whole.rays(origins, directions, geomgroup,
+                                        self._exclusion(bodyexclude, n), None, cutoff)
             envs = np.arange(n) if env_ids is None else np.asarray(env_ids, dtype=np.int64)
             if env_ids is not None and len(envs) == n and (envs == np.arange(n)).all():
                 env_ids = None  # every env: each group casts all its rows
             exclude = self._exclusion(bodyexclude, len(envs))
-            if env_ids is None and self._whole is not None:  # the hot path: one call
+            if env_ids is None and self._whole is not None:  # every env, named one by one
                 return self._whole.rays(origins, directions, geomgroup, exclude, None, cutoff)
             dist = np.empty(directions.shape[:2])
             geomid = np.empty(directions.shape[:2], dtype=np.int32)
