@@ -197,6 +197,15 @@ class Frames:
         return np.stack([self._row(field, env)[cols] for env in envs.tolist()]).reshape(
             len(envs), len(cols))
 
+    def whole(self, field: str) -> np.ndarray | None:
+        """(num_envs, ...): every env's field as the live view of the one batch group that
+        holds them all in row order, outputs as the last step left them; None where that
+        is not so (several groups, outputs not filled yet, or a forced round). To read
+        before the next step, never to write."""
+        if self._whole is None or self.forced:
+            return None
+        return self._whole.bound(field)
+
     def sensordata(self, env: int) -> np.ndarray:
         """sensordata of env: as the last step computed it, or (forced) at the current state."""
         group, row = self._where[env]

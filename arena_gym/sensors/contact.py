@@ -195,6 +195,9 @@ class CollisionUnit(Unit):
                 out["kind"][env] = self.pending[env] = kind
                 self.since[env] = data.time
             return
+        if len(envs) == self.num_envs and self._all_clear(frames, envs):  # the usual sample
+            self._mark_clear()
+            return
         now = np.asarray(frames.field_rows("time", envs), dtype=float).reshape(-1)
         # per physics step read: all contacts, feet's with the ground
         counts, ground, stamps, since = self._counts(frames, envs)
@@ -202,10 +205,7 @@ class CollisionUnit(Unit):
         seen = bool(over.any())  # else nothing inside the window either (the usual step)
         extra = over & (stamps >= since[:, None]) & (stamps < now[:, None]) if seen else over
         if len(envs) == self.num_envs and not (seen and extra.any()):  # all clear
-            if not self._clear:  # else they read so already
-                out["contacts"][:], out["collided"][:], out["kind"][:] = 0, False, NONE
-                self.pending[:] = NONE
-                self._clear = True
+            self._mark_clear()
             self.since[:] = now
             return
         self._clear = False
@@ -222,6 +222,31 @@ class CollisionUnit(Unit):
             out["contacts"][env], out["collided"][env], out["kind"][env] = count, count > 0, kind
         self.pending[envs] = NONE
         self.since[envs] = now
+
+    def _mark_clear(self) -> None:
+        """Every env's outputs and pending class read "no collision"."""
+        if not self._clear:  # else they read so already
+            out = self.out
+            out["contacts"][:], out["collided"][:], out["kind"][:] = 0, False, NONE
+            self.pending[:] = NONE
+            self._clear = True
+
+    def _all_clear(self, frames: Frames, envs: np.ndarray) -> bool:
+        """The all-clear sample of every env compiled (contact_kernels.all_clear, the rule
+        of _counts and _compute fused): True when no window held a contact beyond the feet
+        on the ground, the next windows then started; False where it cannot tell (outputs
+        not in one batch, layouts differ, out of lockstep, a contact): the numpy path
+        decides, as without it."""
+        history = frames.whole("history")
+        layouts = self._layouts(envs)
+        if history is None or len(layouts) != 1:
+            return False
+        from arena_gym.sensors import contact_kernels  # compiled on first use
+
+        everything, _ = next(iter(layouts))
+        return contact_kernels.all_clear(history, frames.whole("time"), self.since, everything,
+                                         self.feet_ground[0], self._slots, COLLISION_HISTORY,
+                                         self._clear)
 
     def _counts(self, frames: Frames, envs: np.ndarray):
         """Per env and history slot read (len(envs), k): the all-contacts and

@@ -80,6 +80,8 @@ class BatchGroup:
         # thread ends when the group is dropped)
         self._caster: ThreadPoolExecutor | None = None
         self._motion = _motion_fields(self.batch, models[0])
+        # the fields step checks before and after stepping
+        self._checks = ((self.ctrl, *self._motion), (*self._motion, self.bound("qacc")))
         self._margins: dict[int, np.ndarray] = {}  # _diverged's, per step count
         self._rays: tuple | None = None  # (shape, origins buffer) of the last full cast
         # (key, bodyexclude, the read-only array it came from or None) likewise
@@ -280,7 +282,8 @@ class BatchGroup:
         # before: a bad control MuJoCo would zero with only a warning, or a bad state written
         # since the last step, which MuJoCo's auto-reset would hide from the clock check when
         # the env's time is 0 (it resets and steps on)
-        if any_bad((self.ctrl, *self._motion)):
+        before, after = self._checks
+        if _any_bad(before):
             self._reset_bad(bad_rows(self.ctrl, self.bound("qpos"), self.bound("qvel")))
         try:
             self.batch.step(nstep=nstep)
@@ -288,7 +291,7 @@ class BatchGroup:
             self.batch.reset(exc.ids)
             self.errored.update(int(i) for i in exc.ids)
         # also when MuJoCo's auto-reset is off: the state itself says whether it diverged
-        if any_bad((*self._motion, self.bound("qacc"))):
+        if _any_bad(after):
             self._reset_bad(bad_rows(self.bound("qpos"), self.bound("qvel"), self.bound("qacc")))
 
     def _reset_bad(self, bad: np.ndarray) -> None:
@@ -296,6 +299,16 @@ class BatchGroup:
             rows = [int(i) for i in np.flatnonzero(bad)]
             self.batch.reset(rows)
             self.errored.update(rows)
+
+
+def _any_bad(fields: tuple[np.ndarray, ...]) -> bool:
+    """any_bad of a step's check, compiled (divergence_kernels.any_bad2) for the usual two
+    fields (qpos and qvel are one view of the state)."""
+    if len(fields) == 2:
+        from arena_gym.sim import divergence_kernels  # compiled on first use
+
+        return divergence_kernels.any_bad2(*fields)
+    return any_bad(fields)
 
 
 def _motion_fields(batch: mujoco.batch.Batch, model: mujoco.MjModel) -> tuple[np.ndarray, ...]:
