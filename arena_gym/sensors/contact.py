@@ -29,7 +29,8 @@ contact's geoms are known) settles it (in slab worlds a robot on a slab costs on
 MjData copy per sample). The class comes from that list too (or from the reset sample
 for a window that starts in contact and leaves it, e.g. a robot spawned overlapping a
 wall and pushed out), and is "wall" when the contact is gone by then. A forced sample
-(`SensorSuite.reset`) applies the rule to the contacts of the current state.
+(`SensorSuite.reset`) applies the rule to the contacts of the current state. The usual
+sample, every env clear, is one compiled pass over the rings (contact_kernels, numba).
 """
 
 from __future__ import annotations
@@ -235,8 +236,9 @@ class CollisionUnit(Unit):
         """The all-clear sample of every env compiled (contact_kernels.all_clear, the rule
         of _counts and _compute fused): True when no window held a contact beyond the feet
         on the ground, the next windows then started; False where it cannot tell (outputs
-        not in one batch, layouts differ, out of lockstep, a contact): the numpy path
-        decides, as without it."""
+        not in one batch, counter layouts that differ, a contact beyond the feet's in a
+        window, a window longer than the slots read in lockstep): the numpy path decides,
+        as without it."""
         history = frames.whole("history")
         layouts = self._layouts(envs)
         if history is None or len(layouts) != 1:

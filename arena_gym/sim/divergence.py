@@ -3,7 +3,8 @@
 MuJoCo resets an unstable simulation only while its auto-reset is enabled, and zeroes a bad
 control with only a warning counter. A value that is NaN, infinite or beyond mjMAXVAL (1e10,
 where MuJoCo's own checks give up) in qpos, qvel or qacc is a divergence; so is such a
-control, which MuJoCo would silently zero.
+control, which MuJoCo would silently zero. A batch's step checks twice a step with
+any_bad's compiled form (divergence_kernels, numba), pinned to it by a test.
 """
 
 from __future__ import annotations
