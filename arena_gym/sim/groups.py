@@ -8,6 +8,7 @@ next step, so the hot path copies nothing.
 
 from __future__ import annotations
 
+import functools
 from concurrent.futures import ThreadPoolExecutor
 
 import mujoco
@@ -305,10 +306,17 @@ def _any_bad(fields: tuple[np.ndarray, ...]) -> bool:
     """any_bad of a step's check, compiled (divergence_kernels.any_bad2) for the usual two
     fields (qpos and qvel are one view of the state)."""
     if len(fields) == 2:
-        from arena_gym.sim import divergence_kernels  # compiled on first use
-
-        return divergence_kernels.any_bad2(*fields)
+        return _divergence_kernels().any_bad2(*fields)
     return any_bad(fields)
+
+
+@functools.cache
+def _divergence_kernels():
+    """arena_gym.sim.divergence_kernels, imported (numba with it) when first needed; kept,
+    as an import statement run every check costs ~15 us on cold caches."""
+    from arena_gym.sim import divergence_kernels
+
+    return divergence_kernels
 
 
 def _motion_fields(batch: mujoco.batch.Batch, model: mujoco.MjModel) -> tuple[np.ndarray, ...]:
