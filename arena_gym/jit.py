@@ -1,7 +1,8 @@
 """Compiled kernels: numba, imported by the first kernel module that needs it.
 
 The hot paths' loops (the lidar's rays, the crowd's forces) are numba functions in modules
-of their own (`*_kernels.py`), imported on first use, never at package import. Compiled
+of their own (`*_kernels.py`), imported on first use through
+`arena_gym.kernel_modules.kernels`, never at package import. Compiled
 machine code is cached on disk under the project's cache (ARENA_GYM_CACHE, else the user's
 cache dir, `numba/`), never beside the package's sources: a new process loads it in
 milliseconds instead of compiling again (seconds). `NUMBA_CACHE_DIR` set by the user wins.

@@ -40,6 +40,7 @@ import functools
 import mujoco
 import numpy as np
 
+from arena_gym.kernel_modules import kernels
 from arena_gym.scene.robot import COLLISION_HISTORY, RobotInfo, collision_sensor_names
 from arena_gym.scene.scene import Scene
 from arena_gym.scene.sensor_mounts import SensorMount
@@ -244,9 +245,9 @@ class CollisionUnit(Unit):
         if history is None or len(layouts) != 1:
             return False
         everything, _ = next(iter(layouts))
-        return _kernels().all_clear(history, frames.whole("time"), self.since, everything,
-                                         self.feet_ground[0], self._slots, COLLISION_HISTORY,
-                                         self._clear)
+        return kernels("sensors.contact_kernels").all_clear(
+            history, frames.whole("time"), self.since, everything, self.feet_ground[0],
+            self._slots, COLLISION_HISTORY, self._clear)
 
     def _counts(self, frames: Frames, envs: np.ndarray):
         """Per env and history slot read (len(envs), k): the all-contacts and
@@ -316,13 +317,6 @@ class CollisionUnit(Unit):
         return int(other.size), int(self.other_class[env][other].max())
 
 
-@functools.cache
-def _kernels():
-    """arena_gym.sensors.contact_kernels, imported (numba with it) when first needed; kept,
-    as an import statement run every sample costs ~15 us on cold caches."""
-    from arena_gym.sensors import contact_kernels
-
-    return contact_kernels
 
 
 @functools.lru_cache(maxsize=64)

@@ -32,6 +32,7 @@ from dataclasses import dataclass, replace
 import mujoco
 import numpy as np
 
+from arena_gym.kernel_modules import kernels
 from arena_gym.scene import builders
 from arena_gym.scene.gazebo import SensorDecl
 from arena_gym.scene.robot import RobotInfo
@@ -254,11 +255,10 @@ class LidarUnit(Unit):
         else:
             q = None
         if q is not None and every and self.same_frame:  # one robot model everywhere
-            from arena_gym.sensors import lidar_kernels  # compiled on first use
-
             # what the numpy below gives, bit for bit, in one loop into kept buffers
-            lidar_kernels.rays(q, self.offset[0], self.rotation[0], self.pattern.directions,
-                               self._origins, self._directions)
+            kernels("sensors.lidar_kernels").rays(q, self.offset[0], self.rotation[0],
+                                                  self.pattern.directions, self._origins,
+                                                  self._directions)
             return self._origins, self._directions
         if q is not None:
             r_base = quat_mats(q[:, 3:])
@@ -291,11 +291,9 @@ class LidarUnit(Unit):
         if len(envs) == self.num_envs:  # envs are sorted and unique: all of them, in place
             if self._flat_ranges is None:  # a (num_envs, nray) view, made once per bind
                 self._flat_ranges = self.out["ranges"].reshape(self.num_envs, -1)
-            from arena_gym.sensors import lidar_kernels  # compiled on first use
-
             # the numpy below, in one loop
-            lidar_kernels.ranges(self.dist, self.geomid, p.range_min, p.range_max,
-                                 self._flat_ranges)
+            kernels("sensors.lidar_kernels").ranges(self.dist, self.geomid, p.range_min,
+                                                    p.range_max, self._flat_ranges)
             return
         dist, geomid = self.dist[envs], self.geomid[envs]
         ranges = dist.astype(np.float32)

@@ -8,13 +8,13 @@ next step, so the hot path copies nothing.
 
 from __future__ import annotations
 
-import functools
 from concurrent.futures import ThreadPoolExecutor
 
 import mujoco
 import mujoco.batch
 import numpy as np
 
+from arena_gym.kernel_modules import kernels
 from arena_gym.scene.scene import Scene
 from arena_gym.sim.divergence import any_bad, bad_rows, bad_state
 from arena_gym.sim.mesh_rays import MeshRays
@@ -168,9 +168,7 @@ class BatchGroup:
         if self._rays is None or self._rays[0] != shape:
             self._rays = (shape, np.empty(shape))
         pnt = self._rays[1]
-        from arena_gym.sim import ray_kernels  # compiled on first use
-
-        ray_kernels.fill_origins(pnt, np.asarray(origins, dtype=np.float64))
+        kernels("sim.ray_kernels").fill_origins(pnt, np.asarray(origins, dtype=np.float64))
         kept = self._exclude
         if kept is None or kept[0][1] != nray or (kept[2] is not bodyexclude
                                                   and kept[0][0] != bodyexclude.tobytes()):
@@ -306,17 +304,10 @@ def _any_bad(fields: tuple[np.ndarray, ...]) -> bool:
     """any_bad of a step's check, compiled (divergence_kernels.any_bad2) for the usual two
     fields (qpos and qvel are one view of the state)."""
     if len(fields) == 2:
-        return _divergence_kernels().any_bad2(*fields)
+        return kernels("sim.divergence_kernels").any_bad2(*fields)
     return any_bad(fields)
 
 
-@functools.cache
-def _divergence_kernels():
-    """arena_gym.sim.divergence_kernels, imported (numba with it) when first needed; kept,
-    as an import statement run every check costs ~15 us on cold caches."""
-    from arena_gym.sim import divergence_kernels
-
-    return divergence_kernels
 
 
 def _motion_fields(batch: mujoco.batch.Batch, model: mujoco.MjModel) -> tuple[np.ndarray, ...]:

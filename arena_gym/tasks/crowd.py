@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from arena_gym.kernel_modules import kernels
 from arena_gym.scene.pedestrians import RADIUS
 from arena_gym.tasks.footprints import BoxFrames
 
@@ -163,8 +164,7 @@ class Crowd:
             raise ValueError(f"crowd step: expected vmax * dt < the radius ({self.radius} m) so "
                              f"that nobody skips through a wall, got dt {dt} s with vmax up to "
                              f"{self.vmax.max():.3g} m/s")
-        from arena_gym.tasks import crowd_kernels  # compiled on first use
-
+        crowd_kernels = kernels("tasks.crowd_kernels")  # compiled on first use
         if boxes is None:
             boxes, box_mask = self._no_boxes
         else:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 from gymnasium import spaces
 
+from arena_gym.kernel_modules import kernels
 from arena_gym.scene.rotations import wrap_angle
 from arena_gym.tasks.arrays import xp
 
@@ -60,13 +61,11 @@ def scan(reading: np.ndarray, max_range: float, normalize: bool, ranges: bool = 
     when not asked for); `scan` float32 ranges, divided by max_range when `normalize`;
     `nearest` (num_envs,) the smallest range of each env. One compiled pass
     (tasks/observation_kernels.py)."""
-    from arena_gym.tasks.observation_kernels import scan_into  # compiled on first use
-
     metres = np.empty(reading.shape if ranges else (0, 0))
     out = np.empty(reading.shape, np.float32)
     nearest = np.empty(len(reading))
-    scan_into(reading, float(max_range), float(max_range) if normalize else 1.0, metres, out,
-              nearest)
+    kernels("tasks.observation_kernels").scan_into(
+        reading, float(max_range), float(max_range) if normalize else 1.0, metres, out, nearest)
     return metres if ranges else None, out, nearest
 
 
