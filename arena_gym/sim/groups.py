@@ -8,6 +8,7 @@ next step, so the hot path copies nothing.
 
 from __future__ import annotations
 
+import math
 from concurrent.futures import ThreadPoolExecutor
 
 import mujoco
@@ -185,12 +186,13 @@ class BatchGroup:
         if geomgroup is not None:
             geomgroup = np.ascontiguousarray(geomgroup, dtype=np.uint8)
         vec = np.ascontiguousarray(vecs, dtype=np.float64)
-        if geomgroup is None or geomgroup.all() or not np.isfinite(cutoff):
+        if geomgroup is None or not math.isfinite(cutoff):
             return self._cast(pnt, vec, geomgroup, self._exclude[1])
-        key = geomgroup.tobytes()
-        if key not in self._meshes:
-            self._meshes[key] = MeshRays.for_models([s._model for s in self.scenes], geomgroup)
-        cull = self._meshes[key]
+        key = geomgroup.tobytes()  # (six bytes: cheaper to ask than the array)
+        cull = self._meshes.get(key, _UNSET) if not all(key) else None  # all groups: no cull
+        if cull is _UNSET:
+            cull = self._meshes[key] = MeshRays.for_models([s._model for s in self.scenes],
+                                                           geomgroup)
         if cull is None:
             return self._cast(pnt, vec, geomgroup, self._exclude[1])
         return self._cast_meshes_apart(cull, origins, pnt, vec, geomgroup, self._exclude[1],
