@@ -354,11 +354,13 @@ class NavigationCore:
         self._views()
         if self.walkers is not None:  # their speed term needs where the robot was
             self._prev_pose = self.pose.copy()
-        full = np.zeros((self.n, 3))  # (vx, vy, omega); inactive envs stand still
-        full[:, 0], full[:, 2] = twist[:, 0], twist[:, -1]
-        if self.action_dim == 3:
-            full[:, 1] = twist[:, 1]
-        if not active.all():
+        if active.all() and twist.shape[1] == self.action_dim:  # the usual: as they are
+            full = twist  # (v, omega) or (vx, vy, omega) rows: set_twists takes either
+        else:
+            full = np.zeros((self.n, 3))  # (vx, vy, omega); inactive envs stand still
+            full[:, 0], full[:, 2] = twist[:, 0], twist[:, -1]
+            if self.action_dim == 3:
+                full[:, 1] = twist[:, 1]
             full[~active] = 0.0
         if self.walkers is not None:  # people take their step of the control step too
             self.walkers.lidar_range = self._lidar_reach()

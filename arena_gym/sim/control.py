@@ -24,11 +24,13 @@ from typing import Any
 
 import numpy as np
 
+from arena_gym.kernel_modules import kernels
 from arena_gym.registry import DRIVES
 from arena_gym.scene.errors import SceneError, unknown
 from arena_gym.scene.robot import POS_SUFFIX, VEL_SUFFIX
 from arena_gym.scene.store import SceneStore
 from arena_gym.sim.drive import WheelDrive
+from arena_gym.sim.groups import BatchGroup
 
 
 @dataclass
@@ -64,6 +66,9 @@ class _Part:
     rows: np.ndarray  # their rows in the group
     whole: bool  # the envs are the whole group, in its order
     every: bool  # the envs are all envs, in order (their twists need no gather)
+    # the batch's ctrl (n, nu) where control_kernels.write is numpy's write: the whole of
+    # a batch group (two envs or more) and a drive of two wheels or more; else None
+    ctrl: np.ndarray | None = None
 
 
 def _finite(what: str, values: tuple[float, ...]) -> tuple[float, ...]:
@@ -153,6 +158,14 @@ class Controller:
                 f"cmd_vel for {robot!r}: expected an array of shape ({n}, 2) or ({n}, 3), "
                 f"got shape {twists.shape}"
             )
+        staged = self._twists.get(robot)
+        if staged is not None:  # the env's case, every env staged before: one compiled pass
+            compiled = kernels("sim.control_kernels")
+            with self._staging:  # what _stage does then, if every row is good
+                if staged.all_staged and compiled.stage(
+                        twists, staged.values, staged.dirty) == compiled.STAGED:
+                    staged.all_dirty = True
+                    return
         # a finite sum (one reduction) means every value is finite; else look closer
         if not math.isfinite(np.add.reduce(twists, axis=None)) and not np.isfinite(twists).all():
             bad = int(np.flatnonzero(~np.isfinite(twists).all(axis=1))[0])
@@ -288,7 +301,10 @@ class Controller:
             for drive, envs, rows in by_drive.values():
                 whole = rows == list(range(len(group.env_ids)))
                 every = envs == list(range(self.store.num_envs))
-                parts.append(_Part(drive, group, np.array(envs), np.array(rows), whole, every))
+                fused = (whole and isinstance(group, BatchGroup) and len(rows) > 1
+                         and len(drive.actuator_ids) > 1)
+                parts.append(_Part(drive, group, np.array(envs), np.array(rows), whole, every,
+                                   group.ctrl if fused else None))
         self._plans[robot] = (key, parts)
         return parts
 
@@ -331,6 +347,10 @@ class Controller:
             keep = staged.dirty[part.envs]
             part = _Part(drive, group, part.envs[keep], part.rows[keep], False, False)
             twists = twists[keep]
+        if part.ctrl is not None:  # the common case: one compiled write
+            kernels("sim.control_kernels").write(twists, drive.matrix, drive.actuator_ids,
+                                                 drive.base_ids, part.ctrl)
+            return
         speeds = twists @ drive.matrix.T
         if part.whole:
             group.scatter("ctrl", drive.actuator_ids, speeds)

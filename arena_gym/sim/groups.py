@@ -37,8 +37,9 @@ def _diverged(env_ids: list[int], before: np.ndarray, after: np.ndarray, steps: 
     margin = margins.get(steps)
     if margin is None:
         margin = margins[steps] = steps * dt - 0.5 * dt
-    behind = (after < before + margin).nonzero()[0]
-    return [env_ids[i] for i in behind] if behind.size else []
+    if not kernels("sim.clock_kernels").behind(before, after, margin):  # the hot path
+        return []
+    return [env_ids[i] for i in (after < before + margin).nonzero()[0]]
 
 # MjModel sizes that describe model-only contents (assets, names), not MjData's layout
 _MODEL_ONLY_SIZES = ("nmesh", "ntex", "nhfield", "nnames", "npaths", "nbuffer", "ntext",
