@@ -7,7 +7,10 @@ xfrc_applied. A staged control or force stays until it is staged again (an env r
 rewrites it).
 Twists are kept per robot name as one (num_envs, 3) array, whether staged one env at a time
 (`set_twist`) or for all envs at once (`set_twists`, what the navigation env uses), and
-written group by group in one numpy operation per drive: one path from twist to ctrl.
+written group by group in one numpy operation per drive: one path from twist to ctrl. The
+env's common case (every env's twists staged at once; a whole batch group of two or more
+envs, a drive of two or more wheels, written) runs as compiled loops, sim/control_kernels.py,
+bit for bit the numpy they replace.
 
 An open-loop control that did not change is not written again (MuJoCo keeps ctrl as
 state); a closed-loop drive (a skid steer's yaw-rate loop, see drive.py) is written at every
