@@ -317,8 +317,6 @@ class CollisionUnit(Unit):
         return int(other.size), int(self.other_class[env][other].max())
 
 
-
-
 @functools.lru_cache(maxsize=64)
 def _cursor_index(layout: tuple) -> np.ndarray:
     """The history column of the all-contacts ring's cursor (its header's second slot)."""

@@ -311,8 +311,6 @@ def _any_bad(fields: tuple[np.ndarray, ...]) -> bool:
     return any_bad(fields)
 
 
-
-
 def _motion_fields(batch: mujoco.batch.Batch, model: mujoco.MjModel) -> tuple[np.ndarray, ...]:
     """qpos and qvel of every row as one view of the batch's state (mj_getState lays the
     components out in mjtState's order: time, qpos, qvel, ...), to check both at once;
