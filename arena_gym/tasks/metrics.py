@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from arena_gym.kernel_modules import kernels
+
 # m: a step shorter than this is the robot standing or turning in place, whose position
 # jitter is no path: triplets with such a side count as straight (curvature 0), as Arena
 # counts coincident points
 MIN_STEP = 1e-3
-_XY_YAW = [0, 1, 3]  # columns of a pose (x, y, z, yaw) a trajectory keeps
 
 
 def path_length(xy: np.ndarray) -> float:
@@ -142,9 +143,6 @@ class EpisodeMetrics:
         self.pose = np.zeros((num_envs, self.capacity, 3))  # x, y, yaw
         self.collided = np.zeros((num_envs, self.capacity), bool)  # [0]: the start, unused
         self.steps = np.zeros(num_envs, dtype=np.int64)
-        # each env's first row in the flattened buffers: one flat index per env and step
-        # (numpy's one-index path; a (row, step) pair takes its slow general one)
-        self._starts = np.arange(num_envs) * self.capacity
         self.pedestrians, self.personal_space = pedestrians, personal_space
         self.in_space = np.zeros(num_envs, dtype=np.int64)  # steps with a person that close
         self.speed_in_space = np.zeros(num_envs)  # sum of the robot's speed over those steps
@@ -164,20 +162,10 @@ class EpisodeMetrics:
                counted: np.ndarray) -> None:
         """One control step of the `active` envs: where they are now (num_envs, 4) and
         whether they collided. An active env not `counted` (its physics diverged) keeps its
-        last position: that motion is not the policy's."""
-        if active.all() and counted.all():  # the usual step: every env, no fancy indexing
-            k = np.minimum(self.steps + 1, self.capacity - 1)
-            at = self._starts + k
-            self.pose.reshape(-1, 3)[at] = pose.take(_XY_YAW, axis=1)
-            self.collided.reshape(-1)[at] = collided
-            self.steps[...] = k
-            return
-        envs = np.flatnonzero(active)
-        k = np.minimum(self.steps[envs] + 1, self.capacity - 1)
-        now = np.where(counted[envs, None], pose[envs][:, [0, 1, 3]], self.pose[envs, k - 1])
-        self.pose[envs, k] = now
-        self.collided[envs, k] = collided[envs]
-        self.steps[envs] = k
+        last position: that motion is not the policy's. (One compiled loop,
+        tasks/metrics_kernels.py.)"""
+        kernels("tasks.metrics_kernels").record(pose, collided, active, counted, self.steps,
+                                                self.pose, self.collided)
 
     def update_pedestrians(self, distance: np.ndarray, speed: np.ndarray, hit: np.ndarray,
                            active: np.ndarray) -> None:

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from arena_gym.kernel_modules import kernels
+
 RESULTS = ("goal", "collision", "timeout", "diverged")
 
 
@@ -46,11 +48,22 @@ def classify(distance: np.ndarray, goal_radius: float, collided: np.ndarray,
              active: np.ndarray) -> Termination:
     """Divergence first (nothing else of that step is real), then the goal (reached while
     touching counts as reached), then a collision, then the time limit. Inactive envs
-    (restarting after NEXT_STEP autoreset) end nothing."""
+    (restarting after NEXT_STEP autoreset) end nothing. numpy arrays go through `end_flags`
+    compiled (tasks/termination_kernels.py: one call instead of a dozen on the caches the
+    physics leaves cold), JAX arrays through it as written (the MJX backend's jit)."""
+    args = (distance, goal_radius, collided, diverged, steps, max_steps, active)
+    if type(distance) is np.ndarray:
+        return Termination(*kernels("tasks.termination_kernels").end_flags(*args))
+    return Termination(*end_flags(*args))
+
+
+def end_flags(distance, goal_radius, collided, diverged, steps, max_steps, active):
+    """classify's (reached, collided, timed_out, diverged) flags: operators only, so that
+    numpy, numba and JAX all run this one definition."""
     diverged = diverged & active
     live = active & ~diverged
     reached = (distance < goal_radius) & live
     on = live & ~reached  # still going after the goal check
     hit = collided & on
     timed_out = (steps >= max_steps) & on & ~collided  # on and not hit
-    return Termination(reached, hit, timed_out, diverged)
+    return reached, hit, timed_out, diverged

@@ -91,3 +91,19 @@ def test_episode_buffers_keep_envs_apart_and_freeze_diverged_steps():
     assert b["path_length"] == pytest.approx(0.2) and b["collisions"] == 1
     assert a["steps"] == 2 and a["trajectory"].shape == (3, 3) and a["time"] == pytest.approx(0.2)
 
+
+
+def test_inactive_envs_record_nothing_and_a_full_trajectory_keeps_its_last_slot():
+    rec = m.EpisodeMetrics(3, max_steps=2)  # slots 0 (start), 1, 2
+    pose = np.zeros((3, 4))
+    rec.reset(np.ones(3, bool), pose)
+    active = np.array([True, False, True])
+    for step in range(1, 5):  # two steps more than the trajectory holds
+        pose[:, 0], pose[:, 1], pose[:, 3] = step, -step, 0.1 * step
+        rec.update(pose, np.array([False, True, step == 4]), active, active)
+    assert rec.steps.tolist() == [2, 0, 2]
+    np.testing.assert_array_equal(rec.pose[1], np.zeros((3, 3)))  # never active: untouched
+    assert not rec.collided[1].any()
+    np.testing.assert_array_equal(rec.pose[0, 2], [4.0, -4.0, 0.4])  # the last step's pose
+    np.testing.assert_array_equal(rec.pose[0, 1], [1.0, -1.0, 0.1])  # the first step's
+    assert rec.collided[2].tolist() == [False, False, True]
