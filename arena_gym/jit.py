@@ -11,7 +11,8 @@ milliseconds instead of compiling again (seconds). `NUMBA_CACHE_DIR` set by the 
     @numba.njit(cache=True)
     def kernel(...): ...
 
-`fma` is IEEE's fused multiply-add for kernels that must equal a BLAS's fused sums.
+`fma` is IEEE's fused multiply-add for kernels that must equal a BLAS's fused sums, and
+`dot3` the 3-term sum OpenBLAS forms with it.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ import llvmlite.ir  # noqa: E402 - numba's own dependency, after numba's configu
 from numba.core import cgutils  # noqa: E402
 from numba.extending import intrinsic  # noqa: E402
 
-__all__ = ["fma", "numba"]
+__all__ = ["dot3", "fma", "numba"]
 
 
 @intrinsic
@@ -54,3 +55,11 @@ def fma(typingctx, a, b, c):
         return builder.call(fn, args)
 
     return f64(f64, f64, f64), codegen
+
+
+@numba.njit(cache=True)
+def dot3(a0: float, a1: float, a2: float, b0: float, b1: float, b2: float) -> float:
+    """a0 b0 + a1 b1 + a2 b2 as OpenBLAS's x86-64 kernels sum a 3-term product in numpy's
+    matmul: each term fused into the running sum, in order, from +0 (the lidar's and the
+    controller's kernels give numpy's bits with it)."""
+    return fma(a2, b2, fma(a1, b1, fma(a0, b0, 0.0)))

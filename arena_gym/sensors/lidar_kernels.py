@@ -12,7 +12,7 @@ the identity), its sums in the order the matrix product in quat_mats forms them;
 products are the sums OpenBLAS's x86-64 kernels form for numpy's matmul: a matrix product
 fuses the terms in order into the running sum from +0, a matrix times a vector likewise
 but the second term first, a row vector times a matrix (a one-beam pattern) sums them
-unfused. The fused ones here are exact `fma`s (arena_gym.jit.fma): the same bits on any
+unfused. The fused ones here are exact `fma`s (arena_gym.jit.dot3): the same bits on any
 machine. A BLAS that sums otherwise gives numpy's own path other last bits (the rare
 paths in LidarUnit.rays); these stay what they are.
 """
@@ -21,14 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from arena_gym.jit import fma, numba
-
-
-@numba.njit(cache=True)
-def _dot3(a0: float, a1: float, a2: float, b0: float, b1: float, b2: float) -> float:
-    """a0 b0 + a1 b1 + a2 b2 as OpenBLAS's kernels sum a 3-term product: each term fused
-    into the running sum, in order, from +0."""
-    return fma(a2, b2, fma(a1, b1, fma(a0, b0, 0.0)))
+from arena_gym.jit import dot3, numba
 
 
 @numba.njit(cache=True)
@@ -62,19 +55,19 @@ def rays(q: np.ndarray, offset: np.ndarray, rotation: np.ndarray, local: np.ndar
         b20, b21, b22 = b20 / norm2, b21 / norm2, b22 / norm2
         # base @ offset: BLAS's matrix-vector product sums the second term first
         o0, o1, o2 = offset[0], offset[1], offset[2]
-        origins[e, 0] = q[e, 0] + _dot3(b01, b00, b02, o1, o0, o2)
-        origins[e, 1] = q[e, 1] + _dot3(b11, b10, b12, o1, o0, o2)
-        origins[e, 2] = q[e, 2] + _dot3(b21, b20, b22, o1, o0, o2)
+        origins[e, 0] = q[e, 0] + dot3(b01, b00, b02, o1, o0, o2)
+        origins[e, 1] = q[e, 1] + dot3(b11, b10, b12, o1, o0, o2)
+        origins[e, 2] = q[e, 2] + dot3(b21, b20, b22, o1, o0, o2)
         # rot = base @ rotation
-        r00 = _dot3(b00, b01, b02, rotation[0, 0], rotation[1, 0], rotation[2, 0])
-        r01 = _dot3(b00, b01, b02, rotation[0, 1], rotation[1, 1], rotation[2, 1])
-        r02 = _dot3(b00, b01, b02, rotation[0, 2], rotation[1, 2], rotation[2, 2])
-        r10 = _dot3(b10, b11, b12, rotation[0, 0], rotation[1, 0], rotation[2, 0])
-        r11 = _dot3(b10, b11, b12, rotation[0, 1], rotation[1, 1], rotation[2, 1])
-        r12 = _dot3(b10, b11, b12, rotation[0, 2], rotation[1, 2], rotation[2, 2])
-        r20 = _dot3(b20, b21, b22, rotation[0, 0], rotation[1, 0], rotation[2, 0])
-        r21 = _dot3(b20, b21, b22, rotation[0, 1], rotation[1, 1], rotation[2, 1])
-        r22 = _dot3(b20, b21, b22, rotation[0, 2], rotation[1, 2], rotation[2, 2])
+        r00 = dot3(b00, b01, b02, rotation[0, 0], rotation[1, 0], rotation[2, 0])
+        r01 = dot3(b00, b01, b02, rotation[0, 1], rotation[1, 1], rotation[2, 1])
+        r02 = dot3(b00, b01, b02, rotation[0, 2], rotation[1, 2], rotation[2, 2])
+        r10 = dot3(b10, b11, b12, rotation[0, 0], rotation[1, 0], rotation[2, 0])
+        r11 = dot3(b10, b11, b12, rotation[0, 1], rotation[1, 1], rotation[2, 1])
+        r12 = dot3(b10, b11, b12, rotation[0, 2], rotation[1, 2], rotation[2, 2])
+        r20 = dot3(b20, b21, b22, rotation[0, 0], rotation[1, 0], rotation[2, 0])
+        r21 = dot3(b20, b21, b22, rotation[0, 1], rotation[1, 1], rotation[2, 1])
+        r22 = dot3(b20, b21, b22, rotation[0, 2], rotation[1, 2], rotation[2, 2])
         # world[r] = rot @ local[r] (numpy: local @ rot^T)
         if local.shape[0] == 1:  # one beam: BLAS sums a vector-matrix product unfused, from +0
             d0, d1, d2 = local[0, 0], local[0, 1], local[0, 2]
@@ -84,9 +77,9 @@ def rays(q: np.ndarray, offset: np.ndarray, rotation: np.ndarray, local: np.ndar
             continue
         for r in range(local.shape[0]):
             d0, d1, d2 = local[r, 0], local[r, 1], local[r, 2]
-            directions[e, r, 0] = _dot3(d0, d1, d2, r00, r01, r02)
-            directions[e, r, 1] = _dot3(d0, d1, d2, r10, r11, r12)
-            directions[e, r, 2] = _dot3(d0, d1, d2, r20, r21, r22)
+            directions[e, r, 0] = dot3(d0, d1, d2, r00, r01, r02)
+            directions[e, r, 1] = dot3(d0, d1, d2, r10, r11, r12)
+            directions[e, r, 2] = dot3(d0, d1, d2, r20, r21, r22)
 
 
 @numba.njit(cache=True)

@@ -9,7 +9,7 @@ times its warm time; one loop each does not.
 `write` gives `twists @ drive.matrix.T` bit for bit where numpy's matmul is a matrix
 product (two envs or more, two wheels or more): OpenBLAS's x86-64 kernels fuse the three
 terms in order into a running sum from +0, and so does `write`, with exact `fma`s
-(arena_gym.jit.fma; the lidar's kernels sum the same way). tests/sim/test_control_kernels.py
+(arena_gym.jit.dot3; the lidar's kernels sum the same way). tests/sim/test_control_kernels.py
 pins both kernels to the numpy formulas they replace.
 """
 
@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from arena_gym.jit import fma, numba
+from arena_gym.jit import dot3, numba
 
 STAGED, NOT_FINITE, SIDEWAYS = 0, 1, 2  # stage's outcomes
 
@@ -54,7 +54,6 @@ def write(twists: np.ndarray, matrix: np.ndarray, actuators: np.ndarray, bases: 
     for e in range(twists.shape[0]):
         t0, t1, t2 = twists[e, 0], twists[e, 1], twists[e, 2]
         for w in range(matrix.shape[0]):
-            ctrl[e, actuators[w]] = fma(t2, matrix[w, 2],
-                                        fma(t1, matrix[w, 1], fma(t0, matrix[w, 0], 0.0)))
+            ctrl[e, actuators[w]] = dot3(t0, t1, t2, matrix[w, 0], matrix[w, 1], matrix[w, 2])
         for b in range(bases.shape[0]):
             ctrl[e, bases[b]] = twists[e, b]
