@@ -6,6 +6,9 @@ of their own (`*_kernels.py`), imported on first use through
 machine code is cached on disk under the project's cache (ARENA_GYM_CACHE, else the user's
 cache dir, `numba/`), never beside the package's sources: a new process loads it in
 milliseconds instead of compiling again (seconds). `NUMBA_CACHE_DIR` set by the user wins.
+A kernel's cache entry is keyed on the sources of the whole package, not only on its own
+file as numba keys it: kernels compile in functions of other modules (the task's shared
+definitions, `fma` here), and an edit there must not leave stale machine code behind.
 
     from arena_gym.jit import numba   # in a kernel module
     @numba.njit(cache=True)
@@ -17,7 +20,10 @@ milliseconds instead of compiling again (seconds). `NUMBA_CACHE_DIR` set by the 
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import os
+from pathlib import Path
 
 from arena_gym.scene.meshes import cache_dir
 
@@ -33,10 +39,41 @@ if numba.config.CACHE_DIR != os.environ["NUMBA_CACHE_DIR"]:  # numba imported ea
     numba.config.CACHE_DIR = os.environ["NUMBA_CACHE_DIR"]
 
 import llvmlite.ir  # noqa: E402 - numba's own dependency, after numba's configuration
-from numba.core import cgutils  # noqa: E402
+from numba.core import caching, cgutils  # noqa: E402
 from numba.extending import intrinsic  # noqa: E402
 
 __all__ = ["dot3", "fma", "numba"]
+
+_PACKAGE = Path(__file__).resolve().parent
+
+
+@functools.cache
+def package_stamp() -> str:
+    """sha256 of every source file of the package (paths and contents), once a process."""
+    digest = hashlib.sha256()
+    for path in sorted(_PACKAGE.rglob("*.py")):
+        digest.update(str(path.relative_to(_PACKAGE)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+class PackageLocator(caching.UserProvidedCacheLocator):
+    """Numba's cache locator for the package's kernels: the project's cache directory, and
+    the package's sources as the stamp that says whether an entry is current (numba's own
+    stamp, the kernel's file alone, misses edits of what the kernel calls)."""
+
+    def get_source_stamp(self) -> str:
+        return package_stamp()
+
+    @classmethod
+    def from_function(cls, py_func, py_file):
+        if not Path(py_file).resolve().is_relative_to(_PACKAGE):
+            return None  # not ours: numba's locators decide
+        return super().from_function(py_func, py_file)
+
+
+# first, before numba's own (a NUMBA_CACHE_LOCATOR_CLASSES the user set still replaces them)
+if PackageLocator not in caching.CacheImpl._locator_classes:
+    caching.CacheImpl._locator_classes.insert(0, PackageLocator)
 
 
 @intrinsic

@@ -35,8 +35,9 @@ from gymnasium import spaces
 from arena_gym.config import EnvConfig
 from arena_gym.envs.extensions import Extensions
 from arena_gym.envs.robots import resolve_robot
+from arena_gym.kernel_modules import kernels
 from arena_gym.scene.obstacle_models import load_model
-from arena_gym.scene.rotations import quat_yaw, yaw_quat
+from arena_gym.scene.rotations import yaw_quat
 from arena_gym.scene.store import SceneStore
 from arena_gym.sensors import (
     COLLISION_CLASSES,
@@ -48,15 +49,15 @@ from arena_gym.sensors import (
 from arena_gym.sensors.contact import PEDESTRIAN
 from arena_gym.sim.mechanisms import Mechanisms
 from arena_gym.sim.simulator import Simulator
-from arena_gym.tasks import observation
+from arena_gym.tasks import observation, step
 from arena_gym.tasks.curriculum import Curriculum
 from arena_gym.tasks.episodes import PARKED_Z, Episode, EpisodeSampler, ObstaclePool
 from arena_gym.tasks.global_paths import GlobalPaths
 from arena_gym.tasks.layouts import env_layouts
 from arena_gym.tasks.metrics import EpisodeMetrics
-from arena_gym.tasks.rewards import StepOutcome, reward_terms, total
+from arena_gym.tasks.rewards import StepOutcome, total
 from arena_gym.tasks.robot_params import load_robot_params
-from arena_gym.tasks.termination import Termination, classify
+from arena_gym.tasks.termination import Termination
 from arena_gym.tasks.walkers import Walkers, sample_walks
 
 ROBOT = "robot"
@@ -222,9 +223,8 @@ class NavigationCore:
 
     # ------------------------------------------------------------------ state
     def _read_pose(self) -> None:
-        q = self.sim.gather("qpos", self._pose_cols)
-        self.pose[:, :3] = q[:, :3]
-        self.pose[:, 3] = quat_yaw(q[:, 3:7])
+        kernels("tasks.step_kernels").pose_into(self.sim.gather("qpos", self._pose_cols),
+                                                self.pose)
 
     def _sample(self) -> None:
         """Sample the suite once per control step (after the physics, or a reset moved the
@@ -232,11 +232,6 @@ class NavigationCore:
         if self.sim.clock != self._sampled_at:
             self._suite.update()
             self._sampled_at = self.sim.clock
-
-    def _collided(self) -> np.ndarray:
-        """The sensors' collision flag: any physics step of the control step."""
-        self._sample()
-        return self._suite["collision"].collided.copy()
 
     def _goal_obs(self) -> np.ndarray:
         return observation.goal_polar(self.goal, self.pose)
@@ -250,13 +245,21 @@ class NavigationCore:
 
     def observe(self) -> tuple[dict[str, np.ndarray], np.ndarray]:
         """Observations of every env, and each env's nearest scan range (for clearance)."""
+        scan, nearest = self._scan()
+        return self._observation(scan, self._goal_obs()), nearest
+
+    def _scan(self) -> tuple[np.ndarray, np.ndarray]:
+        """The observation's scan (float32) and each env's nearest range, from the suite."""
         self._sample()
         _, scan, nearest = observation.scan(self._suite["scan"].ranges, self.max_range,
                                             self.cfg.scan.normalize, ranges=False)
-        self.goal_polar = self._goal_obs()  # float64, for rewards and termination
+        return scan, nearest
+
+    def _observation(self, scan: np.ndarray, goal_polar: np.ndarray) -> dict[str, np.ndarray]:
+        self.goal_polar = goal_polar  # float64, for rewards and termination
         obs = {
             "scan": scan,
-            "goal": self.goal_polar.astype(np.float32),
+            "goal": goal_polar.astype(np.float32),
             "last_action": self.last_action.astype(np.float32),
         }
         if self.paths is not None:
@@ -268,7 +271,7 @@ class NavigationCore:
                 crowd.pos, crowd.vel, crowd.active, self.pose,
                 self.cfg.observe_pedestrians).astype(np.float32)
         self.extensions.observe(obs)
-        return obs, nearest
+        return obs
 
     # ------------------------------------------------------------------ reset
     def seed(self, env: int, seed: int | None) -> None:
@@ -376,23 +379,51 @@ class NavigationCore:
         and (unless paused) the curriculum has counted them."""
         self._read_pose()
         to_go = None if self.paths is None else self.paths.update(self.pose, active)  # re-plans
-        obs, nearest = self.observe()
-        distance = self.goal_polar[:, 0]
+        scan, nearest = self._scan()
         diverged = self._no_divergence
         if self.sim.diverged:  # the envs whose physics blew up in advance()
             diverged = np.zeros(self.n, bool)
             diverged[self.sim.diverged] = True
-        end = classify(distance, self.cfg.goal_radius, self._collided(), diverged,
-                       self.steps + active, self.max_steps, active)
-        change = (twist - self.last_action) / self._action_high
-        change = np.sqrt(np.einsum("ij,ij->i", change, change))
-        # a diverged step's motion is not the policy's (none diverged: the active envs)
-        counted = active if diverged is self._no_divergence else active & ~end.diverged
-        before, after = self.distance, distance  # (replaced below, never edited here)
+        before, after = self.distance, None  # None: the goal's distance now
         if to_go is not None and self.cfg.paths.progress == "path":
             before, after = to_go
+        ev = step.evaluate(self.cfg.reward, self.pose, self.goal, before, after,
+                           self.cfg.goal_radius, self._suite["collision"].collided, diverged,
+                           self.steps, self.max_steps, active, twist, self.last_action,
+                           self._action_high, nearest, self.params.radius)
+        end, distance = ev.termination, ev.polar[:, 0]
+        # a diverged step's motion is not the policy's (none diverged: the active envs)
+        counted = active if diverged is self._no_divergence else active & ~end.diverged
+        terms, reward = self._terms(ev, before, distance if after is None else after,
+                                    nearest, twist, counted)
+        self.metrics.update(self.pose, end.collided, active, counted)
+        self.distance = distance
+        self.steps += active
+        if active.all():
+            self.last_action[...] = twist
+        else:
+            self.last_action[active] = twist[active]
+        obs = self._observation(scan, ev.polar)
+        hit = self._no_hits
+        if end.collided.any():
+            hit = np.full(self.n, "", dtype=object)
+            hit[end.collided] = _CLASSES[self._suite["collision"].kind[end.collided]]
+        episodes = {int(e): self._finish(int(e), end.result(int(e)), hit[e])
+                    for e in end.ended.nonzero()[0]}
+        return StepResult(obs, reward, end, terms, episodes, active.copy(), hit)
+
+    def _terms(self, ev: step.Evaluation, before: np.ndarray, after: np.ndarray,
+               nearest: np.ndarray, twist: np.ndarray, counted: np.ndarray
+               ) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        """The step's reward terms and reward: the built-ins as evaluated, the others (and
+        all where a built-in was replaced) from a StepOutcome; 0 where not `counted`."""
+        intact, others = step.remaining_terms(self.cfg.reward, self.walkers is not None)
+        terms = ev.terms() if intact else {}
+        if not others:
+            return terms, ev.reward
+        end = ev.termination
         outcome = StepOutcome(before, after, end.reached, end.collided,
-                              nearest - self.params.radius, twist[:, 0], change,
+                              nearest - self.params.radius, twist[:, 0], ev.change,
                               sensors=self._suite)
         if self.walkers is not None:
             outcome.pedestrian_distance = self.walkers.distances(self.pose).min(axis=1)
@@ -401,24 +432,11 @@ class NavigationCore:
             outcome.speed = moved / self.cfg.control_dt
             self.metrics.update_pedestrians(outcome.pedestrian_distance, outcome.speed,
                                             outcome.hit_pedestrian, counted)
-        terms = reward_terms(self.cfg.reward, outcome)
-        if not counted.all():
-            terms = {k: np.where(counted, v, 0.0) for k, v in terms.items()}
-        self.metrics.update(self.pose, end.collided, active, counted)
-        self.distance = distance
-        self.steps += active
-        if active.all():
-            self.last_action[...] = twist
-        else:
-            self.last_action[active] = twist[active]
-        obs["last_action"] = self.last_action.astype(np.float32)
-        hit = self._no_hits
-        if end.collided.any():
-            hit = np.full(self.n, "", dtype=object)
-            hit[end.collided] = _CLASSES[self._suite["collision"].kind[end.collided]]
-        episodes = {int(e): self._finish(int(e), end.result(int(e)), hit[e])
-                    for e in end.ended.nonzero()[0]}
-        return StepResult(obs, total(terms), end, terms, episodes, active.copy(), hit)
+        every = counted.all()
+        for name, fn in others:
+            value = fn(self.cfg.reward, outcome)
+            terms[name] = value if every else np.where(counted, value, 0.0)
+        return terms, total(terms)
 
     def step_envs(self, twist: np.ndarray, active: np.ndarray) -> StepResult:
         self.advance(twist, active)

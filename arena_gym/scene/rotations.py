@@ -4,11 +4,12 @@ yaw <-> quaternion, roll-pitch-yaw, products, matrices."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import mujoco
 import numpy as np
 
-from arena_gym.tasks.arrays import xp
+from arena_gym.tasks.arrays import arctan2, xp
 
 
 def yaw_quat(yaw: float) -> np.ndarray:
@@ -18,10 +19,14 @@ def yaw_quat(yaw: float) -> np.ndarray:
 
 def quat_yaw(quat: np.ndarray) -> np.ndarray:
     """Yaw (rad, in [-pi, pi]) of quaternions (..., 4): the heading of a body's x axis."""
-    space = xp(quat)  # numpy, or jax.numpy (the MJX backend)
-    q = np.asarray(quat, dtype=float) if space is np else quat
-    w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
-    return space.arctan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
+    q = np.asarray(quat, dtype=float) if xp(quat) is np else quat  # or jax.numpy (MJX)
+    return yaw(q[..., 0], q[..., 1], q[..., 2], q[..., 3])
+
+
+def yaw(w: Any, x: Any, y: Any, z: Any) -> Any:
+    """quat_yaw of a quaternion's components: numpy or JAX arrays, or the scalars of a
+    compiled kernel (tasks/array_kernels.py)."""
+    return arctan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
 
 
 def wrap_angle(angle: np.ndarray) -> np.ndarray:

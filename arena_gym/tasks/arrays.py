@@ -1,4 +1,6 @@
-"""The array namespace of an input: task definitions written once for numpy and JAX."""
+"""The array namespace of an input, and the few elementwise functions the task's shared
+definitions call: written once for numpy arrays, JAX arrays (the MJX backend's jit) and
+numba's scalars (the compiled per-step kernels: tasks/array_kernels.py compiles them)."""
 
 from __future__ import annotations
 
@@ -15,3 +17,21 @@ def xp(array: Any) -> Any:
         return np
     space = getattr(array, "__array_namespace__", None)
     return np if space is None else space()
+
+
+def where(condition: Any, a: Any, b: Any) -> Any:
+    """`a` where `condition` holds, else `b`, elementwise (the namespace's `where`)."""
+    return xp(condition).where(condition, a, b)
+
+
+def arctan2(y: Any, x: Any) -> Any:
+    return xp(y).arctan2(y, x)
+
+
+def hypot(a: Any, b: Any) -> Any:
+    return xp(a).hypot(a, b)
+
+
+def full(like: Any, value: float) -> Any:
+    """`value` in the shape of `like` (the namespace's default float)."""
+    return xp(like).full(like.shape, value)

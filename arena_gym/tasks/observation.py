@@ -8,12 +8,14 @@ velocity in the robot frame (x forward, y left) and 1 where a person is (0-rows 
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from gymnasium import spaces
 
 from arena_gym.kernel_modules import kernels
 from arena_gym.scene.rotations import wrap_angle
-from arena_gym.tasks.arrays import xp
+from arena_gym.tasks.arrays import arctan2, hypot, xp
 
 
 def observation_space(beams: int, scan_high: float, action_low: tuple[float, ...],
@@ -72,14 +74,16 @@ def scan(reading: np.ndarray, max_range: float, normalize: bool, ranges: bool = 
 def goal_polar(goal: np.ndarray, pose: np.ndarray) -> np.ndarray:
     """(num_envs, 2): distance and bearing of each goal (num_envs, 2) from planar poses
     (num_envs, 4: x, y, z, yaw). numpy or JAX arrays (the MJX backend's step calls it)."""
-    space = xp(pose)
     delta = goal - pose[:, :2]
-    if space is np:  # into one buffer: np.stack's checks cost more than this whole function
+    distance, bearing = polar(delta[:, 0], delta[:, 1], pose[:, 3])
+    if xp(pose) is np:  # into one buffer: np.stack's checks cost more than this whole function
         out = np.empty((len(delta), 2), np.result_type(delta, pose))  # np.stack's dtype
-        np.hypot(delta[:, 0], delta[:, 1], out=out[:, 0])
-        out[:, 1] = wrap_angle(np.arctan2(delta[:, 1], delta[:, 0]) - pose[:, 3])
+        out[:, 0], out[:, 1] = distance, bearing
         return out
-    distance = space.hypot(delta[:, 0], delta[:, 1])
-    angle = wrap_angle(space.arctan2(delta[:, 1], delta[:, 0]) - pose[:, 3])
-    return space.stack([distance, angle], axis=1)
+    return xp(pose).stack([distance, bearing], axis=1)
 
+
+def polar(dx: Any, dy: Any, heading: Any) -> tuple[Any, Any]:
+    """Distance and bearing (rad, in [-pi, pi), from `heading`) of the offset (dx, dy):
+    numpy or JAX arrays, or the scalars of a compiled kernel (tasks/array_kernels.py)."""
+    return hypot(dx, dy), wrap_angle(arctan2(dy, dx) - heading)

@@ -6,9 +6,10 @@ Terms are looked up in REWARD_TERMS (arena_gym.registry), where a plugin's term 
 like the built-ins below; its weight is the config's `reward.<name>` (its registered default
 without one), and a term whose weight is 0 is not computed.
 
-The built-in terms are written once for numpy and JAX arrays: each takes its array
-namespace from its inputs (`xp`), so the MJX backend (arena_gym.mjx) evaluates these very
-definitions inside its jit-compiled step.
+The built-in terms are written once for numpy arrays, JAX arrays and scalars, with the
+elementwise functions of arena_gym.tasks.arrays: the MJX backend (arena_gym.mjx) evaluates
+these very definitions inside its jit-compiled step, and the numpy env's step compiles them
+(tasks/step_kernels.py: one call for every env and built-in term).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import numpy as np
 
 from arena_gym.config import RewardConfig
 from arena_gym.registry import REWARD_TERMS
-from arena_gym.tasks.arrays import xp
+from arena_gym.tasks.arrays import full, where, xp
 
 
 @dataclass
@@ -57,29 +58,28 @@ class RewardTerm:
 
 
 def goal(cfg: RewardConfig, out: StepOutcome) -> np.ndarray:
-    return xp(out.reached).where(out.reached, cfg.goal, 0.0)
+    return where(out.reached, cfg.goal, 0.0)
 
 
 def collision(cfg: RewardConfig, out: StepOutcome) -> np.ndarray:
-    return xp(out.collided).where(out.collided, cfg.collision, 0.0)
+    return where(out.collided, cfg.collision, 0.0)
 
 
 def progress(cfg: RewardConfig, out: StepOutcome) -> np.ndarray:
     """Distance gained toward the goal (lost distance weighs progress_away); none in the
     step that ends the episode, whose outcome has its own term."""
     gained = out.distance_before - out.distance_after
-    np_ = xp(gained)
-    shaped = np_.where(gained >= 0, cfg.progress * gained, cfg.progress_away * gained)
-    return np_.where(out.reached | out.collided, 0.0, shaped)
+    shaped = where(gained >= 0, cfg.progress * gained, cfg.progress_away * gained)
+    return where(out.reached | out.collided, 0.0, shaped)
 
 
 def safe_distance(cfg: RewardConfig, out: StepOutcome) -> np.ndarray:
     near = out.min_clearance < cfg.safe_distance_m
-    return xp(near).where(near, cfg.safe_distance, 0.0)
+    return where(near, cfg.safe_distance, 0.0)
 
 
 def reverse(cfg: RewardConfig, out: StepOutcome) -> np.ndarray:
-    return xp(out.forward_speed).where(out.forward_speed < 0, cfg.reverse, 0.0)
+    return where(out.forward_speed < 0, cfg.reverse, 0.0)
 
 
 def abrupt_velocity(cfg: RewardConfig, out: StepOutcome) -> np.ndarray:
@@ -87,27 +87,31 @@ def abrupt_velocity(cfg: RewardConfig, out: StepOutcome) -> np.ndarray:
 
 
 def time(cfg: RewardConfig, out: StepOutcome) -> np.ndarray:
-    return xp(out.distance_after).full(out.distance_after.shape, cfg.time)
+    return full(out.distance_after, cfg.time)
 
 
 def pedestrian_collision(cfg: RewardConfig, out: StepOutcome) -> np.ndarray:
-    return np.where(out.hit_pedestrian, cfg.pedestrian_collision, 0.0)
+    return where(out.hit_pedestrian, cfg.pedestrian_collision, 0.0)
 
 
 def pedestrian_safety(cfg: RewardConfig, out: StepOutcome) -> np.ndarray:
-    return np.where(out.pedestrian_distance < cfg.pedestrian_safety_m,  # type: ignore[operator]
-                    cfg.pedestrian_safety, 0.0)
+    return where(out.pedestrian_distance < cfg.pedestrian_safety_m,  # type: ignore[operator]
+                 cfg.pedestrian_safety, 0.0)
 
 
 def pedestrian_speed(cfg: RewardConfig, out: StepOutcome) -> np.ndarray:
     """Speed near people costs: the robot's speed while within pedestrian_safety_m."""
     near = out.pedestrian_distance < cfg.pedestrian_safety_m  # type: ignore[operator]
-    return np.where(near, cfg.pedestrian_speed * np.abs(out.speed), 0.0)  # type: ignore[arg-type]
+    return where(near, cfg.pedestrian_speed * abs(out.speed), 0.0)  # type: ignore[arg-type]
 
 
-for _name, _fn in (("goal", goal), ("collision", collision), ("progress", progress),
-                  ("safe_distance", safe_distance), ("reverse", reverse),
-                  ("abrupt_velocity", abrupt_velocity), ("time", time)):
+# the built-in terms, in the order they register (and sum; tasks/step_kernels.py computes
+# them in this order)
+BUILTIN: tuple[tuple[str, TermFn], ...] = (
+    ("goal", goal), ("collision", collision), ("progress", progress),
+    ("safe_distance", safe_distance), ("reverse", reverse),
+    ("abrupt_velocity", abrupt_velocity), ("time", time))
+for _name, _fn in BUILTIN:
     REWARD_TERMS.register(_name, RewardTerm(_fn))
 for _name, _fn in (("pedestrian_collision", pedestrian_collision),
                    ("pedestrian_safety", pedestrian_safety),

@@ -23,16 +23,17 @@ class Termination:
     collided: np.ndarray  # a robot geom touched something it must not: terminated
     timed_out: np.ndarray  # max_episode_steps reached: truncated
     diverged: np.ndarray  # the physics blew up (Simulator.diverged): truncated
-    # computed once, with the flags (every step reads all three; they never change)
-    terminated: np.ndarray = field(init=False, repr=False)
-    truncated: np.ndarray = field(init=False, repr=False)
-    ended: np.ndarray = field(init=False, repr=False)
+    # `ends` of the flags: computed once (every step reads all three), or given as computed
+    terminated: np.ndarray = field(default=None, repr=False)  # type: ignore[assignment]
+    truncated: np.ndarray = field(default=None, repr=False)  # type: ignore[assignment]
+    ended: np.ndarray = field(default=None, repr=False)  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
-        terminated, truncated = self.reached | self.collided, self.timed_out | self.diverged
-        object.__setattr__(self, "terminated", terminated)
-        object.__setattr__(self, "truncated", truncated)
-        object.__setattr__(self, "ended", terminated | truncated)
+        if self.ended is None:
+            for name, value in zip(("terminated", "truncated", "ended"),
+                                   ends(self.reached, self.collided, self.timed_out,
+                                        self.diverged), strict=True):
+                object.__setattr__(self, name, value)
 
     def result(self, env: int) -> str:
         """"goal", "collision", "timeout" or "diverged" for an env whose episode ended."""
@@ -67,3 +68,9 @@ def end_flags(distance, goal_radius, collided, diverged, steps, max_steps, activ
     hit = collided & on
     timed_out = (steps >= max_steps) & on & ~collided  # on and not hit
     return reached, hit, timed_out, diverged
+
+
+def ends(reached, collided, timed_out, diverged):
+    """(terminated, truncated, ended) of classify's flags: operators only, as end_flags."""
+    terminated, truncated = reached | collided, timed_out | diverged
+    return terminated, truncated, terminated | truncated

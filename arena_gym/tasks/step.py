@@ -1,0 +1,73 @@
+"""One control step's evaluation of every env (the numpy env's): the goal's distance and
+bearing, how episodes end (tasks/termination.py), the built-in reward terms and their sum,
+in one compiled call (tasks/step_kernels.py) over the shared definitions.
+
+Terms after the built-ins (pedestrian terms, plugins' terms) run as `fn(cfg, outcome)` on a
+StepOutcome (`remaining_terms`); a built-in replaced in the registry makes every term run
+that way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from arena_gym.config import RewardConfig
+from arena_gym.kernel_modules import kernels
+from arena_gym.tasks.rewards import BUILTIN, TermFn, applying
+from arena_gym.tasks.termination import Termination
+
+# RewardConfig's fields the built-in terms read: the kernel's weights, in this order
+WEIGHTS = ("goal", "collision", "progress", "progress_away", "safe_distance",
+           "safe_distance_m", "reverse", "abrupt_velocity", "time")
+_NAMES = tuple(name for name, _ in BUILTIN)
+_WEIGHTS: dict[RewardConfig, np.ndarray] = {}  # per config (configs are few)
+
+
+@dataclass
+class Evaluation:
+    """One control step's task quantities, (num_envs,) arrays unless noted."""
+
+    polar: np.ndarray  # (num_envs, 2) float64: the goal's distance and bearing
+    termination: Termination
+    builtin: np.ndarray  # (len(BUILTIN), num_envs): each built-in term, 0 where not counted
+    reward: np.ndarray  # the built-in terms' sum
+    change: np.ndarray  # |(twist - last action) / action high|: abrupt_velocity's input
+
+    def terms(self) -> dict[str, np.ndarray]:
+        """The built-in terms by name (rows of `builtin`)."""
+        return dict(zip(_NAMES, self.builtin, strict=True))
+
+
+def evaluate(cfg: RewardConfig, pose: np.ndarray, goal: np.ndarray, before: np.ndarray,
+             after: np.ndarray | None, goal_radius: float, collided: np.ndarray,
+             diverged: np.ndarray, steps: np.ndarray, max_steps: int | np.ndarray,
+             active: np.ndarray, twist: np.ndarray, last_action: np.ndarray,
+             action_high: np.ndarray, nearest: np.ndarray, radius: float) -> Evaluation:
+    """The step of n envs from where they are (`pose` (n, 4): x, y, z, yaw) and their goals
+    (n, 2): classify's flags (the step count steps + active), the built-in terms with
+    progress from `before` to `after` (None: the goal's distance now) and the clearance
+    `nearest` range less the robot's `radius`; envs inactive or diverged count 0."""
+    weights = _WEIGHTS.get(cfg)
+    if weights is None:
+        if len(_WEIGHTS) > 64:  # never let a sweep of configs grow this unbounded
+            _WEIGHTS.clear()
+        weights = _WEIGHTS[cfg] = np.array([getattr(cfg, name) for name in WEIGHTS], float)
+    n = len(pose)
+    polar, flags = np.empty((n, 2)), np.empty((7, n), bool)
+    builtin, reward, change = np.empty((len(BUILTIN), n)), np.empty(n), np.empty(n)
+    kernels("tasks.step_kernels").evaluate(
+        pose, goal, before, after, float(goal_radius), collided, diverged, steps, max_steps,
+        active, twist, last_action, action_high, nearest, float(radius), weights, polar, flags,
+        builtin, reward, change)
+    return Evaluation(polar, Termination(*flags), builtin, reward, change)
+
+
+def remaining_terms(cfg: RewardConfig, people: bool) -> tuple[bool, list[tuple[str, TermFn]]]:
+    """(whether the built-in terms apply as registered, then `Evaluation.builtin` holds
+    them; the (name, fn) of the terms left to compute: those after them, or all)."""
+    terms = applying(cfg, people)
+    if tuple(terms[:len(BUILTIN)]) == BUILTIN:
+        return True, terms[len(BUILTIN):]
+    return False, terms

@@ -1,0 +1,91 @@
+"""One control step's evaluation for every env, compiled (tasks/step.py calls it): the
+goal's distance and bearing, classify's flags, the built-in reward terms and their sum, in
+one call instead of some forty numpy calls on the caches MuJoCo's step leaves cold; and
+the robots' planar poses from their free joints.
+
+Nothing here defines the task: the kernels call the shared definitions (rotations.yaw,
+observation.polar, termination.end_flags and ends, the terms of tasks/rewards.py) as numba
+compiles them (tasks/array_kernels.py)."""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+
+from arena_gym.jit import numba
+from arena_gym.scene.rotations import yaw
+from arena_gym.tasks.array_kernels import SHARED  # noqa: F401 - compilable from here on
+from arena_gym.tasks.observation import polar
+from arena_gym.tasks.rewards import (
+    abrupt_velocity,
+    collision,
+    goal,
+    progress,
+    reverse,
+    safe_distance,
+    time,
+)
+from arena_gym.tasks.step import WEIGHTS
+from arena_gym.tasks.termination import ends
+from arena_gym.tasks.termination_kernels import end_flags
+
+# the built-in terms the kernel computes (rewards.BUILTIN's, in order; a test pins it), and
+# the weights they read, passed as an array (tasks/step.py: WEIGHTS)
+TERMS = (goal, collision, progress, safe_distance, reverse, abrupt_velocity, time)
+Weights = namedtuple("Weights", WEIGHTS)
+# StepOutcome's fields the built-in terms read, for one env
+Outcome = namedtuple("Outcome", ("distance_before", "distance_after", "reached", "collided",
+                                 "min_clearance", "forward_speed", "action_change"))
+
+
+@numba.njit(cache=True)
+def evaluate(pose, goal_xy, before, after, goal_radius, collided, diverged, steps,
+             max_steps, active, twist, last_action, action_high, nearest,
+             radius, weights, polar_out, flags, terms, reward, change_out):  # pragma: no cover
+    """For n envs: `polar_out` (n, 2) the goal's distance and bearing from `pose` (n, 4);
+    `flags` (7, n) classify's reached, collided, timed_out, diverged (end_flags, with
+    steps + active as the step count) and their terminated, truncated, ended (ends);
+    `terms` (7, n) the built-in terms of TERMS (0 where an env is not counted: inactive or
+    diverged), `reward` (n,) their sum in that order, `change_out` (n,) the action change
+    |(twist - last_action) / action_high|. Progress is from `before` to `after`
+    (None: the goal's distance now); the clearance is each env's `nearest` range less the
+    robot's `radius`."""
+    n = pose.shape[0]
+    for e in range(n):
+        polar_out[e, 0], polar_out[e, 1] = polar(goal_xy[e, 0] - pose[e, 0],
+                                                 goal_xy[e, 1] - pose[e, 1], pose[e, 3])
+    distance = polar_out[:, 0]
+    reached, hit, timed_out, div = end_flags(distance, goal_radius, collided, diverged,
+                                             steps + active, max_steps, active)
+    terminated, truncated, over = ends(reached, hit, timed_out, div)
+    for row, values in enumerate((reached, hit, timed_out, div, terminated, truncated, over)):
+        flags[row] = values
+    cfg = Weights(weights[0], weights[1], weights[2], weights[3], weights[4], weights[5],
+                  weights[6], weights[7], weights[8])
+    for e in range(n):
+        change = 0.0
+        for j in range(twist.shape[1]):
+            c = (twist[e, j] - last_action[e, j]) / action_high[j]
+            change += c * c
+        change_out[e] = np.sqrt(change)
+        out = Outcome(before[e], distance[e] if after is None else after[e], reached[e],
+                      hit[e], nearest[e] - radius, twist[e, 0], change_out[e])
+        values = (goal(cfg, out), collision(cfg, out), progress(cfg, out),
+                  safe_distance(cfg, out), reverse(cfg, out), abrupt_velocity(cfg, out),
+                  time(cfg, out))
+        counted = active[e] and not div[e]
+        total = 0.0
+        for k in range(len(values)):
+            value = values[k] if counted else 0.0
+            terms[k, e] = value
+            total = value if k == 0 else total + value
+        reward[e] = total
+
+
+@numba.njit(cache=True)
+def pose_into(q, pose):  # pragma: no cover - compiled
+    """pose (n, 4): x, y, z and quat_yaw of each row of q (n, 7): a free joint's qpos."""
+    for e in range(q.shape[0]):
+        pose[e, 0], pose[e, 1], pose[e, 2] = q[e, 0], q[e, 1], q[e, 2]
+        pose[e, 3] = yaw(q[e, 3], q[e, 4], q[e, 5], q[e, 6])
