@@ -397,19 +397,14 @@ class NavigationCore:
         terms, reward = self._terms(ev, before, distance if after is None else after,
                                     nearest, twist, counted)
         self.metrics.update(self.pose, end.collided, active, counted)
-        self.distance = distance
-        self.steps += active
-        if active.all():
-            self.last_action[...] = twist
-        else:
-            self.last_action[active] = twist[active]
+        self.distance = distance  # (steps and last_action counted the step in evaluate)
         obs = self._observation(scan, ev.polar)
         hit = self._no_hits
-        if end.collided.any():
+        if ev.num_collided:
             hit = np.full(self.n, "", dtype=object)
             hit[end.collided] = _CLASSES[self._suite["collision"].kind[end.collided]]
         episodes = {int(e): self._finish(int(e), end.result(int(e)), hit[e])
-                    for e in end.ended.nonzero()[0]}
+                    for e in end.ended.nonzero()[0]} if ev.num_ended else {}
         return StepResult(obs, reward, end, terms, episodes, active.copy(), hit)
 
     def _terms(self, ev: step.Evaluation, before: np.ndarray, after: np.ndarray,

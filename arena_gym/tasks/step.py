@@ -34,6 +34,8 @@ class Evaluation:
     builtin: np.ndarray  # (len(BUILTIN), num_envs): each built-in term, 0 where not counted
     reward: np.ndarray  # the built-in terms' sum
     change: np.ndarray  # |(twist - last action) / action high|: abrupt_velocity's input
+    num_ended: int  # envs whose episode ended
+    num_collided: int
 
     def terms(self) -> dict[str, np.ndarray]:
         """The built-in terms by name (rows of `builtin`)."""
@@ -57,11 +59,11 @@ def evaluate(cfg: RewardConfig, pose: np.ndarray, goal: np.ndarray, before: np.n
     n = len(pose)
     polar, flags = np.empty((n, 2)), np.empty((7, n), bool)
     builtin, reward, change = np.empty((len(BUILTIN), n)), np.empty(n), np.empty(n)
-    kernels("tasks.step_kernels").evaluate(
+    ended, collisions = kernels("tasks.step_kernels").evaluate(
         pose, goal, before, after, float(goal_radius), collided, diverged, steps, max_steps,
         active, twist, last_action, action_high, nearest, float(radius), weights, polar, flags,
         builtin, reward, change)
-    return Evaluation(polar, Termination(*flags), builtin, reward, change)
+    return Evaluation(polar, Termination(*flags), builtin, reward, change, ended, collisions)
 
 
 def remaining_terms(cfg: RewardConfig, people: bool) -> tuple[bool, list[tuple[str, TermFn]]]:

@@ -50,7 +50,8 @@ def evaluate(pose, goal_xy, before, after, goal_radius, collided, diverged, step
     diverged), `reward` (n,) their sum in that order, `change_out` (n,) the action change
     |(twist - last_action) / action_high|. Progress is from `before` to `after`
     (None: the goal's distance now); the clearance is each env's `nearest` range less the
-    robot's `radius`."""
+    robot's `radius`. Then counts the step: each active env's `steps` + 1 and its
+    `last_action` the twist, in place. Returns how many envs ended and collided."""
     n = pose.shape[0]
     for e in range(n):
         polar_out[e, 0], polar_out[e, 1] = polar(goal_xy[e, 0] - pose[e, 0],
@@ -81,6 +82,11 @@ def evaluate(pose, goal_xy, before, after, goal_radius, collided, diverged, step
             terms[k, e] = value
             total = value if k == 0 else total + value
         reward[e] = total
+    for e in range(n):  # the step counted: the active envs' step count and last action
+        if active[e]:
+            steps[e] += 1
+            last_action[e] = twist[e]
+    return int(over.sum()), int(hit.sum())
 
 
 @numba.njit(cache=True)

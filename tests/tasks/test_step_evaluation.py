@@ -56,8 +56,14 @@ def test_compiled_evaluation_equals_numpy_running_the_definitions(dims, paths) -
         after = rng.uniform(0, 8, N) if paths else None
         if paths:
             c["max_steps"] = rng.integers(285, 300, N)  # per env, as with global paths
-        ev = step.evaluate(cfg, after=after, **c)
+        counted = {**c, "steps": c["steps"].copy(), "last_action": c["last_action"].copy()}
+        ev = step.evaluate(cfg, after=after, **counted)
         polar_, end, terms, reward, change = _numpy(cfg, c, after)
+        # the step counted, in place: active envs' step count + 1 and last action the twist
+        np.testing.assert_array_equal(counted["steps"], c["steps"] + c["active"])
+        np.testing.assert_array_equal(counted["last_action"], np.where(
+            c["active"][:, None], c["twist"], c["last_action"]))
+        assert (ev.num_ended, ev.num_collided) == (end.ended.sum(), end.collided.sum())
         np.testing.assert_array_equal(ev.polar, polar_)
         for name in ("reached", "collided", "timed_out", "diverged", "terminated",
                      "truncated", "ended"):
