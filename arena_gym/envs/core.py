@@ -414,7 +414,7 @@ class NavigationCore:
         all where a built-in was replaced) from a StepOutcome; 0 where not `counted`."""
         intact, others = step.remaining_terms(self.cfg.reward, self.walkers is not None)
         terms = ev.terms() if intact else {}
-        if not others:
+        if not others and self.walkers is None:
             return terms, ev.reward
         end = ev.termination
         outcome = StepOutcome(before, after, end.reached, end.collided,

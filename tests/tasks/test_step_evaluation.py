@@ -135,3 +135,31 @@ def test_a_replaced_builtin_term_runs_as_registered() -> None:
     finally:
         REWARD_TERMS.register("time", original, replace=True)
     assert step.remaining_terms(cfg, False) == (True, [])
+
+
+def test_the_env_sums_plugin_terms_and_a_replaced_builtin_with_the_compiled_ones() -> None:
+    from arena_gym.envs.vector_env import ArenaVectorEnv
+
+    env = ArenaVectorEnv(2)
+    env.reset(seed=0)
+    actions = np.array([[0.3, 0.1], [-0.2, 0.4]])
+    _, plain, *_, info = env.step(actions)
+    assert list(info["reward_terms"]) == [name for name, _ in BUILTIN]
+    np.testing.assert_array_equal(plain, total(info["reward_terms"]))
+    original = REWARD_TERMS["time"]
+    REWARD_TERMS.register("bonus", RewardTerm(lambda cfg, out: out.distance_after * 0.0 + 0.5,
+                                              weight=1.0))
+    REWARD_TERMS.register("time", RewardTerm(lambda cfg, out: out.distance_after * 0.0 - 2.0),
+                          replace=True)
+    try:
+        _, reward, *_, info = env.step(actions)
+    finally:
+        REWARD_TERMS.register("time", original, replace=True)
+        REWARD_TERMS.unregister("bonus")
+        env.close()
+    terms = info["reward_terms"]
+    assert list(terms) == [name for name, _ in BUILTIN] + ["bonus"]
+    np.testing.assert_array_equal(terms["time"], [-2.0, -2.0])
+    np.testing.assert_array_equal(terms["bonus"], [0.5, 0.5])
+    np.testing.assert_array_equal(reward, total(terms))
+    assert (terms["progress"] != 0).all()  # the built-ins still computed
