@@ -19,8 +19,8 @@ from arena_gym.scene import rotations
 from arena_gym.tasks import arrays, observation, rewards, termination
 
 # what the per-step kernels call, each compiled from its one definition
-SHARED = (rotations.yaw, rotations.wrap_angle, observation.polar, termination.ends,
-          *(fn for _, fn in rewards.BUILTIN))
+SHARED = (rotations.yaw, rotations.wrap_angle, observation.polar, termination.end_flags,
+          termination.ends, *(fn for _, fn in rewards.BUILTIN))
 
 
 def _scalars(*args: types.Type) -> bool:

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections import namedtuple
 
 import numpy as np
+from numba import types
+from numba.extending import overload
 
 from arena_gym.jit import numba
 from arena_gym.scene.rotations import yaw
@@ -27,8 +29,7 @@ from arena_gym.tasks.rewards import (
     time,
 )
 from arena_gym.tasks.step import WEIGHTS
-from arena_gym.tasks.termination import ends
-from arena_gym.tasks.termination_kernels import end_flags
+from arena_gym.tasks.termination import end_flags, ends
 
 # the built-in terms the kernel computes (rewards.BUILTIN's, in order; a test pins it), and
 # the weights they read, passed as an array (tasks/step.py: WEIGHTS)
@@ -52,41 +53,56 @@ def evaluate(pose, goal_xy, before, after, goal_radius, collided, diverged, step
     (None: the goal's distance now); the clearance is each env's `nearest` range less the
     robot's `radius`. Then counts the step: each active env's `steps` + 1 and its
     `last_action` the twist, in place. Returns how many envs ended and collided."""
-    n = pose.shape[0]
-    for e in range(n):
-        polar_out[e, 0], polar_out[e, 1] = polar(goal_xy[e, 0] - pose[e, 0],
-                                                 goal_xy[e, 1] - pose[e, 1], pose[e, 3])
-    distance = polar_out[:, 0]
-    reached, hit, timed_out, div = end_flags(distance, goal_radius, collided, diverged,
-                                             steps + active, max_steps, active)
-    terminated, truncated, over = ends(reached, hit, timed_out, div)
-    for row, values in enumerate((reached, hit, timed_out, div, terminated, truncated, over)):
-        flags[row] = values
     cfg = Weights(weights[0], weights[1], weights[2], weights[3], weights[4], weights[5],
                   weights[6], weights[7], weights[8])
-    for e in range(n):
+    ended = collisions = 0
+    for e in range(pose.shape[0]):  # env by env, on scalars: no array expressions to compile
+        distance, bearing = polar(goal_xy[e, 0] - pose[e, 0], goal_xy[e, 1] - pose[e, 1],
+                                  pose[e, 3])
+        polar_out[e, 0], polar_out[e, 1] = distance, bearing
+        reached, hit, timed_out, div = end_flags(distance, goal_radius, collided[e],
+                                                 diverged[e], steps[e] + active[e],
+                                                 _limit(max_steps, e), active[e])
+        terminated, truncated, over = ends(reached, hit, timed_out, div)
+        for row, flag in enumerate((reached, hit, timed_out, div, terminated, truncated,
+                                    over)):
+            flags[row, e] = flag
+        ended += over
+        collisions += hit
         change = 0.0
         for j in range(twist.shape[1]):
             c = (twist[e, j] - last_action[e, j]) / action_high[j]
             change += c * c
         change_out[e] = np.sqrt(change)
-        out = Outcome(before[e], distance[e] if after is None else after[e], reached[e],
-                      hit[e], nearest[e] - radius, twist[e, 0], change_out[e])
+        out = Outcome(before[e], distance if after is None else after[e], reached, hit,
+                      nearest[e] - radius, twist[e, 0], change_out[e])
         values = (goal(cfg, out), collision(cfg, out), progress(cfg, out),
                   safe_distance(cfg, out), reverse(cfg, out), abrupt_velocity(cfg, out),
                   time(cfg, out))
-        counted = active[e] and not div[e]
+        counted = active[e] and not div
         total = 0.0
         for k in range(len(values)):
             value = values[k] if counted else 0.0
             terms[k, e] = value
             total = value if k == 0 else total + value
         reward[e] = total
-    for e in range(n):  # the step counted: the active envs' step count and last action
-        if active[e]:
+        if active[e]:  # the step counted: the env's step count and last action
             steps[e] += 1
-            last_action[e] = twist[e]
-    return int(over.sum()), int(hit.sum())
+            for j in range(twist.shape[1]):
+                last_action[e, j] = twist[e, j]
+    return ended, collisions
+
+
+def _limit(max_steps, env):
+    """The time limit of `env`: one for all (an int) or per env (an array)."""
+    return max_steps if isinstance(max_steps, (int, np.integer)) else max_steps[env]
+
+
+@overload(_limit)
+def _limit_compiled(max_steps, env):
+    if isinstance(max_steps, types.Array):
+        return lambda max_steps, env: max_steps[env]
+    return lambda max_steps, env: max_steps
 
 
 @numba.njit(cache=True)
