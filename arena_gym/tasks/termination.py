@@ -10,8 +10,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from arena_gym.kernel_modules import kernels
-
 RESULTS = ("goal", "collision", "timeout", "diverged")
 
 
@@ -49,13 +47,11 @@ def classify(distance: np.ndarray, goal_radius: float, collided: np.ndarray,
              active: np.ndarray) -> Termination:
     """Divergence first (nothing else of that step is real), then the goal (reached while
     touching counts as reached), then a collision, then the time limit. Inactive envs
-    (restarting after NEXT_STEP autoreset) end nothing. numpy arrays go through `end_flags`
-    compiled (tasks/termination_kernels.py: one call instead of a dozen on the caches the
-    physics leaves cold), JAX arrays through it as written (the MJX backend's jit)."""
-    args = (distance, goal_radius, collided, diverged, steps, max_steps, active)
-    if type(distance) is np.ndarray:
-        return Termination(*kernels("tasks.termination_kernels").end_flags(*args))
-    return Termination(*end_flags(*args))
+    (restarting after NEXT_STEP autoreset) end nothing. numpy or JAX arrays (the MJX
+    backend's jit); the numpy env's step runs `end_flags` compiled, env by env
+    (tasks/step_kernels.py)."""
+    return Termination(*end_flags(distance, goal_radius, collided, diverged, steps,
+                                  max_steps, active))
 
 
 def end_flags(distance, goal_radius, collided, diverged, steps, max_steps, active):
