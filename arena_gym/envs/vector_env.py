@@ -67,6 +67,9 @@ class ArenaVectorEnv(VectorEnv):
         self.observation_space = batch_space(self.single_observation_space, num_envs)
         self.action_space = batch_space(self.single_action_space, num_envs)
         self._ended = np.zeros(num_envs, dtype=bool)
+        self._restarting: list[int] = []  # the envs of _ended, in order (the next step's resets)
+        # `active` when none restarts (writable, as ~_ended is: kernels compile for one kind)
+        self._every = np.ones(num_envs, dtype=bool)
         self._reset_once = False
 
     def reset(self, *, seed: int | list[int] | None = None, options: dict | None = None):
@@ -81,6 +84,7 @@ class ArenaVectorEnv(VectorEnv):
                 self.core.seed(e, seeds[e])
         self.core.reset_envs(envs)
         self._ended[mask] = False
+        self._restarting = [e for e in self._restarting if not mask[e]]
         self._reset_once = True
         obs, _ = self.core.observe()
         self.view.after_step()
@@ -91,13 +95,14 @@ class ArenaVectorEnv(VectorEnv):
         check_reset_first(self._reset_once)
         actions = check_actions(actions, self.action_space, self.num_envs)
         twist = self.core.twist(actions)
-        active = ~self._ended
+        restarting = self._restarting
+        active = ~self._ended if restarting else self._every
         self.core.advance(twist, active)
-        restarting = self._ended.nonzero()[0]
-        if len(restarting):  # after the physics, so they return the reset observation
-            self.core.reset_envs(list(restarting))
+        if restarting:  # after the physics, so they return the reset observation
+            self.core.reset_envs(restarting)
         out = self.core.evaluate(twist, active)
         self._ended = out.termination.ended
+        self._restarting = list(out.episodes)  # an episode's result for every env that ended
         self.view.after_step()
         return out.obs, out.reward, out.terminated, out.truncated, _info(out, self.num_envs)
 
