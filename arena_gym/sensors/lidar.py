@@ -149,6 +149,7 @@ class LidarUnit(Unit):
         self.qpos_adr = np.full(num_envs, -1, dtype=np.int64)
         self.offset = np.zeros((num_envs, 3))
         self.rotation = np.tile(np.eye(3), (num_envs, 1, 1))
+        self._frame0 = (self.offset[0], self.rotation[0])  # env 0's, views (rays' hot path)
         self.dist = np.zeros((num_envs, 0))
         self.geomid = np.zeros((num_envs, 0), dtype=np.int32)
         self._flat_ranges: np.ndarray | None = None
@@ -256,9 +257,9 @@ class LidarUnit(Unit):
             q = None
         if q is not None and every and self.same_frame:  # one robot model everywhere
             # what the numpy below gives, bit for bit, in one loop into kept buffers
-            kernels("sensors.lidar_kernels").rays(q, self.offset[0], self.rotation[0],
-                                                  self.pattern.directions, self._origins,
-                                                  self._directions)
+            offset, rotation = self._frame0
+            kernels("sensors.lidar_kernels").rays(q, offset, rotation, self.pattern.directions,
+                                                  self._origins, self._directions)
             return self._origins, self._directions
         if q is not None:
             r_base = quat_mats(q[:, 3:])
@@ -338,6 +339,15 @@ def cast_lidars(jobs: list[tuple[LidarUnit, np.ndarray]], frames: Frames) -> Non
     """Cast every (unit, envs) job: one `Simulator.cast_rays` per unit and carrier rank
     (an env's k-th lidar-carrying robot), the carriers hidden meanwhile."""
     sim = frames.sim
+    if len(jobs) == 1:  # the usual: one lidar in every env, its carrier alone (as below)
+        unit, envs = jobs[0]
+        if len(envs) == unit.num_envs and unit.all_alone:  # envs sorted, unique: all
+            origins, directions = unit.rays(frames, envs)
+            unit.dist, unit.geomid = sim.cast_rays(origins, directions, NO_ROBOT_MASK,
+                                                   cutoff=unit.pattern.range_max)
+            unit.finish(envs)
+            unit.mark_done(frames, envs)
+            return
     jobs = [(u, e) for u, e in jobs if e.size]
     if len(jobs) == 1:  # one lidar: one carrier per env, one rank
         phases = [[jobs[0]]]

@@ -19,6 +19,7 @@ s + i, or assign `rngs`), so the same seeds give bit-identical readings.
 from __future__ import annotations
 
 import difflib
+import operator
 from collections.abc import Iterable
 from typing import Self
 
@@ -36,6 +37,8 @@ from arena_gym.sensors.specs import SensorSpec
 from arena_gym.sensors.units import Unit
 from arena_gym.sensors.workers import Workers
 from arena_gym.sim.simulator import Simulator
+
+_COMPILE_COUNT = operator.attrgetter("compile_count")
 
 
 class SensorSuite:
@@ -59,6 +62,10 @@ class SensorSuite:
         self.units: dict[tuple[str, str, str], Unit] = {}
         self.channels: dict[str, Channel] = {}
         self._compiled = [-1] * self.num_envs
+        # update's plan (_plan; None: to make): every channel steady, and then its lidar casts
+        self._steady: bool | None = None
+        self._every: list[Channel] = []
+        self._lidar_jobs: list[tuple[LidarUnit, np.ndarray]] = []
         self._rngs: list[np.random.Generator] = []
         self.seed(seed)
         for spec in default_specs(sim.store) if specs is None else specs:
@@ -142,6 +149,7 @@ class SensorSuite:
             self.units[spec.unit_key] = unit
         reading = kind.reading(spec, unit, self.num_envs, self._period(spec, unit))
         self.channels[key] = Channel(spec, unit, reading, reading.period)
+        self._steady = None
         return reading
 
     def enable(self, key: str, env_ids: Iterable[int] | None = None) -> None:
@@ -159,6 +167,7 @@ class SensorSuite:
             mask[:] = False
             mask[envs] = True
         self.channels[key].enable(mask)
+        self._steady = None
 
     def subscribe(self, key: str, subscriber: Subscriber) -> None:
         """Call `subscriber(reading, env_ids)` whenever `key` shows new samples."""
@@ -208,23 +217,57 @@ class SensorSuite:
         """Sample and publish what is due at the current sim time; the simulator's tick hook
         calls this after every tick (call it yourself only outside stepping)."""
         clock = self.sim.clock
-        active = [c for c in self.channels.values() if c.needs(clock) or len(c.line)]
-        for channel in self.channels.values():
-            channel.reading.fresh.fill(False)
+        steady = self._steady if self._steady is not None else self._plan()
+        if steady:  # publishing whole sets `fresh` anew: cleared here only where not due
+            active = [c for c in self._every if c.needs(clock)]
+            whole = len(active) == len(self._every)  # every channel due (the usual)
+            if not whole:
+                for channel in self._every:
+                    if not channel.due:
+                        channel.reading.fresh.fill(False)
+        else:
+            active = [c for c in self.channels.values() if c.needs(clock) or len(c.line)]
+            whole = False
+            for channel in self.channels.values():
+                channel.reading.fresh.fill(False)
         if not active:
             return
         self.frames.begin(forced=False)
         self._rebind()
-        lidars = {id(c.unit): c.unit for c in active if c.due and isinstance(c.unit, LidarUnit)}
-        cast_lidars([(u, u.present_ids) for u in lidars.values()], self.frames)
+        if steady and self._steady is None:  # an env recompiled: maybe not shown whole now
+            for channel in active:
+                channel.reading.fresh.fill(False)
+            whole = False
+        if whole:
+            jobs = self._lidar_jobs
+        else:
+            lidars = {id(c.unit): c.unit for c in active
+                      if c.due and isinstance(c.unit, LidarUnit)}
+            jobs = [(u, u.present_ids) for u in lidars.values()]
+        cast_lidars(jobs, self.frames)
         dt = self.sim.timestep
         for channel in active:
             channel.run(self.frames, clock, dt, self._rngs)
 
+    def _plan(self) -> bool:
+        """Whether every channel, when due, shows every env's sample as taken
+        (`Channel.plain`, unmasked, every env holding its sensor): then `update` leaves
+        `fresh` to their publishing. Kept (with the channels and, for ticks when all are
+        due, the lidars' casts) until a channel is added or enabled, or an env rebinds."""
+        channels = list(self.channels.values())
+        steady = bool(channels) and all(
+            c.plain and c.enabled.all() and c.unit.present.all() for c in channels)
+        lidars = {id(c.unit): c.unit for c in channels if isinstance(c.unit, LidarUnit)}
+        self._lidar_jobs = [(u, u.present_ids) for u in lidars.values()]
+        self._every = channels
+        self._steady = steady
+        return steady
+
     def _rebind(self) -> None:
         scenes = self.store.scenes
-        if [scene.compile_count for scene in scenes] == self._compiled:
+        if list(map(_COMPILE_COUNT, scenes)) == self._compiled:  # (no Python loop: a hot path)
             return  # the usual tick: nothing recompiled
+        self._steady = None  # update's plan: envs may hold other sensors now
         for scene in scenes:
             env = scene.env_id
             if scene.compile_count == self._compiled[env]:

@@ -37,6 +37,7 @@ class Unit:
         self._done = np.zeros(num_envs, dtype=bool)
         self._all_done = False  # every env computed this round (the usual sampling)
         self._none_done = True  # no env computed yet this round
+        self._marked = False  # some rows of `_done` are True (read while not `_all_done`)
         self._present_ids: np.ndarray | None = None  # flatnonzero(present), between binds
 
     @property
@@ -129,15 +130,18 @@ class Unit:
         """Rows of `envs` were computed this round (by a batched call: cast_lidars)."""
         self._new_round(frames)
         if len(envs) == self.num_envs:  # envs are sorted and unique: all of them
-            self._all_done = True
-        self._done[envs] = True
+            self._all_done = True  # `_done` is not read again this round: left as it is
+        else:
+            self._done[envs] = True
+            self._marked = True
         self._none_done = False
 
     def _new_round(self, frames: Frames) -> None:
         if frames.round != self._round:
             self._round = frames.round
-            if not self._none_done:
+            if self._marked:
                 self._done.fill(False)
+                self._marked = False
             self._all_done, self._none_done = False, True
 
     def _compute(self, frames: Frames, envs: np.ndarray) -> None:
