@@ -9,6 +9,7 @@ as it was. A recompile carries time and the state of every surviving joint by na
 from __future__ import annotations
 
 import copy
+import threading
 import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
@@ -29,6 +30,7 @@ from arena_gym.scene.sensor_mounts import find_model_params
 from arena_gym.scene.urdf import package_path_list, rewrite_urdf
 
 _FULL = mujoco.mjtState.mjSTATE_FULLPHYSICS
+_COMPILES_LOCK = threading.Lock()
 
 # spec collections whose elements a robot brings, deleted by name prefix with it
 _NAMED_COLLECTIONS = ("actuators", "sensors", "tendons", "equalities", "pairs", "meshes",
@@ -49,6 +51,10 @@ class Entity:
 
 class Scene(PedestrianOps):
     """One env_id's world. Use it through `SceneStore`, which validates env ids."""
+
+    # compiles of every scene of the process so far, counted after each one's compile_count:
+    # unchanged, no scene recompiled (one read for checks made at every tick)
+    compiles = 0
 
     def __init__(self, env_id: int, timestep: float = 0.002,
                  pedestrian_pool: int = POOL_SIZE) -> None:
@@ -136,6 +142,8 @@ class Scene(PedestrianOps):
         self._pending.clear()
         self._dirty = False
         self.compile_count += 1
+        with _COMPILES_LOCK:
+            Scene.compiles += 1
         self.version += 1
 
     def _renew(self, model: mujoco.MjModel) -> None:

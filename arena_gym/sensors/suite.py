@@ -19,13 +19,13 @@ s + i, or assign `rngs`), so the same seeds give bit-identical readings.
 from __future__ import annotations
 
 import difflib
-import operator
 from collections.abc import Iterable
 from typing import Self
 
 import numpy as np
 
 from arena_gym.registry import SENSOR_KINDS
+from arena_gym.scene.scene import Scene
 from arena_gym.scene.store import SceneStore
 from arena_gym.sensors.access import Frames
 from arena_gym.sensors.camera import RendererPool
@@ -37,8 +37,6 @@ from arena_gym.sensors.specs import SensorSpec
 from arena_gym.sensors.units import Unit
 from arena_gym.sensors.workers import Workers
 from arena_gym.sim.simulator import Simulator
-
-_COMPILE_COUNT = operator.attrgetter("compile_count")
 
 
 class SensorSuite:
@@ -62,6 +60,7 @@ class SensorSuite:
         self.units: dict[tuple[str, str, str], Unit] = {}
         self.channels: dict[str, Channel] = {}
         self._compiled = [-1] * self.num_envs
+        self._compiles = -1  # Scene.compiles when every env was last bound or checked
         # update's plan (_plan; None: to make): every channel steady, and then its lidar casts
         self._steady: bool | None = None
         self._every: list[Channel] = []
@@ -264,9 +263,13 @@ class SensorSuite:
         return steady
 
     def _rebind(self) -> None:
+        compiles = Scene.compiles  # read first: a compile after it shows at the next check
+        if compiles == self._compiles:
+            return  # the usual tick: no scene recompiled anywhere
         scenes = self.store.scenes
-        if list(map(_COMPILE_COUNT, scenes)) == self._compiled:  # (no Python loop: a hot path)
-            return  # the usual tick: nothing recompiled
+        if [scene.compile_count for scene in scenes] == self._compiled:
+            self._compiles = compiles
+            return  # others recompiled
         self._steady = None  # update's plan: envs may hold other sensors now
         for scene in scenes:
             env = scene.env_id
@@ -279,6 +282,7 @@ class SensorSuite:
                 if not channel.unit.present[env]:
                     channel.invalidate(np.array([env]))
             self._compiled[env] = scene.compile_count
+        self._compiles = compiles
 
     def _period(self, spec: SensorSpec, unit: Unit) -> float:
         if spec.interval > 0:
