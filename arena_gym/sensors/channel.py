@@ -36,6 +36,10 @@ class Channel:
         # run's express path then, wherever every env samples
         self.plain = (self.window is None and spec.delay <= 0 and not unit.can_fail
                       and not unit.noisy(spec))
+        # fields the unit writes into the reading itself as it computes them (Unit.show_into,
+        # set by the suite while this is its unit's one channel, plain and unmasked): their
+        # samples are in place already when shown whole
+        self.direct: tuple[str, ...] = ()
 
     def enable(self, mask: np.ndarray) -> None:
         """Sample only the envs of the bool mask from now on (the others keep their last)."""
@@ -134,7 +138,8 @@ class Channel:
             return
         if len(envs) == reading.num_envs:  # all of them (sorted, unique): whole-array writes
             for name in self.fields:
-                np.copyto(reading.data[name], values[name], casting="unsafe")  # as `[:] =`
+                if name not in self.direct:
+                    np.copyto(reading.data[name], values[name], casting="unsafe")  # as `[:] =`
             # valid True, stamp, count + 1, fresh True: one compiled loop
             kernels("sensors.channel_kernels").shown(reading.valid, reading.stamp,
                                                      reading.count, reading.fresh, stamp)

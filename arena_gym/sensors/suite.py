@@ -149,6 +149,7 @@ class SensorSuite:
         reading = kind.reading(spec, unit, self.num_envs, self._period(spec, unit))
         self.channels[key] = Channel(spec, unit, reading, reading.period)
         self._steady = None
+        self._show_direct()
         return reading
 
     def enable(self, key: str, env_ids: Iterable[int] | None = None) -> None:
@@ -167,6 +168,7 @@ class SensorSuite:
             mask[envs] = True
         self.channels[key].enable(mask)
         self._steady = None
+        self._show_direct()
 
     def subscribe(self, key: str, subscriber: Subscriber) -> None:
         """Call `subscriber(reading, env_ids)` whenever `key` shows new samples."""
@@ -261,6 +263,20 @@ class SensorSuite:
         self._every = channels
         self._steady = steady
         return steady
+
+    def _show_direct(self) -> None:
+        """Have each unit whose one channel shows every sample as taken at once, in every
+        env (plain, unmasked), write its samples straight into that reading as it computes
+        them (Unit.show_into; the channel then copies nothing); a unit read by several
+        channels, or a masked or averaging or noisy or delayed one, writes only its own."""
+        readers: dict[int, list[Channel]] = {}
+        for channel in self.channels.values():
+            readers.setdefault(id(channel.unit), []).append(channel)
+        for channels in readers.values():
+            only = channels[0] if len(channels) == 1 else None
+            direct = only is not None and only.plain and bool(only.enabled.all())
+            for channel in channels:
+                channel.direct = channel.unit.show_into(channel.reading.data if direct else None)
 
     def _rebind(self) -> None:
         compiles = Scene.compiles  # read first: a compile after it shows at the next check

@@ -147,6 +147,13 @@ class Unit:
     def _compute(self, frames: Frames, envs: np.ndarray) -> None:
         raise NotImplementedError
 
+    def show_into(self, data: dict[str, np.ndarray] | None) -> tuple[str, ...]:
+        """From now on write each computed row into `data`'s arrays too (a reading's: of
+        the one channel that shows every sample as taken at once, in every env it samples);
+        None: stop. Returns the fields it writes there, which that channel then need not
+        copy: none where the kind does not (the default)."""
+        return ()
+
     def noisy(self, spec: SensorSpec) -> bool:
         """Whether `noise` changes anything for this spec (False skips the per-env loop)."""
         return True

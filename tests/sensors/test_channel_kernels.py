@@ -2,7 +2,8 @@
 whole-array writes; and the suite's usual tick (every channel shown whole as taken: the
 express path of Channel.run, update's kept plan, `fresh` left to publishing) shows what the
 general path shows, bit for bit, through ticks when a reading is not due, collisions,
-recompiles, a robot deleted and spawned again, masks and resets."""
+recompiles, a robot deleted and spawned again, masks, resets and a second reading of the
+lidar; so does a lidar writing its ranges straight into its one plain reading."""
 
 from __future__ import annotations
 
@@ -34,12 +35,14 @@ def test_shown_is_numpys_whole_array_writes():
 
 def _suite(sim: Simulator, general: bool) -> SensorSuite:
     """The lidar at 20 Hz (due at every second or third tick of 20 ms) and the collision
-    flag; `general`: every channel through the general path (as if it were not plain)."""
+    flag; `general`: every channel through the general path (as if it were not plain),
+    every field copied from the unit's buffers."""
     suite = SensorSuite(sim, [LidarSpec("robot", key="scan", rate=20.0, noise_std=0.0),
                               CollisionSpec("robot")], seed=0, hook=False)
     if general:
         for channel in suite.channels.values():
             channel.plain = False
+        suite._show_direct()  # the units write only their own buffers: every field copied
     return suite
 
 
@@ -60,6 +63,7 @@ def test_the_usual_tick_shows_what_the_general_path_shows():
     sim = Simulator(store)
     fast, slow = _suite(sim, general=False), _suite(sim, general=True)
     assert all(c.plain for c in fast.channels.values())
+    assert fast.channels["scan"].direct == ("ranges",) and not slow.channels["scan"].direct
 
     def ticks(n: int) -> None:
         for _ in range(n):
@@ -84,10 +88,14 @@ def test_the_usual_tick_shows_what_the_general_path_shows():
     for suite in (fast, slow):
         suite.enable("scan", [0, 2])
     ticks(4)
-    assert not fast._steady
+    assert not fast._steady and not fast.channels["scan"].direct
     for suite in (fast, slow):
         suite.enable("scan")
         suite.reset([1])
     _same(fast, slow)
     ticks(4)
-    assert fast._steady
+    assert fast._steady and fast.channels["scan"].direct
+    for suite in (fast, slow):  # a second reading of the lidar: each copies its own
+        suite.add(LidarSpec("robot", key="noisy", rate=20.0, noise_std=0.01))
+    ticks(4)
+    assert not fast.channels["scan"].direct and fast["noisy"].valid.all()
