@@ -136,6 +136,7 @@ NONE, WALL, OBSTACLE, ROBOT, PEDESTRIAN = range(5)
 
 class CollisionUnit(Unit):
     kind = "collision"
+    in_place = True  # its samples are written through `out`; `_clear` said what `out` reads
 
     def __init__(self, spec: CollisionSpec, num_envs: int) -> None:
         super().__init__(spec, num_envs)
@@ -224,6 +225,9 @@ class CollisionUnit(Unit):
             out["contacts"][env], out["collided"][env], out["kind"][env] = count, count > 0, kind
         self.pending[envs] = NONE
         self.since[envs] = now
+
+    def _moved(self) -> None:
+        self._clear = False  # other arrays: written in full at the next all-clear sample
 
     def _mark_clear(self) -> None:
         """Every env's outputs and pending class read "no collision"."""

@@ -127,6 +127,7 @@ def ray_pattern(decl: SensorDecl) -> RayPattern:
 
 class LidarUnit(Unit):
     kind = "lidar"
+    in_place = True  # finish writes `out` (the ranges) and keeps one view of it
 
     def __init__(self, spec: LidarSpec, num_envs: int) -> None:
         super().__init__(spec, num_envs)
@@ -153,8 +154,6 @@ class LidarUnit(Unit):
         self.dist = np.zeros((num_envs, 0))
         self.geomid = np.zeros((num_envs, 0), dtype=np.int32)
         self._flat_ranges: np.ndarray | None = None
-        # a reading's ranges that finish writes as well (show_into), and its (n, nray) view
-        self._shown: tuple[np.ndarray, np.ndarray] | None = None
 
     def describe(self) -> str:
         if self.spec.link is not None:
@@ -295,9 +294,8 @@ class LidarUnit(Unit):
             if self._flat_ranges is None:  # a (num_envs, nray) view, made once per bind
                 self._flat_ranges = self.out["ranges"].reshape(self.num_envs, -1)
             # the numpy below, in one loop
-            shown = self._flat_ranges if self._shown is None else self._shown[1]
             kernels("sensors.lidar_kernels").ranges(self.dist, self.geomid, p.range_min,
-                                                    p.range_max, self._flat_ranges, shown)
+                                                    p.range_max, self._flat_ranges)
             return
         dist, geomid = self.dist[envs], self.geomid[envs]
         ranges = dist.astype(np.float32)
@@ -305,17 +303,10 @@ class LidarUnit(Unit):
         np.putmask(ranges, dist < p.range_min, -np.inf)  # a miss reads -1 here: set just below
         far = geomid < 0
         np.putmask(ranges, np.logical_or(far, dist > p.range_max, out=far), np.inf)
-        rows = ranges.reshape(len(envs), *self.out["ranges"].shape[1:])
-        self.out["ranges"][envs] = rows
-        if self._shown is not None:
-            self._shown[0][envs] = rows
+        self.out["ranges"][envs] = ranges.reshape(len(envs), *self.out["ranges"].shape[1:])
 
-    def show_into(self, data: dict[str, np.ndarray] | None) -> tuple[str, ...]:
-        if data is None:
-            self._shown = None
-            return ()
-        self._shown = (data["ranges"], data["ranges"].reshape(self.num_envs, -1))
-        return ("ranges",)
+    def _moved(self) -> None:
+        self._flat_ranges = None
 
     def _std(self, spec: LidarSpec) -> float:
         if spec.noise_std != "declared":

@@ -84,18 +84,16 @@ def rays(q: np.ndarray, offset: np.ndarray, rotation: np.ndarray, local: np.ndar
 
 @numba.njit(cache=True)
 def ranges(dist: np.ndarray, geomid: np.ndarray, range_min: float, range_max: float,
-           out: np.ndarray, shown: np.ndarray) -> None:
-    """REP 117 ranges (n, R) float32, in place into `out` and `shown` (a reading's, or
-    `out` again), from casts' distances and geom ids (n, R): +inf for a miss (geom id < 0)
-    or beyond range_max, -inf below range_min, else the distance rounded to float32."""
+           out: np.ndarray) -> None:
+    """REP 117 ranges (n, R) float32, in place, from casts' distances and geom ids (n, R):
+    +inf for a miss (geom id < 0) or beyond range_max, -inf below range_min, else the
+    distance rounded to float32."""
     for e in range(dist.shape[0]):
         for r in range(dist.shape[1]):
             d = dist[e, r]
             if geomid[e, r] < 0 or d > range_max:
-                value = np.float32(np.inf)
+                out[e, r] = np.inf
             elif d < range_min:
-                value = np.float32(-np.inf)
+                out[e, r] = -np.inf
             else:
-                value = np.float32(d)
-            out[e, r] = value
-            shown[e, r] = value
+                out[e, r] = np.float32(d)

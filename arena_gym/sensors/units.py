@@ -23,6 +23,9 @@ class Unit:
     kind = ""
     default_rate = 0.0  # Hz when neither the spec nor the declaration gives one; 0: every tick
     can_fail = False  # whether a computation may leave `ok` False for an env (cameras)
+    # whether show_into may make `out` a reading's arrays: kinds that write their samples
+    # only through `self.out[name]` and reset in `_moved` what they keep about them
+    in_place = False
 
     def __init__(self, spec: SensorSpec, num_envs: int) -> None:
         self.robot = spec.robot
@@ -33,6 +36,8 @@ class Unit:
         self.mounts: list[SensorMount | None] = [None] * num_envs
         self.reference: SensorMount | None = None  # the first mount bound: fixes the shapes
         self.out: dict[str, np.ndarray] = {}
+        self._own: dict[str, np.ndarray] | None = None  # the unit's own `out` (show_into)
+        self._into: dict[str, np.ndarray] | None = None  # a reading's arrays: `out` (show_into)
         self._round = -1
         self._done = np.zeros(num_envs, dtype=bool)
         self._all_done = False  # every env computed this round (the usual sampling)
@@ -98,6 +103,7 @@ class Unit:
         if self.reference is None:
             self.reference = mount
             self._allocate(mount)
+            self._place(self.out)  # show_into's reading's arrays stay `out`
         elif signature != self.signature(self.reference):
             raise SensorError(
                 f"{self.describe()}: env {env} has {signature}, expected "
@@ -148,11 +154,31 @@ class Unit:
         raise NotImplementedError
 
     def show_into(self, data: dict[str, np.ndarray] | None) -> tuple[str, ...]:
-        """From now on write each computed row into `data`'s arrays too (a reading's: of
-        the one channel that shows every sample as taken at once, in every env it samples);
-        None: stop. Returns the fields it writes there, which that channel then need not
-        copy: none where the kind does not (the default)."""
-        return ()
+        """From now on compute straight into `data`'s arrays (a reading's: that of the one
+        channel that shows each sample of this unit at once, as taken, in every env it
+        samples): `out` is them, also after a bind allocates anew; None: back to the unit's
+        own. Returns the fields computed in place, which that channel then need not copy:
+        none for kinds that cannot (`in_place` False) or arrays that differ in shape or
+        dtype."""
+        if not self.in_place:
+            return ()
+        own = self._own if self._own is not None else self.out
+        if data is not None and not all(
+                name in data and data[name].shape == array.shape and data[name].dtype == array.dtype
+                for name, array in own.items()):
+            data = None
+        self._into = data
+        self._place(own)
+        return () if data is None else tuple(self.out)
+
+    def _place(self, own: dict[str, np.ndarray]) -> None:
+        """`out`: the unit's own arrays `own`, or those of show_into's reading."""
+        self._own = own
+        self.out = own if self._into is None else {name: self._into[name] for name in own}
+        self._moved()
+
+    def _moved(self) -> None:
+        """`out` is other arrays now (show_into): forget what was kept about the old ones."""
 
     def noisy(self, spec: SensorSpec) -> bool:
         """Whether `noise` changes anything for this spec (False skips the per-env loop)."""

@@ -3,7 +3,7 @@ whole-array writes; and the suite's usual tick (every channel shown whole as tak
 express path of Channel.run, update's kept plan, `fresh` left to publishing) shows what the
 general path shows, bit for bit, through ticks when a reading is not due, collisions,
 recompiles, a robot deleted and spawned again, masks, resets and a second reading of the
-lidar; so does a lidar writing its ranges straight into its one plain reading."""
+lidar; so do units computing straight into their one plain reading's arrays."""
 
 from __future__ import annotations
 
@@ -64,6 +64,7 @@ def test_the_usual_tick_shows_what_the_general_path_shows():
     fast, slow = _suite(sim, general=False), _suite(sim, general=True)
     assert all(c.plain for c in fast.channels.values())
     assert fast.channels["scan"].direct == ("ranges",) and not slow.channels["scan"].direct
+    assert fast.channels["robot/collision"].direct == ("collided", "contacts", "kind")
 
     def ticks(n: int) -> None:
         for _ in range(n):
