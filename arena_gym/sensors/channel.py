@@ -38,13 +38,20 @@ class Channel:
                       and not unit.noisy(spec))
         # fields the unit writes into the reading itself as it computes them (Unit.show_into,
         # set by the suite while this is its unit's one channel, plain and unmasked): their
-        # samples are in place already when shown whole
+        # samples are in place already when shown whole; the others are copied
         self.direct: tuple[str, ...] = ()
+        self._copied = self.fields
 
     def enable(self, mask: np.ndarray) -> None:
         """Sample only the envs of the bool mask from now on (the others keep their last)."""
         self.enabled[:] = mask
         self._all_enabled, self._any_enabled = bool(mask.all()), bool(mask.any())
+
+    def show_into(self, direct: bool) -> None:
+        """Whether the unit computes straight into this reading (Unit.show_into): only
+        while this channel is the unit's one, plain and unmasked (the suite decides)."""
+        self.direct = self.unit.show_into(self.reading.data if direct else None)
+        self._copied = tuple(name for name in self.fields if name not in self.direct)
 
     def needs(self, clock: float) -> bool:
         """Whether this tick samples (due, or averaging every tick); advances the schedule."""
@@ -59,8 +66,7 @@ class Channel:
         """One tick: sample if needed, then publish what is due (delayed or not)."""
         envs = self.unit.present_ids
         if self.plain and self.due and self._all_enabled and len(envs) == self.reading.num_envs:
-            # the usual: every env's sample shown as taken (what the lines below do then)
-            self._publish(clock, envs, self.unit.sample(frames, envs))
+            self.show(frames, clock)  # the usual (what the lines below do then)
             return
         if not self._all_enabled:  # the usual case: every env samples, no mask to apply
             envs = envs[self.enabled[envs]]
@@ -83,6 +89,12 @@ class Channel:
         if len(self.line):
             for stamp, ready, values in self.line.pop_ready(clock, delay):
                 self._publish(stamp, ready, values)
+
+    def show(self, frames: Frames, clock: float) -> None:
+        """The usual tick's step, for a plain channel due with every env holding its unit
+        and none masked: every env's sample shown as taken."""
+        envs = self.unit.present_ids
+        self._publish(clock, envs, self.unit.sample(frames, envs))
 
     def sample_now(self, frames: Frames, envs: np.ndarray, clock: float,
                    rngs: list[np.random.Generator]) -> None:
@@ -137,9 +149,8 @@ class Channel:
         if not envs.size:
             return
         if len(envs) == reading.num_envs:  # all of them (sorted, unique): whole-array writes
-            for name in self.fields:
-                if name not in self.direct:
-                    np.copyto(reading.data[name], values[name], casting="unsafe")  # as `[:] =`
+            for name in self._copied:  # (the others are in place: `direct`)
+                np.copyto(reading.data[name], values[name], casting="unsafe")  # as `[:] =`
             # valid True, stamp, count + 1, fresh True: one compiled loop
             kernels("sensors.channel_kernels").shown(reading.valid, reading.stamp,
                                                      reading.count, reading.fresh, stamp)

@@ -246,6 +246,10 @@ class SensorSuite:
                       if c.due and isinstance(c.unit, LidarUnit)}
             jobs = [(u, u.present_ids) for u in lidars.values()]
         cast_lidars(jobs, self.frames)
+        if whole:  # every channel plain, due, unmasked, every env holding its unit
+            for channel in active:
+                channel.show(self.frames, clock)
+            return
         dt = self.sim.timestep
         for channel in active:
             channel.run(self.frames, clock, dt, self._rngs)
@@ -276,7 +280,7 @@ class SensorSuite:
             only = channels[0] if len(channels) == 1 else None
             direct = only is not None and only.plain and bool(only.enabled.all())
             for channel in channels:
-                channel.direct = channel.unit.show_into(channel.reading.data if direct else None)
+                channel.show_into(direct)
 
     def _rebind(self) -> None:
         compiles = Scene.compiles  # read first: a compile after it shows at the next check
