@@ -174,6 +174,7 @@ class SensorSuite:
         """Call `subscriber(reading, env_ids)` whenever `key` shows new samples."""
         self[key]
         self.channels[key].subscribers.append(subscriber)
+        self._show_direct()
 
     # ------------------------------------------------------------ randomness
     def seed(self, seed: int | None) -> None:
@@ -272,13 +273,16 @@ class SensorSuite:
         """Have each unit whose one channel shows every sample as taken at once, in every
         env (plain, unmasked), write its samples straight into that reading as it computes
         them (Unit.show_into; the channel then copies nothing); a unit read by several
-        channels, or a masked or averaging or noisy or delayed one, writes only its own."""
+        channels, or a masked or averaging or noisy or delayed one, writes only its own.
+        Not while anyone subscribes: a subscriber called inside an update must not see a
+        reading computed ahead of its showing (the lidars cast before any channel shows)."""
         readers: dict[int, list[Channel]] = {}
         for channel in self.channels.values():
             readers.setdefault(id(channel.unit), []).append(channel)
+        quiet = not any(channel.subscribers for channel in self.channels.values())
         for channels in readers.values():
             only = channels[0] if len(channels) == 1 else None
-            direct = only is not None and only.plain and bool(only.enabled.all())
+            direct = quiet and only is not None and only.plain and bool(only.enabled.all())
             for channel in channels:
                 channel.show_into(direct)
 

@@ -100,3 +100,30 @@ def test_the_usual_tick_shows_what_the_general_path_shows():
         suite.add(LidarSpec("robot", key="noisy", rate=20.0, noise_std=0.01))
     ticks(4)
     assert not fast.channels["scan"].direct and fast["noisy"].valid.all()
+
+
+def test_no_reading_is_computed_in_place_while_anyone_subscribes():
+    """A subscriber of a reading shown first must not see the lidar's cast of this tick in
+    its reading before that reading shows it."""
+    store = SceneStore(2)
+    for env in range(2):
+        store.spawn_urdf(env, "robot", builtin_robot_urdf())
+    sim = Simulator(store)
+    suite = SensorSuite(sim, [CollisionSpec("robot"),
+                              LidarSpec("robot", key="scan", rate=0.0, noise_std=0.0)],
+                        hook=False)  # the lidar at every tick
+    assert suite.channels["scan"].direct
+    seen = []
+    suite.subscribe("robot/collision", lambda reading, envs: seen.append(
+        (suite["scan"].count[0], suite["scan"].ranges.copy())))
+    assert not suite.channels["scan"].direct and not suite.channels["robot/collision"].direct
+    for env in range(2):
+        sim.set_cmd_vel(env, "robot", 0.3, 0.5)
+    shown = []
+    for _ in range(3):
+        sim.step(10)
+        suite.update()
+        shown.append(suite["scan"].ranges.copy())
+    assert [count for count, _ in seen] == [0, 1, 2]
+    for (_, ranges), before in zip(seen[1:], shown, strict=False):
+        assert ranges.tobytes() == before.tobytes()  # the last tick's, as shown then
