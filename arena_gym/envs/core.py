@@ -75,6 +75,8 @@ class StepResult:
     episodes: dict[int, dict[str, Any]]  # env -> result and metrics, for episodes that ended
     active: np.ndarray  # envs that stepped (the others were restarting)
     hit: np.ndarray  # object: what a collision that ended the episode hit, else ""
+    num_collided: int = 0  # envs whose episode ended in a collision
+    num_diverged: int = 0  # envs whose physics diverged
 
     @property
     def terminated(self) -> np.ndarray:
@@ -210,7 +212,7 @@ class NavigationCore:
         self.mocap = np.array([model.body_mocapid[model.body(f"env_0/{name}").id]
                                for name in self.pool.names])
         self._pool_offsets, self._pool_z = self.pool.offsets, self.pool.placed_z()
-        self._pose_cols = np.arange(self.qpos_adr, self.qpos_adr + 7)
+        self._pose_cols = slice(self.qpos_adr, self.qpos_adr + 7)  # (a view: read at once)
 
     def _views(self) -> None:
         version = self.sim.layout_version
@@ -377,8 +379,10 @@ class NavigationCore:
         """Observation, reward terms, termination after advance() (and any resets since).
         Episodes that end here are finished: their result and metrics are in the result,
         and (unless paused) the curriculum has counted them."""
-        self._read_pose()
-        to_go = None if self.paths is None else self.paths.update(self.pose, active)  # re-plans
+        to_go = None
+        if self.paths is not None:  # (step.evaluate reads the poses again, the same)
+            self._read_pose()
+            to_go = self.paths.update(self.pose, active)  # re-plans
         scan, nearest = self._scan()
         diverged = self._no_divergence
         if self.sim.diverged:  # the envs whose physics blew up in advance()
@@ -387,7 +391,8 @@ class NavigationCore:
         before, after = self.distance, None  # None: the goal's distance now
         if to_go is not None and self.cfg.paths.progress == "path":
             before, after = to_go
-        ev = step.evaluate(self.cfg.reward, self.pose, self.goal, before, after,
+        ev = step.evaluate(self.cfg.reward, self.sim.gather("qpos", self._pose_cols),
+                           self.pose, self.goal, before, after,
                            self.cfg.goal_radius, self._suite["collision"].collided, diverged,
                            self.steps, self.max_steps, active, twist, self.last_action,
                            self._action_high, nearest, self.params.radius)
@@ -405,7 +410,9 @@ class NavigationCore:
             hit[end.collided] = _CLASSES[self._suite["collision"].kind[end.collided]]
         episodes = {int(e): self._finish(int(e), end.result(int(e)), hit[e])
                     for e in end.ended.nonzero()[0]} if ev.num_ended else {}
-        return StepResult(obs, reward, end, terms, episodes, active.copy(), hit)
+        diverging = 0 if diverged is self._no_divergence else int(end.diverged.sum())
+        return StepResult(obs, reward, end, terms, episodes, active.copy(), hit,
+                          ev.num_collided, diverging)
 
     def _terms(self, ev: step.Evaluation, before: np.ndarray, after: np.ndarray,
                nearest: np.ndarray, twist: np.ndarray, counted: np.ndarray

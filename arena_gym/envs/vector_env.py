@@ -148,15 +148,17 @@ def _one_seed(value: Any, given: Any) -> int:
 
 
 def _info(out: StepResult, n: int) -> dict[str, Any]:
-    return step_info(out.terms, out.active, out.episodes, out.diverged,
-                     out.termination.collided, out.hit, n)
+    return step_info(out.terms, out.active, out.episodes,
+                     out.diverged if out.num_diverged else None,
+                     out.termination.collided if out.num_collided else None, out.hit, n)
 
 
 def step_info(terms: dict[str, np.ndarray], active: np.ndarray,
-              episodes: dict[int, dict[str, Any]], diverged: np.ndarray,
-              collided: np.ndarray, hit: np.ndarray, n: int) -> dict[str, Any]:
+              episodes: dict[int, dict[str, Any]], diverged: np.ndarray | None,
+              collided: np.ndarray | None, hit: np.ndarray, n: int) -> dict[str, Any]:
     """A vector env's step info: reward terms, and the results of the episodes that ended
-    (env -> NavigationCore._finish's dict), as masked arrays. The MJX backend's too."""
+    (env -> NavigationCore._finish's dict), as masked arrays. The MJX backend's too.
+    `diverged`, `collided`: None where the caller knows no env did."""
     info: dict[str, Any] = {"reward_terms": terms, "_reward_terms": active}
     if episodes:
         ended = np.zeros(n, dtype=bool)
@@ -173,8 +175,8 @@ def step_info(terms: dict[str, np.ndarray], active: np.ndarray,
         info["episode_result"], info["_episode_result"] = results, ended
         info["is_success"] = results["result"] == "goal"
         info["_is_success"] = ended.copy()
-    if diverged.any():
+    if diverged is not None and diverged.any():
         info["diverged"], info["_diverged"] = diverged.copy(), diverged.copy()
-    if collided.any():
+    if collided is not None and collided.any():
         info["collision"], info["_collision"] = hit.copy(), collided.copy()
     return info

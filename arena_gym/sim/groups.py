@@ -112,8 +112,9 @@ class BatchGroup:
     def state_of(self, env_id: int, field: str) -> np.ndarray:
         return self.bound(field)[self.row[env_id]]
 
-    def gather(self, field: str, cols: np.ndarray) -> np.ndarray:
-        """(n, len(cols)) of a field's columns, all envs of the group in one read."""
+    def gather(self, field: str, cols: np.ndarray | slice) -> np.ndarray:
+        """(n, len(cols)) of a field's columns, all envs of the group in one read (a view of
+        the live state for a slice)."""
         return self.bound(field)[:, cols]
 
     def scatter(self, field: str, cols: np.ndarray, values: np.ndarray) -> None:

@@ -146,16 +146,19 @@ class Simulator(Container):
             self._stale[env_id] = True
             return group.state_of(env_id, field)
 
-    def gather(self, field: str, cols: np.ndarray) -> np.ndarray:
+    def gather(self, field: str, cols: np.ndarray | slice) -> np.ndarray:
         """(num_envs, len(cols)): columns of a state or output field (qpos, sensordata, ...)
-        of every env, read group by group. For fields whose layout all envs share."""
+        of every env, read group by group. For fields whose layout all envs share. An index
+        array gives a copy; a slice, when one batch group holds every env (the usual), a
+        view of the live state: read it before the next step."""
         with self._lock:
             self._prepare()
-            if self._whole is not None:  # the usual case: one read, already a copy
+            if self._whole is not None:  # the usual case: one read (or view)
                 return np.asarray(self._whole.gather(field, cols), dtype=float)
-            out = np.empty((self.store.num_envs, len(cols)))
-            for group in self._groups:
-                out[group.env_ids] = group.gather(field, cols)
+            parts = [(group.env_ids, group.gather(field, cols)) for group in self._groups]
+            out = np.empty((self.store.num_envs, parts[0][1].shape[1]))
+            for env_ids, values in parts:
+                out[env_ids] = values
             return out
 
     def scatter(self, field: str, cols: np.ndarray, values: np.ndarray) -> None:

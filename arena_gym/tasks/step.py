@@ -42,15 +42,18 @@ class Evaluation:
         return dict(zip(_NAMES, self.builtin, strict=True))
 
 
-def evaluate(cfg: RewardConfig, pose: np.ndarray, goal: np.ndarray, before: np.ndarray,
-             after: np.ndarray | None, goal_radius: float, collided: np.ndarray,
-             diverged: np.ndarray, steps: np.ndarray, max_steps: int | np.ndarray,
-             active: np.ndarray, twist: np.ndarray, last_action: np.ndarray,
-             action_high: np.ndarray, nearest: np.ndarray, radius: float) -> Evaluation:
-    """The step of n envs from where they are (`pose` (n, 4): x, y, z, yaw) and their goals
-    (n, 2): classify's flags (the step count steps + active), the built-in terms with
-    progress from `before` to `after` (None: the goal's distance now) and the clearance
-    `nearest` range less the robot's `radius`; envs inactive or diverged count 0."""
+def evaluate(cfg: RewardConfig, qpos: np.ndarray, pose: np.ndarray, goal: np.ndarray,
+             before: np.ndarray, after: np.ndarray | None, goal_radius: float,
+             collided: np.ndarray, diverged: np.ndarray, steps: np.ndarray,
+             max_steps: int | np.ndarray, active: np.ndarray, twist: np.ndarray,
+             last_action: np.ndarray, action_high: np.ndarray, nearest: np.ndarray,
+             radius: float) -> Evaluation:
+    """The step of n envs from where they are (`pose` (n, 4): x, y, z, yaw, written from
+    `qpos` (n, 7): the robots' free joints) and their goals (n, 2): classify's flags (the
+    step count steps + active), the built-in terms with progress from `before` to `after`
+    (None: the goal's distance now) and the clearance `nearest` range less the robot's
+    `radius`; envs inactive or diverged count 0. Then counts the step, in place: each active
+    env's `steps` + 1, its `last_action` the twist."""
     weights = _WEIGHTS.get(cfg)
     if weights is None:
         if len(_WEIGHTS) > 64:  # never let a sweep of configs grow this unbounded
@@ -60,7 +63,7 @@ def evaluate(cfg: RewardConfig, pose: np.ndarray, goal: np.ndarray, before: np.n
     polar, flags = np.empty((n, 2)), np.empty((7, n), bool)
     builtin, reward, change = np.empty((len(BUILTIN), n)), np.empty(n), np.empty(n)
     ended, collisions = kernels("tasks.step_kernels").evaluate(
-        pose, goal, before, after, float(goal_radius), collided, diverged, steps, max_steps,
+        qpos, pose, goal, before, after, float(goal_radius), collided, diverged, steps, max_steps,
         active, twist, last_action, action_high, nearest, float(radius), weights, polar, flags,
         builtin, reward, change)
     return Evaluation(polar, Termination(*flags), builtin, reward, change, ended, collisions)

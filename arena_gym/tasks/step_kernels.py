@@ -41,10 +41,11 @@ Outcome = namedtuple("Outcome", ("distance_before", "distance_after", "reached",
 
 
 @numba.njit(cache=True)
-def evaluate(pose, goal_xy, before, after, goal_radius, collided, diverged, steps,
+def evaluate(qpos, pose, goal_xy, before, after, goal_radius, collided, diverged, steps,
              max_steps, active, twist, last_action, action_high, nearest,
              radius, weights, polar_out, flags, terms, reward, change_out):  # pragma: no cover
-    """For n envs: `polar_out` (n, 2) the goal's distance and bearing from `pose` (n, 4);
+    """For n envs: `pose` (n, 4) from `qpos` (n, 7) (pose_into's), `polar_out` (n, 2) the
+    goal's distance and bearing from it;
     `flags` (7, n) classify's reached, collided, timed_out, diverged (end_flags, with
     steps + active as the step count) and their terminated, truncated, ended (ends);
     `terms` (7, n) the built-in terms of TERMS (0 where an env is not counted: inactive or
@@ -57,6 +58,7 @@ def evaluate(pose, goal_xy, before, after, goal_radius, collided, diverged, step
                   weights[6], weights[7], weights[8])
     ended = collisions = 0
     for e in range(pose.shape[0]):  # env by env, on scalars: no array expressions to compile
+        _pose(qpos, pose, e)
         distance, bearing = polar(goal_xy[e, 0] - pose[e, 0], goal_xy[e, 1] - pose[e, 1],
                                   pose[e, 3])
         polar_out[e, 0], polar_out[e, 1] = distance, bearing
@@ -109,5 +111,10 @@ def _limit_compiled(max_steps, env):
 def pose_into(q, pose):  # pragma: no cover - compiled
     """pose (n, 4): x, y, z and quat_yaw of each row of q (n, 7): a free joint's qpos."""
     for e in range(q.shape[0]):
-        pose[e, 0], pose[e, 1], pose[e, 2] = q[e, 0], q[e, 1], q[e, 2]
-        pose[e, 3] = yaw(q[e, 3], q[e, 4], q[e, 5], q[e, 6])
+        _pose(q, pose, e)
+
+
+@numba.njit(cache=True)
+def _pose(q, pose, e):  # pragma: no cover - compiled
+    pose[e, 0], pose[e, 1], pose[e, 2] = q[e, 0], q[e, 1], q[e, 2]
+    pose[e, 3] = yaw(q[e, 3], q[e, 4], q[e, 5], q[e, 6])

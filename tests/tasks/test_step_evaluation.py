@@ -19,11 +19,14 @@ N = 64
 
 def _case(rng: np.random.Generator, dims: int) -> dict:
     """N envs with every kind of step: reached, collided, diverged, timed out, inactive."""
-    pose = np.column_stack([rng.uniform(-5, 5, (N, 3)), rng.uniform(-4, 4, N)])
+    quat = rng.normal(size=(N, 4))
+    qpos = np.column_stack([rng.uniform(-5, 5, (N, 3)),
+                            quat / np.linalg.norm(quat, axis=1)[:, None]])
+    pose = np.column_stack([qpos[:, :3], quat_yaw(qpos[:, 3:])])  # what numpy reads from it
     near = np.where(rng.random(N) < 0.25, 0.1, 3.0)[:, None]  # a quarter near their goal
     goal = pose[:, :2] + rng.normal(size=(N, 2)) * near
     high = np.array([1.0, 0.5, 2.0][:dims])
-    return dict(pose=pose, goal=goal, before=rng.uniform(0, 8, N), goal_radius=0.3,
+    return dict(qpos=qpos, pose=pose, goal=goal, before=rng.uniform(0, 8, N), goal_radius=0.3,
                 collided=rng.random(N) < 0.2, diverged=rng.random(N) < 0.1,
                 steps=rng.integers(296, 300, N), max_steps=300, active=rng.random(N) < 0.9,
                 twist=rng.uniform(-1, 1, (N, dims)) * high,
@@ -56,8 +59,10 @@ def test_compiled_evaluation_equals_numpy_running_the_definitions(dims, paths) -
         after = rng.uniform(0, 8, N) if paths else None
         if paths:
             c["max_steps"] = rng.integers(285, 300, N)  # per env, as with global paths
-        counted = {**c, "steps": c["steps"].copy(), "last_action": c["last_action"].copy()}
+        counted = {**c, "steps": c["steps"].copy(), "last_action": c["last_action"].copy(),
+                   "pose": np.zeros((N, 4))}
         ev = step.evaluate(cfg, after=after, **counted)
+        np.testing.assert_array_equal(counted["pose"], c["pose"])  # read from qpos
         polar_, end, terms, reward, change = _numpy(cfg, c, after)
         # the step counted, in place: active envs' step count + 1 and last action the twist
         np.testing.assert_array_equal(counted["steps"], c["steps"] + c["active"])
