@@ -9,8 +9,6 @@ from gymnasium import spaces
 
 from arena_gym.kernel_modules import kernels
 
-_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
-
 
 def check_actions(actions: Any, space: spaces.Space, num_envs: int) -> np.ndarray:
     """A (num_envs, dim) float array clipped to `space`, or (num_envs,) discrete indices.
@@ -32,11 +30,9 @@ def check_actions(actions: Any, space: spaces.Space, num_envs: int) -> np.ndarra
     expected = space.shape
     if array.shape != expected:
         raise ValueError(f"actions: expected shape {expected}, got {array.shape}")
-    if array.dtype in _FLOATS:  # the usual: one compiled pass (the numpy below, value by value)
-        out = np.empty(expected)
-        if kernels("envs.validation_kernels").clip_into(
-                array.reshape(-1), space.low.reshape(-1), space.high.reshape(-1),
-                out.reshape(-1)):
+    if array.ndim == 2 and array.dtype.char in "fd":  # the usual: (num_envs, dim) floats
+        out = np.empty(expected)  # one compiled pass: the numpy below, value by value
+        if kernels("envs.validation_kernels").clip_into(array, space.low, space.high, out):
             return out
     try:
         array = array.astype(np.float64)

@@ -13,14 +13,15 @@ from arena_gym.jit import numba
 
 @numba.njit(cache=True)
 def clip_into(values, low, high, out):  # pragma: no cover - compiled
-    """out = values as float64 clipped into [low, high] (np.maximum, then np.minimum: a
-    value equal to a bound stays as it is), all flat; False at the first value that is not
-    finite (out then partly written)."""
+    """out = values (2-d) as float64 clipped into [low, high] (np.maximum, then np.minimum:
+    a value equal to a bound stays as it is); False at the first value that is not finite
+    (out then partly written)."""
     for i in range(values.shape[0]):
-        v = np.float64(values[i])
-        if not math.isfinite(v):
-            return False
-        lo, hi = np.float64(low[i]), np.float64(high[i])
-        v = lo if v < lo else v
-        out[i] = hi if v > hi else v
+        for j in range(values.shape[1]):
+            v = np.float64(values[i, j])
+            if not math.isfinite(v):
+                return False
+            lo, hi = np.float64(low[i, j]), np.float64(high[i, j])
+            v = lo if v < lo else v
+            out[i, j] = hi if v > hi else v
     return True

@@ -15,6 +15,7 @@ import numpy as np
 
 from arena_gym.config import RewardConfig
 from arena_gym.kernel_modules import kernels
+from arena_gym.registry import REWARD_TERMS
 from arena_gym.tasks.rewards import BUILTIN, TermFn, applying
 from arena_gym.tasks.termination import Termination
 
@@ -22,7 +23,10 @@ from arena_gym.tasks.termination import Termination
 WEIGHTS = ("goal", "collision", "progress", "progress_away", "safe_distance",
            "safe_distance_m", "reverse", "abrupt_velocity", "time")
 _NAMES = tuple(name for name, _ in BUILTIN)
-_WEIGHTS: dict[RewardConfig, np.ndarray] = {}  # per config (configs are few)
+# per config object, asked every step: by identity (a frozen config hashes all its fields),
+# the config kept with its entry so that its id stays its own (configs are few)
+_WEIGHTS: dict[int, tuple[RewardConfig, np.ndarray]] = {}
+_REMAINING: dict[tuple[int, bool], tuple[RewardConfig, int, tuple[bool, list]]] = {}
 
 
 @dataclass
@@ -54,11 +58,12 @@ def evaluate(cfg: RewardConfig, qpos: np.ndarray, pose: np.ndarray, goal: np.nda
     (None: the goal's distance now) and the clearance `nearest` range less the robot's
     `radius`; envs inactive or diverged count 0. Then counts the step, in place: each active
     env's `steps` + 1, its `last_action` the twist."""
-    weights = _WEIGHTS.get(cfg)
-    if weights is None:
+    kept = _WEIGHTS.get(id(cfg))
+    if kept is None or kept[0] is not cfg:
         if len(_WEIGHTS) > 64:  # never let a sweep of configs grow this unbounded
             _WEIGHTS.clear()
-        weights = _WEIGHTS[cfg] = np.array([getattr(cfg, name) for name in WEIGHTS], float)
+        kept = _WEIGHTS[id(cfg)] = (cfg, np.array([getattr(cfg, k) for k in WEIGHTS], float))
+    weights = kept[1]
     n = len(pose)
     polar, flags = np.empty((n, 2)), np.empty((7, n), bool)
     builtin, reward, change = np.empty((len(BUILTIN), n)), np.empty(n), np.empty(n)
@@ -71,8 +76,15 @@ def evaluate(cfg: RewardConfig, qpos: np.ndarray, pose: np.ndarray, goal: np.nda
 
 def remaining_terms(cfg: RewardConfig, people: bool) -> tuple[bool, list[tuple[str, TermFn]]]:
     """(whether the built-in terms apply as registered, then `Evaluation.builtin` holds
-    them; the (name, fn) of the terms left to compute: those after them, or all)."""
+    them; the (name, fn) of the terms left to compute: those after them, or all). Kept
+    until the registry changes."""
+    kept = _REMAINING.get((id(cfg), people))
+    if kept is not None and kept[0] is cfg and kept[1] == REWARD_TERMS.version:
+        return kept[2]
     terms = applying(cfg, people)
-    if tuple(terms[:len(BUILTIN)]) == BUILTIN:
-        return True, terms[len(BUILTIN):]
-    return False, terms
+    intact = tuple(terms[:len(BUILTIN)]) == BUILTIN
+    result = (True, terms[len(BUILTIN):]) if intact else (False, terms)
+    if len(_REMAINING) > 64:
+        _REMAINING.clear()
+    _REMAINING[(id(cfg), people)] = (cfg, REWARD_TERMS.version, result)
+    return result
