@@ -396,7 +396,7 @@ class NavigationCore:
                            self.cfg.goal_radius, self._suite["collision"].collided, diverged,
                            self.steps, self.max_steps, active, twist, self.last_action,
                            self._action_high, nearest, self.params.radius)
-        end, distance = ev.termination, ev.polar[:, 0]
+        end, distance = ev.termination, ev.distance
         # a diverged step's motion is not the policy's (none diverged: the active envs)
         counted = active if diverged is self._no_divergence else active & ~end.diverged
         terms, reward = self._terms(ev, before, distance if after is None else after,

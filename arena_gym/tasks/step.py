@@ -34,6 +34,7 @@ class Evaluation:
     """One control step's task quantities, (num_envs,) arrays unless noted."""
 
     polar: np.ndarray  # (num_envs, 2) float64: the goal's distance and bearing
+    distance: np.ndarray  # polar[:, 0], contiguous (progress's `before` at the next step)
     termination: Termination
     builtin: np.ndarray  # (len(BUILTIN), num_envs): each built-in term, 0 where not counted
     reward: np.ndarray  # the built-in terms' sum
@@ -65,13 +66,14 @@ def evaluate(cfg: RewardConfig, qpos: np.ndarray, pose: np.ndarray, goal: np.nda
         kept = _WEIGHTS[id(cfg)] = (cfg, np.array([getattr(cfg, k) for k in WEIGHTS], float))
     weights = kept[1]
     n = len(pose)
-    polar, flags = np.empty((n, 2)), np.empty((7, n), bool)
+    polar, distance, flags = np.empty((n, 2)), np.empty(n), np.empty((7, n), bool)
     builtin, reward, change = np.empty((len(BUILTIN), n)), np.empty(n), np.empty(n)
     ended, collisions = kernels("tasks.step_kernels").evaluate(
         qpos, pose, goal, before, after, float(goal_radius), collided, diverged, steps, max_steps,
-        active, twist, last_action, action_high, nearest, float(radius), weights, polar, flags,
-        builtin, reward, change)
-    return Evaluation(polar, Termination(*flags), builtin, reward, change, ended, collisions)
+        active, twist, last_action, action_high, nearest, float(radius), weights, polar,
+        distance, flags, builtin, reward, change)
+    return Evaluation(polar, distance, Termination(*flags), builtin, reward, change, ended,
+                      collisions)
 
 
 def remaining_terms(cfg: RewardConfig, people: bool) -> tuple[bool, list[tuple[str, TermFn]]]:

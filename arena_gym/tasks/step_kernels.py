@@ -43,9 +43,11 @@ Outcome = namedtuple("Outcome", ("distance_before", "distance_after", "reached",
 @numba.njit(cache=True)
 def evaluate(qpos, pose, goal_xy, before, after, goal_radius, collided, diverged, steps,
              max_steps, active, twist, last_action, action_high, nearest,
-             radius, weights, polar_out, flags, terms, reward, change_out):  # pragma: no cover
+             radius, weights, polar_out, distance_out, flags, terms, reward,
+             change_out):  # pragma: no cover
     """For n envs: `pose` (n, 4) from `qpos` (n, 7) (pose_into's), `polar_out` (n, 2) the
-    goal's distance and bearing from it;
+    goal's distance and bearing from it (the distance in `distance_out` (n,) too: a
+    contiguous array, as next step's `before`);
     `flags` (7, n) classify's reached, collided, timed_out, diverged (end_flags, with
     steps + active as the step count) and their terminated, truncated, ended (ends);
     `terms` (7, n) the built-in terms of TERMS (0 where an env is not counted: inactive or
@@ -62,6 +64,7 @@ def evaluate(qpos, pose, goal_xy, before, after, goal_radius, collided, diverged
         distance, bearing = polar(goal_xy[e, 0] - pose[e, 0], goal_xy[e, 1] - pose[e, 1],
                                   pose[e, 3])
         polar_out[e, 0], polar_out[e, 1] = distance, bearing
+        distance_out[e] = distance
         reached, hit, timed_out, div = end_flags(distance, goal_radius, collided[e],
                                                  diverged[e], steps[e] + active[e],
                                                  _limit(max_steps, e), active[e])
