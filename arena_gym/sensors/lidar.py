@@ -342,13 +342,10 @@ def _rigid_to(model: mujoco.MjModel, body: int, env: int, what: str) -> tuple[in
 def cast_lidars(jobs: list[tuple[LidarUnit, np.ndarray]], frames: Frames) -> None:
     """Cast every (unit, envs) job: one `Simulator.cast_rays` per unit and carrier rank
     (an env's k-th lidar-carrying robot), the carriers hidden meanwhile."""
-    sim = frames.sim
     if len(jobs) == 1:  # the usual: one lidar in every env, its carrier alone (as below)
         unit, envs = jobs[0]
         if len(envs) == unit.num_envs and unit.all_alone:  # envs sorted, unique: all
-            origins, directions = unit.rays(frames, envs)
-            unit.dist, unit.geomid = sim.cast_rays(origins, directions, NO_ROBOT_MASK,
-                                                   cutoff=unit.pattern.range_max)
+            _cast(unit, envs, NO_ROBOT_MASK, frames)
             unit.finish(envs)
             unit.mark_done(frames, envs)
             return
@@ -384,19 +381,24 @@ def cast_lidars(jobs: list[tuple[LidarUnit, np.ndarray]], frames: Frames) -> Non
             for geom_group, ids, _ in saved:
                 geom_group[ids] = builders.GROUP_SELF
             for unit, phase in casts:
-                origins, directions = unit.rays(frames, phase)
-                # beyond range_max a hit reads +inf anyway: the walls need not be cast further
-                every = len(phase) == unit.num_envs  # phases are sorted and unique
-                dist, geomid = sim.cast_rays(origins, directions, mask,
-                                             env_ids=None if every else phase,
-                                             cutoff=unit.pattern.range_max)
-                if every:
-                    unit.dist, unit.geomid = dist, geomid
-                else:
-                    unit.dist[phase], unit.geomid[phase] = dist, geomid
+                _cast(unit, phase, mask, frames)
         finally:
             for geom_group, ids, groups in reversed(saved):
                 geom_group[ids] = groups
     for unit, unit_envs in jobs:
         unit.finish(unit_envs)
         unit.mark_done(frames, unit_envs)
+
+
+def _cast(unit: LidarUnit, phase: np.ndarray, mask: np.ndarray, frames: Frames) -> None:
+    """Cast `unit`'s rays in the envs of `phase` (sorted, unique) into its dist and geomid."""
+    origins, directions = unit.rays(frames, phase)
+    # beyond range_max a hit reads +inf anyway: the walls need not be cast further
+    every = len(phase) == unit.num_envs
+    dist, geomid = frames.sim.cast_rays(origins, directions, mask,
+                                        env_ids=None if every else phase,
+                                        cutoff=unit.pattern.range_max)
+    if every:
+        unit.dist, unit.geomid = dist, geomid
+    else:
+        unit.dist[phase], unit.geomid[phase] = dist, geomid
