@@ -305,7 +305,7 @@ class NavigationCore:
         self.last_action[mask] = 0.0
         self._read_pose()
         self.metrics.reset(mask, self.pose)
-        self.distance[mask] = np.hypot(*(self.goal[mask] - self.pose[mask, :2]).T)
+        self.distance[mask] = observation.goal_polar(self.goal[mask], self.pose[mask])[:, 0]
         if self.paths is not None:
             self.paths.reset(mask, self.pose)
         self._suite.reset(envs)  # reset observations of the sensors are current
@@ -400,7 +400,7 @@ class NavigationCore:
         # a diverged step's motion is not the policy's (none diverged: the active envs)
         counted = active if diverged is self._no_divergence else active & ~end.diverged
         terms, reward = self._terms(ev, before, distance if after is None else after,
-                                    nearest, twist, counted)
+                                    twist, counted)
         self.metrics.update(self.pose, end.collided, active, counted)
         self.distance = distance  # (steps and last_action counted the step in evaluate)
         obs = self._observation(scan, ev.polar)
@@ -415,7 +415,7 @@ class NavigationCore:
                           ev.num_collided, diverging)
 
     def _terms(self, ev: step.Evaluation, before: np.ndarray, after: np.ndarray,
-               nearest: np.ndarray, twist: np.ndarray, counted: np.ndarray
+               twist: np.ndarray, counted: np.ndarray
                ) -> tuple[dict[str, np.ndarray], np.ndarray]:
         """The step's reward terms and reward: the built-ins as evaluated, the others (and
         all where a built-in was replaced) from a StepOutcome; 0 where not `counted`."""
@@ -424,9 +424,8 @@ class NavigationCore:
         if not others and self.walkers is None:
             return terms, ev.reward
         end = ev.termination
-        outcome = StepOutcome(before, after, end.reached, end.collided,
-                              nearest - self.params.radius, twist[:, 0], ev.change,
-                              sensors=self._suite)
+        outcome = StepOutcome(before, after, end.reached, end.collided, ev.clearance,
+                              twist[:, 0], ev.change, sensors=self._suite)
         if self.walkers is not None:
             outcome.pedestrian_distance = self.walkers.distances(self.pose).min(axis=1)
             outcome.hit_pedestrian = end.collided & (self._suite["collision"].kind == PEDESTRIAN)

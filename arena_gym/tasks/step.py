@@ -39,6 +39,7 @@ class Evaluation:
     builtin: np.ndarray  # (len(BUILTIN), num_envs): each built-in term, 0 where not counted
     reward: np.ndarray  # the built-in terms' sum
     change: np.ndarray  # |(twist - last action) / action high|: abrupt_velocity's input
+    clearance: np.ndarray  # m from the robot's footprint to the nearest return
     num_ended: int  # envs whose episode ended
     num_collided: int
 
@@ -67,13 +68,14 @@ def evaluate(cfg: RewardConfig, qpos: np.ndarray, pose: np.ndarray, goal: np.nda
     weights = kept[1]
     n = len(pose)
     polar, distance, flags = np.empty((n, 2)), np.empty(n), np.empty((7, n), bool)
-    builtin, reward, change = np.empty((len(BUILTIN), n)), np.empty(n), np.empty(n)
+    builtin, reward = np.empty((len(BUILTIN), n)), np.empty(n)
+    change, clearance = np.empty(n), np.empty(n)
     ended, collisions = kernels("tasks.step_kernels").evaluate(
         qpos, pose, goal, before, after, float(goal_radius), collided, diverged, steps, max_steps,
         active, twist, last_action, action_high, nearest, float(radius), weights, polar,
-        distance, flags, builtin, reward, change)
-    return Evaluation(polar, distance, Termination(*flags), builtin, reward, change, ended,
-                      collisions)
+        distance, flags, builtin, reward, change, clearance)
+    return Evaluation(polar, distance, Termination(*flags), builtin, reward, change,
+                      clearance, ended, collisions)
 
 
 def remaining_terms(cfg: RewardConfig, people: bool) -> tuple[bool, list[tuple[str, TermFn]]]:

@@ -44,7 +44,7 @@ Outcome = namedtuple("Outcome", ("distance_before", "distance_after", "reached",
 def evaluate(qpos, pose, goal_xy, before, after, goal_radius, collided, diverged, steps,
              max_steps, active, twist, last_action, action_high, nearest,
              radius, weights, polar_out, distance_out, flags, terms, reward,
-             change_out):  # pragma: no cover
+             change_out, clearance_out):  # pragma: no cover
     """For n envs: `pose` (n, 4) from `qpos` (n, 7) (pose_into's), `polar_out` (n, 2) the
     goal's distance and bearing from it (the distance in `distance_out` (n,) too: a
     contiguous array, as next step's `before`);
@@ -52,9 +52,9 @@ def evaluate(qpos, pose, goal_xy, before, after, goal_radius, collided, diverged
     steps + active as the step count) and their terminated, truncated, ended (ends);
     `terms` (7, n) the built-in terms of TERMS (0 where an env is not counted: inactive or
     diverged), `reward` (n,) their sum in that order, `change_out` (n,) the action change
-    |(twist - last_action) / action_high|. Progress is from `before` to `after`
-    (None: the goal's distance now); the clearance is each env's `nearest` range less the
-    robot's `radius`. Then counts the step: each active env's `steps` + 1 and its
+    |(twist - last_action) / action_high|, `clearance_out` (n,) each env's `nearest`
+    range less the robot's `radius`. Progress is from `before` to `after` (None: the
+    goal's distance now). Then counts the step: each active env's `steps` + 1 and its
     `last_action` the twist, in place. Returns how many envs ended and collided."""
     cfg = Weights(weights[0], weights[1], weights[2], weights[3], weights[4], weights[5],
                   weights[6], weights[7], weights[8])
@@ -79,8 +79,9 @@ def evaluate(qpos, pose, goal_xy, before, after, goal_radius, collided, diverged
             c = (twist[e, j] - last_action[e, j]) / action_high[j]
             change += c * c
         change_out[e] = np.sqrt(change)
+        clearance_out[e] = nearest[e] - radius
         out = Outcome(before[e], distance if after is None else after[e], reached, hit,
-                      nearest[e] - radius, twist[e, 0], change_out[e])
+                      clearance_out[e], twist[e, 0], change_out[e])
         values = (goal(cfg, out), collision(cfg, out), progress(cfg, out),
                   safe_distance(cfg, out), reverse(cfg, out), abrupt_velocity(cfg, out),
                   time(cfg, out))
