@@ -6,6 +6,11 @@ its settings as JSON in `data`, where objects JSON cannot hold are base64 pickle
 from what the env and the JSON know instead (the spaces, the policy class by module name,
 constant schedules), given to SB3 as `custom_objects`. A file with a pickled entry this
 cannot rebuild is refused unless the user trusts it (`--trust-model`).
+
+Nothing is unpacked before the sizes its zip declares (and those of the zips inside it: the
+`.pth` weights) add up to at most MAX_UNPACKED_BYTES: a small file that expands to
+gigabytes is refused. Reading a member stops at its declared size (Python's zipfile and
+torch's reader alike), so the declared sizes bound what is read.
 """
 
 from __future__ import annotations
@@ -21,6 +26,11 @@ from gymnasium import spaces
 
 class ModelFileError(ValueError):
     """A model file that cannot be loaded safely; the message names the file."""
+
+
+# unpacked bytes a model file may hold: a 64x64 policy takes ~0.2 MB, a 1024x1024x3 one with
+# its optimizer state ~50 MB
+MAX_UNPACKED_BYTES = 100_000_000
 
 
 # policy_class "__module__" -> the SB3 algorithm that saved it
@@ -43,6 +53,12 @@ def check_model_file(path: str | Path) -> tuple[Path, dict[str, Any]]:
             if not {"data", "policy.pth"} <= names:
                 raise ModelFileError(f"model file {str(path)!r}: expected a Stable-Baselines3 "
                                      f"zip (data, policy.pth), got members {sorted(names)}")
+            total = _unpacked_size(archive)
+            if total > MAX_UNPACKED_BYTES:
+                raise ModelFileError(
+                    f"model file {str(path)!r}: expected at most {MAX_UNPACKED_BYTES / 1e6:g} "
+                    f"MB unpacked (arena_gym.model_files.MAX_UNPACKED_BYTES), got "
+                    f"{total / 1e6:.1f} MB")
             data = json.loads(archive.read("data").decode("utf-8"))
     except (zipfile.BadZipFile, OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ModelFileError(f"model file {str(path)!r}: expected a Stable-Baselines3 zip, "
@@ -50,6 +66,23 @@ def check_model_file(path: str | Path) -> tuple[Path, dict[str, Any]]:
     if not isinstance(data, dict):
         raise ModelFileError(f"model file {str(path)!r}: expected a JSON object in 'data'")
     return path, data
+
+
+def _unpacked_size(archive: zipfile.ZipFile) -> int:
+    """The bytes `archive` declares unpacked, a zip inside it (torch's `.pth` files) counted
+    as what it declares unpacked when that is more; reads nothing but directories (a
+    nested one only while the count is within the limit)."""
+    total = 0
+    for info in archive.infolist():
+        size = info.file_size
+        if info.filename.endswith(".pth") and total + size <= MAX_UNPACKED_BYTES:
+            with archive.open(info) as member:
+                if zipfile.is_zipfile(member):
+                    member.seek(0)
+                    with zipfile.ZipFile(member) as inner:
+                        size = max(size, sum(i.file_size for i in inner.infolist()))
+        total += size
+    return total
 
 
 def _serialized(data: dict[str, Any]) -> list[str]:
