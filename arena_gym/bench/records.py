@@ -57,10 +57,18 @@ def write_records(out: Path, records: list[dict[str, Any]]) -> None:
 
 
 def read_run(run: str | Path, name: str = "records.json") -> Any:
-    """A JSON file of a run folder: records.json (the records) or summary.json."""
-    path = Path(run) / name
+    """A JSON file of a run folder: records.json (the records) or summary.json; a
+    ValueError naming the folder or the file when it is not one."""
+    folder = Path(run)
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"{run}: expected a benchmark run folder, got a file")
+    path = folder / name
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ValueError(f"{run}: expected a benchmark run folder with {name}, "
                          f"got none") from None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        raise ValueError(f"{path}: expected the JSON {name} of a benchmark run, got "
+                         f"{type(exc).__name__}: {reason}") from None
