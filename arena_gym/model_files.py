@@ -96,13 +96,35 @@ def _shape(entry: Any) -> tuple[int, ...] | None:
         return None
 
 
+OBSERVATION_KEY = "arena_observation"  # the model's entry: its observation's keys and shapes
+
+
+def check_observation(path: str | Path, data: dict[str, Any],
+                      layout: dict[str, list[int]]) -> None:
+    """ModelFileError unless the model in `path` (its JSON `data`) was trained on the
+    observation `layout` (policy_obs.observation_layout); a file that records none (saved
+    before models recorded it) is checked by its width alone, in load_sb3."""
+    from arena_gym.wrappers.policy_obs import describe
+
+    saved = data.get(OBSERVATION_KEY)
+    if saved is None:
+        return
+    if not isinstance(saved, dict) or saved != layout:
+        got = describe(saved) if isinstance(saved, dict) else repr(saved)
+        raise ModelFileError(f"model file {str(path)!r}: expected a policy for the env's "
+                             f"observation {describe(layout)}, got one trained on {got}")
+
+
 def load_sb3(path: str | Path, obs_space: spaces.Box, action_space: spaces.Box,
-             trust: bool = False) -> Any:
+             trust: bool = False, layout: dict[str, list[int]] | None = None) -> Any:
     """The SB3 model in `path` for these (flat) spaces, on the CPU, nothing unpickled
-    unless `trust`."""
+    unless `trust`; with `layout` (the env's observation keys and shapes), a model trained
+    on another observation is refused, naming both."""
     import stable_baselines3 as sb3
 
     path, data = check_model_file(path)
+    if layout is not None:
+        check_observation(path, data, layout)
     module = data.get("policy_class", {}).get("__module__") if isinstance(
         data.get("policy_class"), dict) else None
     if module not in _ALGOS:

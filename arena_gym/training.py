@@ -66,8 +66,10 @@ def train(settings: TrainSettings, overrides: dict[str, Any] | None = None) -> P
 
     from arena_gym.distributed import vector_env
     from arena_gym.envs.vector_env import ArenaVectorEnv
+    from arena_gym.model_files import OBSERVATION_KEY
     from arena_gym.policies import sb3_policy
     from arena_gym.training_progress import progress_callback
+    from arena_gym.wrappers.policy_obs import observation_layout
     from arena_gym.wrappers.sb3 import ArenaSB3VecEnv
 
     overrides = overrides or {}
@@ -92,6 +94,8 @@ def train(settings: TrainSettings, overrides: dict[str, Any] | None = None) -> P
                         device="cpu", verbose=0)
     else:
         raise ValueError(f"algo: expected 'ppo' or 'sac', got {settings.algo!r}")
+    # saved with the model (a JSON entry of its `data`): eval and bench check it
+    setattr(model, OBSERVATION_KEY, observation_layout(train_env.single_observation_space))
 
     class Progress(BaseCallback):
         """Thread switching, training statistics, periodic evaluation, wall-time stop."""
