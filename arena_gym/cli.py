@@ -171,7 +171,10 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--envs", type=_positive_int, default=None, metavar="N",
                        help="envs per stage (default: the suite's)")
     bench.add_argument("--out", default=None, metavar="DIR",
-                       help="run folder (default: runs/bench/SUITE-POLICY; compare: A/compare)")
+                       help="run folder (default: runs/bench/SUITE-POLICY, numbered -2, -3, "
+                       "... when it holds a run; compare: A/compare-B)")
+    bench.add_argument("--overwrite", action="store_true",
+                       help="replace the run --out (or the default folder) holds")
     bench.add_argument("--seed", type=_seed, default=None, help="base seed (default: the suite's)")
     bench.add_argument("--episodes", type=_positive_int, default=None, metavar="K",
                        help="episodes per stage instead of the suite's (quick runs)")
@@ -508,9 +511,18 @@ def _bench(args: argparse.Namespace) -> int:
         suite = dataclasses.replace(suite, stages=tuple(
             dataclasses.replace(s, episodes=args.episodes) for s in suite.stages))
     label = Path(args.policy).stem if args.policy.endswith(".zip") else args.policy
-    out = args.out or f"runs/bench/{suite.name}-{label.replace(':', '-')}"
+    out = args.out
+    if out is None:
+        from arena_gym.bench.runner import RUN_FILES
+        from arena_gym.run_folders import numbered
+
+        base = Path(f"runs/bench/{suite.name}-{label.replace(':', '-')}")
+        out = str(base if args.overwrite else numbered(base, RUN_FILES))
+        if out != str(base):
+            print(f"bench: {base} holds a run; this one goes to {out} (--overwrite replaces "
+                  "it instead)", file=sys.stderr, flush=True)
     run_suite(suite, args.policy, out, envs=args.envs, seed=args.seed, video=args.video,
-              progress=not args.no_progress, trust=args.trust_model)
+              progress=not args.no_progress, trust=args.trust_model, overwrite=args.overwrite)
     print((Path(out) / "report.md").read_text(encoding="utf-8").split("\n## Metrics")[0].strip())
     print(f"run folder: {out}")
     return 0
@@ -527,6 +539,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             _parser().print_help()
             return 2
         return args.run(args)
+    except KeyboardInterrupt:  # Ctrl-C: the command said what it kept
+        if debug:
+            raise
+        print("arena-gym: interrupted", file=sys.stderr)
+        return 130
     except (ValueError, OSError, ImportError) as exc:  # the domain errors are ValueErrors
         if debug:
             raise
