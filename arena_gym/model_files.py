@@ -120,19 +120,46 @@ def load_sb3(path: str | Path, obs_space: spaces.Box, action_space: spaces.Box,
     """The SB3 model in `path` for these (flat) spaces, on the CPU, nothing unpickled
     unless `trust`; with `layout` (the env's observation keys and shapes), a model trained
     on another observation is refused, naming both."""
-    import stable_baselines3 as sb3
-
     path, data = check_model_file(path)
     if layout is not None:
         check_observation(path, data, layout)
+    algo = _algo(path, data)
+    if trust:
+        return algo.load(path, device="cpu")
+    custom = _custom_objects(path, data, algo, obs_space, action_space)
+    return _load(algo, path, device="cpu", custom_objects=custom)
+
+
+def resume_sb3(path: str | Path, env: Any, training: dict[str, Any],
+               layout: dict[str, list[int]]) -> Any:
+    """The SB3 model in `path` (a run's own final_model.zip) to train on with `env` (an SB3
+    VecEnv of the flat observation `layout`), nothing unpickled: weights, optimiser state
+    and step count from the file, the training-time entries pickles would hold (learning
+    rate, clip range) from `training`, the rest SB3's defaults (SAC's replay buffer starts
+    empty)."""
+    path, data = check_model_file(path)
+    check_observation(path, data, layout)
+    algo = _algo(path, data)
+    custom = {**_custom_objects(path, data, algo, env.observation_space, env.action_space),
+              **training}
+    return _load(algo, path, env=env, device="cpu", custom_objects=custom)
+
+
+def _algo(path: Path, data: dict[str, Any]) -> Any:
+    import stable_baselines3 as sb3
+
     module = data.get("policy_class", {}).get("__module__") if isinstance(
         data.get("policy_class"), dict) else None
     if module not in _ALGOS:
         raise ModelFileError(f"model file {str(path)!r}: expected a PPO or SAC policy, got "
                              f"policy class module {module!r}")
-    algo = getattr(sb3, _ALGOS[module])
-    if trust:
-        return algo.load(path, device="cpu")
+    return getattr(sb3, _ALGOS[module])
+
+
+def _custom_objects(path: Path, data: dict[str, Any], algo: Any, obs_space: spaces.Box,
+                    action_space: spaces.Box) -> dict[str, Any]:
+    """What replaces the file's pickled entries: the env's spaces, the policy class, and
+    SB3's defaults for training state; ModelFileError for any other pickled entry."""
     custom: dict[str, Any] = {"observation_space": obs_space, "action_space": action_space,
                               "policy_class": algo.policy_aliases["MlpPolicy"]}
     for key, space in (("observation_space", obs_space), ("action_space", action_space)):
@@ -148,8 +175,12 @@ def load_sb3(path: str | Path, obs_space: spaces.Box, action_space: spaces.Box,
                 f"model file {str(path)!r}: entry {key!r} is pickled Python, which could run "
                 "code; pass --trust-model (trust=True) only for a file you made or trust")
         custom[key] = _replacement(key)
+    return custom
+
+
+def _load(algo: Any, path: Path, **kwargs: Any) -> Any:
     try:
-        return algo.load(path, device="cpu", custom_objects=custom)
+        return algo.load(path, **kwargs)
     except (pickle.UnpicklingError, RuntimeError, ValueError, KeyError, TypeError,
             AttributeError, zipfile.BadZipFile) as exc:  # torch refuses non-tensor pickles
         if "weights_only" in str(exc) or "Unpickl" in type(exc).__name__:
