@@ -6,20 +6,12 @@ from __future__ import annotations
 
 import csv
 import json
-import os
-import re
-import select
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 from arena_gym.cli import main
 from tests.bench.suites import tiny_suite
 from tests.envs.test_mechanism_worlds import tiny_room_with_a_door
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.interrupts import interrupt, read_until, running
 
 LONG = """\
 name: long
@@ -42,36 +34,14 @@ def _rows(path: Path) -> list[dict]:
         return list(csv.DictReader(f))
 
 
-def read_until(proc: subprocess.Popen, pattern: str, timeout: float) -> str:
-    """Read the process's stderr until `pattern` matches what came (or fail at timeout)."""
-    seen, deadline = "", time.monotonic() + timeout
-    fd = proc.stderr.fileno()
-    while not re.search(pattern, seen):
-        left = deadline - time.monotonic()
-        assert left > 0, f"no {pattern!r} in {timeout} s; stderr: {seen[-2000:]}"
-        ready, _, _ = select.select([fd], [], [], left)
-        chunk = os.read(fd, 65536).decode(errors="replace") if ready else ""
-        assert chunk or not ready, f"stderr closed before {pattern!r}: {seen[-2000:]}"
-        seen += chunk
-    return seen
-
-
 def test_ctrl_c_keeps_the_episodes_that_ended(tmp_path):
     suite = tiny_suite(tmp_path, LONG)
     out = tmp_path / "run"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "arena_gym.cli", "bench", str(suite), "--policy", "reactive",
-         "--out", str(out)], stderr=subprocess.PIPE, stdout=subprocess.PIPE, cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)})
-    try:
-        read_until(proc, r"\| ([3-9]|\d\d)/80 ", timeout=300)  # the bar: 3 episodes ended
+    with running("bench", str(suite), "--policy", "reactive", "--out", str(out)) as proc:
+        read_until(proc.stderr, r"\| ([3-9]|\d\d)/80 ", timeout=300)  # the bar: 3 ended
         ended_before = len(_rows(out / "records.csv"))  # appended as they end
         assert ended_before >= 3
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=120)
-    finally:
-        proc.kill()
-    err = err.decode()
+        err = interrupt(proc, timeout=120)
     assert proc.returncode == 130 and "Traceback" not in err, err[-3000:]
     records = json.loads((out / "records.json").read_text())
     n = len(records)

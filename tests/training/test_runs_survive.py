@@ -7,12 +7,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
-import select
-import signal
-import subprocess
-import sys
-import time
 import zipfile
 from pathlib import Path
 
@@ -20,8 +14,8 @@ import pytest
 
 from arena_gym.cli import main
 from tests.conftest import require
+from tests.interrupts import interrupt, read_until, running
 
-ROOT = Path(__file__).resolve().parents[2]
 QUICK = ["--num-envs", "2", "--eval-episodes", "2", "--set", "max_episode_steps=20",
          "--no-progress"]
 
@@ -41,39 +35,16 @@ def _steps(model: Path) -> int:
         return json.loads(archive.read("data"))["num_timesteps"]
 
 
-def _line(proc: subprocess.Popen, prefix: str, timeout: float) -> str:
-    """The first stdout line starting with `prefix` (fail at timeout)."""
-    deadline, buffer = time.monotonic() + timeout, ""
-    fd = proc.stdout.fileno()
-    while True:
-        for line in buffer.splitlines(keepends=True):
-            if line.startswith(prefix) and line.endswith("\n"):
-                return line
-        left = deadline - time.monotonic()
-        assert left > 0, f"no line {prefix!r} in {timeout} s: {buffer[-2000:]}"
-        ready, _, _ = select.select([fd], [], [], left)
-        chunk = os.read(fd, 65536).decode() if ready else ""
-        assert chunk or not ready, f"stdout closed before {prefix!r}: {buffer[-2000:]}"
-        buffer += chunk
-
-
 def test_ctrl_c_saves_the_model_and_resume_continues_the_run(tmp_path, capsys):
     out = tmp_path / "run"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "arena_gym.cli", "train", "--minutes", "10", "--eval-every",
-         "0.1", "--out", str(out), *QUICK], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
-    try:
-        first = _line(proc, "wall_s=", timeout=300)  # the first evaluation ended
-        assert len(_curve(out)) >= 1  # its row is on disk already
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=300)
-    finally:
-        proc.kill()
-    err = err.decode()
+    with running("train", "--minutes", "10", "--eval-every", "0.1", "--out", str(out),
+                 *QUICK) as proc:
+        first = read_until(proc.stdout, r"^wall_s=.* env_steps=(\d+) ", timeout=300)
+        assert len(_curve(out)) >= 1  # the first evaluation's row is on disk already
+        err = interrupt(proc, timeout=300)
     assert proc.returncode == 130 and "Traceback" not in err, err[-3000:]
     steps = _steps(out / "final_model.zip")
-    assert steps >= int(first.split("env_steps=")[1].split()[0])
+    assert steps >= int(first[1])
     assert err.endswith(
         f"training: stopped at {steps:,} env steps; saved {out / 'final_model.zip'} and its "
         f"normaliser. Continue with: arena-gym train --resume {out}\n"
