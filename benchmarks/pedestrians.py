@@ -48,7 +48,7 @@ def main() -> None:
 
     plain = make(args.envs, 0, args.room)
     people = make(args.envs, args.pedestrians, args.room, args.pool)
-    walkers = people.core.walkers
+    walkers = people.core.task.walkers
 
     def timed(call, total: list[float]):  # `call`, adding its time to total[0]
         def run(*a, **k):

@@ -68,8 +68,8 @@ class Floor:
         self.vec = np.zeros((self.n, len(angles), 3))
         self.vec[..., 0], self.vec[..., 1] = np.cos(angles), np.sin(angles)
         self.pnt = np.zeros((self.n, 1, 3))  # from where the robots stand
-        self.pnt[:, 0, :2] = core.pose[:, :2]
-        self.pnt[..., 2] = core.pose[:, None, 2] + lidar.offset[0, 2]
+        self.pnt[:, 0, :2] = core.task.pose[:, :2]
+        self.pnt[..., 2] = core.task.pose[:, None, 2] + lidar.offset[0, 2]
         self.exclude = np.full((self.n, len(angles)), lidar.carrier_root[0])
         drive = core.sim.controller.drive(0, "robot")
         self.ctrl, self.ids, self.matrix = self.batch.bind("ctrl"), drive.actuator_ids, drive.matrix

@@ -29,7 +29,7 @@ import numpy as np
 from arena_gym.config import EnvConfig, load_config
 from arena_gym.envs.core import NavigationCore
 from arena_gym.envs.rendering import RENDER_MODES, check_render_mode
-from arena_gym.envs.validation import check_actions, check_reset_first
+from arena_gym.envs.validation import check_reset_first
 from arena_gym.render.env_view import EnvView
 
 
@@ -50,6 +50,7 @@ class ArenaEnv(gym.Env):
         self.metadata = {**self.metadata, "render_fps": self.view.fps}
         self.observation_space = self.core.observation_space
         self.action_space = self.core.action_space
+        self._one = np.ones(1, dtype=bool)  # `active`: the env steps
         self._reset_once = False
 
     def __getstate__(self) -> dict[str, Any]:
@@ -66,22 +67,20 @@ class ArenaEnv(gym.Env):
             self.core.seed(0, seed)
         self.core.reset_envs([0])
         self._reset_once = True
-        obs, _ = self.core.observe()
+        obs = self.core.observe()
         self.view.after_step()
         return {k: v[0] for k, v in obs.items()}, {}
 
     def step(self, action: Any):
         check_reset_first(self._reset_once)
-        batched = np.asarray(action)[None] if self.cfg.action == "continuous" else action
         space = self.action_space
         if isinstance(space, gym.spaces.Discrete):
             if not space.contains(action):
                 raise ValueError(f"action: expected an integer in [0, {space.n}), got {action!r}")
             actions = np.array([int(action)])
         else:
-            actions = check_actions(batched, _batched_box(space), 1)
-        twist = self.core.twist(actions)
-        out = self.core.step_envs(twist, np.ones(1, bool))
+            actions = np.asarray(action)[None]  # checked by the core, as one env's row
+        out = self.core.step(actions, self._one)
         info: dict[str, Any] = {"reward_terms": {k: float(v[0]) for k, v in out.terms.items()}}
         if 0 in out.episodes:
             info["episode_result"] = out.episodes[0]
@@ -108,7 +107,3 @@ class ArenaEnv(gym.Env):
     def close(self) -> None:
         self.view.close()
         self.core.close()
-
-
-def _batched_box(space: gym.spaces.Box) -> gym.spaces.Box:
-    return gym.spaces.Box(space.low[None], space.high[None], dtype=space.dtype)

@@ -1,4 +1,8 @@
-"""Checking what a vector env is given (actions, masks, call order), once, at the boundary."""
+"""Checking what a vector env is given (actions, masks, call order), once, at the boundary.
+
+The values of actions are checked by two compiled functions, `clip_into` (finite, clipped
+into the space) and `check_indices` (discrete actions in range), which the env's compiled
+step calls too (arena_gym/envs/step.py); the errors they lead to are made here."""
 
 from __future__ import annotations
 
@@ -7,7 +11,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from arena_gym.kernel_modules import kernels
+from arena_gym.compiled import kernel
 
 
 def check_actions(actions: Any, space: spaces.Space, num_envs: int) -> np.ndarray:
@@ -15,35 +19,71 @@ def check_actions(actions: Any, space: spaces.Space, num_envs: int) -> np.ndarra
 
     Wrong shapes and NaN/inf raise ValueError naming what was expected and what came.
     """
+    array = checked_shape(actions, space, num_envs)
+    if isinstance(space, spaces.MultiDiscrete):
+        array = array.astype(np.int64)
+        if check_indices(array, int(space.nvec[0])) >= 0:
+            raise index_error(array, int(space.nvec[0]))
+        return array
+    out = np.empty(array.shape)
+    bad = clip_into(array.reshape(len(array), -1), space.low.reshape(len(array), -1),
+                    space.high.reshape(len(array), -1), out.reshape(len(array), -1))
+    if bad >= 0:
+        raise finite_error(array, bad)
+    return out
+
+
+def checked_shape(actions: Any, space: spaces.Space, num_envs: int) -> np.ndarray:
+    """`actions` as an array of the space's shape (MultiDiscrete: (num_envs,) integers);
+    a wrong shape or kind of number raises, naming what was expected and what came."""
     array = np.asarray(actions)
     if array.dtype.kind not in "biuf":  # complex parts would be dropped, objects guessed at
         raise ValueError(f"actions: expected real numbers, got dtype {array.dtype}")
-    if isinstance(space, spaces.MultiDiscrete):
-        expected = (num_envs,)
-        if array.shape != expected:
-            raise ValueError(f"actions: expected shape {expected}, got {array.shape}")
-        if (not np.issubdtype(array.dtype, np.integer)
-                or not space.contains(array.astype(space.dtype))):
-            raise ValueError(
-                f"actions: expected integers in [0, {space.nvec[0]}), got {array.tolist()}")
-        return array.astype(np.int64)
-    expected = space.shape
+    expected = (num_envs,) if isinstance(space, spaces.MultiDiscrete) else space.shape
     if array.shape != expected:
         raise ValueError(f"actions: expected shape {expected}, got {array.shape}")
-    if array.ndim == 2 and array.dtype.char in "fd":  # the usual: (num_envs, dim) floats
-        out = np.empty(expected)  # one compiled pass: the numpy below, value by value
-        if kernels("envs.validation_kernels").clip_into(array, space.low, space.high, out):
-            return out
-    try:
+    if isinstance(space, spaces.MultiDiscrete) and array.dtype.kind not in "iu":
+        raise index_error(array, int(space.nvec[0]))
+    if array.dtype.kind == "b":  # numbers, as numpy would cast them
         array = array.astype(np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"actions: expected numbers, got dtype {array.dtype}") from None
-    if not np.isfinite(array).all():
-        bad = np.argwhere(~np.isfinite(array))[0].tolist()
-        raise ValueError(f"actions: expected finite numbers, got {array[tuple(bad)]} at {bad}")
-    # np.clip's values, in place on the fresh copy (finite values: no NaN to order)
-    np.maximum(array, space.low, out=array)
-    return np.minimum(array, space.high, out=array)
+    return array
+
+
+def finite_error(array: np.ndarray, flat: int) -> ValueError:
+    """The error for the first value (flat index) that is not a finite number."""
+    bad = list(np.unravel_index(flat, array.shape))
+    value = np.float64(array[tuple(bad)])
+    return ValueError(f"actions: expected finite numbers, got {value} at {[int(i) for i in bad]}")
+
+
+def index_error(array: np.ndarray, count: int) -> ValueError:
+    return ValueError(f"actions: expected integers in [0, {count}), got {array.tolist()}")
+
+
+@kernel
+def clip_into(values, low, high, out):  # pragma: no cover - compiled
+    """out = values (2-d) as float64 clipped into [low, high] (the larger of value and low,
+    then the smaller of that and high: a value equal to a bound stays as it is); returns
+    the flat index of the first value that is not finite (out then partly written), else
+    -1."""
+    for i in range(values.shape[0]):
+        for j in range(values.shape[1]):
+            v = np.float64(values[i, j])
+            if not np.isfinite(v):
+                return i * values.shape[1] + j
+            lo, hi = np.float64(low[i, j]), np.float64(high[i, j])
+            v = lo if v < lo else v
+            out[i, j] = hi if v > hi else v
+    return -1
+
+
+@kernel
+def check_indices(values, count):  # pragma: no cover - compiled
+    """The index of the first value outside [0, count), else -1."""
+    for i in range(values.shape[0]):
+        if not 0 <= values[i] < count:
+            return i
+    return -1
 
 
 def check_num_envs(num_envs: Any) -> int:

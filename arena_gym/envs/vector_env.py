@@ -37,7 +37,6 @@ from arena_gym.envs.core import NavigationCore, StepResult
 from arena_gym.envs.memory import check_memory
 from arena_gym.envs.rendering import RENDER_MODES, check_render_mode
 from arena_gym.envs.validation import (
-    check_actions,
     check_num_envs,
     check_open,
     check_reset_first,
@@ -88,21 +87,16 @@ class ArenaVectorEnv(VectorEnv):
         self._ended[mask] = False
         self._restarting = [e for e in self._restarting if not mask[e]]
         self._reset_once = True
-        obs, _ = self.core.observe()
+        obs = self.core.observe()
         self.view.after_step()
         return obs, {}
 
     def step(self, actions: Any):
         check_open(self.closed, "step")
         check_reset_first(self._reset_once)
-        actions = check_actions(actions, self.action_space, self.num_envs)
-        twist = self.core.twist(actions)
         restarting = self._restarting
         active = ~self._ended if restarting else self._every
-        self.core.advance(twist, active)
-        if restarting:  # after the physics, so they return the reset observation
-            self.core.reset_envs(restarting)
-        out = self.core.evaluate(twist, active)
+        out = self.core.step(actions, active, restarting)  # checks the actions first
         self._ended = out.termination.ended
         self._restarting = list(out.episodes)  # an episode's result for every env that ended
         self.view.after_step()
@@ -116,11 +110,11 @@ class ArenaVectorEnv(VectorEnv):
     @property
     def curriculum(self) -> Curriculum:
         """The obstacle curriculum; only training episodes advance it (see Curriculum.paused)."""
-        return self.core.curriculum
+        return self.core.task.curriculum
 
     @property
     def curriculum_stage(self) -> int:
-        return self.core.curriculum.stage
+        return self.core.task.curriculum.stage
 
     @property
     def sensor_suite(self):

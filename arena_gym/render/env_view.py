@@ -84,8 +84,8 @@ class EnvView:
         """The overlay of `env` now: goal, the observed lidar beams, pose."""
         core = self.core
         start, ends = beams[0][env], beams[1][env]
-        return Marks(core.goal[env].copy(), core.cfg.goal_radius,
-                     np.broadcast_to(start, ends.shape), ends, core.pose[env].copy(),
+        return Marks(core.task.goal[env].copy(), core.cfg.goal_radius,
+                     np.broadcast_to(start, ends.shape), ends, core.task.pose[env].copy(),
                      top_down=self.cfg.view == "top_down")
 
     def canvas(self, env: int) -> Canvas:
@@ -103,7 +103,7 @@ class EnvView:
     def _frame(self, env: int, beams: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
         data = self._frames.snapshot(env, cameras=True)
         canvas = self.canvas(env)
-        camera, fovy = view_camera(self.cfg, self.core.pose[env], self.core.layout.bounds())
+        camera, fovy = view_camera(self.cfg, self.core.task.pose[env], self.core.layout.bounds())
         return canvas.draw(data, camera, self.marks(env, beams), fovy=fovy,
                            lights=self._lights.get(env))
 

@@ -11,16 +11,11 @@ import os
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
+from arena_gym.caches import cache_dir  # noqa: F401 - where mesh_cache looks it up
+
 
 class MeshUnavailable(Exception):
     """The mesh cannot be used; the message says why."""
-
-
-def cache_dir() -> Path:
-    root = os.environ.get("ARENA_GYM_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "arena_gym"
-    )
-    return Path(root)
 
 
 class PathRefused(Exception):

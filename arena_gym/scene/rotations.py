@@ -9,7 +9,8 @@ from typing import Any
 import mujoco
 import numpy as np
 
-from arena_gym.tasks.arrays import arctan2, xp
+from arena_gym.compiled import shared
+from arena_gym.geometry.arrays import arctan2, where, xp
 
 
 def yaw_quat(yaw: float) -> np.ndarray:
@@ -23,51 +24,41 @@ def quat_yaw(quat: np.ndarray) -> np.ndarray:
     return yaw(q[..., 0], q[..., 1], q[..., 2], q[..., 3])
 
 
+@shared
 def yaw(w: Any, x: Any, y: Any, z: Any) -> Any:
-    """quat_yaw of a quaternion's components: numpy or JAX arrays, or the scalars of a
-    compiled kernel (tasks/array_kernels.py)."""
+    """quat_yaw of a quaternion's components: numpy or JAX arrays, or scalars."""
     return arctan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
 
 
-def wrap_angle(angle: np.ndarray) -> np.ndarray:
+@shared
+def wrap_angle(angle: Any) -> Any:
     """Angles wrapped into [-pi, pi)."""
     return (angle + np.pi) % (2 * np.pi) - np.pi
 
 
-# R = sum of coefficient * q_i q_j per entry (row-major), for a unit quaternion (w, x, y, z)
-_W, _X, _Y, _Z = range(4)
-_ROTATION_TERMS = {
-    0: [(1, _W, _W), (1, _X, _X), (-1, _Y, _Y), (-1, _Z, _Z)],
-    4: [(1, _W, _W), (-1, _X, _X), (1, _Y, _Y), (-1, _Z, _Z)],
-    8: [(1, _W, _W), (-1, _X, _X), (-1, _Y, _Y), (1, _Z, _Z)],
-    1: [(2, _X, _Y), (-2, _W, _Z)], 3: [(2, _X, _Y), (2, _W, _Z)],
-    2: [(2, _X, _Z), (2, _W, _Y)], 6: [(2, _X, _Z), (-2, _W, _Y)],
-    5: [(2, _Y, _Z), (-2, _W, _X)], 7: [(2, _Y, _Z), (2, _W, _X)],
-}
-_PRODUCTS_TO_MATRIX = np.zeros((16, 9))
-for _entry, _terms in _ROTATION_TERMS.items():
-    for _coef, _i, _j in _terms:
-        _PRODUCTS_TO_MATRIX[4 * _i + _j, _entry] = _coef
+@shared
+def quat_mat(w: Any, x: Any, y: Any, z: Any) -> tuple[Any, ...]:
+    """The rotation matrix of a quaternion's components (numpy or JAX arrays, or scalars),
+    its nine entries row by row, normalised first as mj_kinematics does with a free joint's
+    quaternion (a zero one, below mjMINVAL squared, reads as the identity)."""
+    norm2 = w * w + x * x + y * y + z * z
+    zero = norm2 < 1e-30
+    w = where(zero, 1.0, w)
+    scale = 1.0 / where(zero, 1.0, norm2)
+    ww, xx, yy, zz = w * w, x * x, y * y, z * z
+    wx, wy, wz, xy, xz, yz = w * x, w * y, w * z, x * y, x * z, y * z
+    return ((ww + xx - yy - zz) * scale, 2 * (xy - wz) * scale, 2 * (xz + wy) * scale,
+            2 * (xy + wz) * scale, (ww - xx + yy - zz) * scale, 2 * (yz - wx) * scale,
+            2 * (xz - wy) * scale, 2 * (yz + wx) * scale, (ww - xx - yy + zz) * scale)
 
 
 def quat_mats(quat: np.ndarray) -> np.ndarray:
-    """Rotation matrices (n, 3, 3) of quaternions (n, 4) w, x, y, z, normalised first as
-    mj_kinematics does with a free joint's quaternion (a zero one reads as the identity).
-    Equal to mju_quat2Mat to round-off: one linear map of q q^T / |q|^2, a handful of
-    numpy calls whatever n."""
+    """Rotation matrices (n, 3, 3) of quaternions (n, 4) w, x, y, z (`quat_mat`; numpy or
+    JAX arrays)."""
     space = xp(quat)  # numpy, or jax.numpy (the MJX backend's lidar)
     q = np.asarray(quat, dtype=float) if space is np else quat
-    n = q.shape[0]
-    products = (q[:, :, None] * q[:, None, :]).reshape(n, 16)
-    norm2 = products[:, ::5].sum(axis=1)
-    if space is not np:  # immutable arrays, no branching on values under jit
-        zero = norm2 < 1e-30  # mjMINVAL squared
-        products = space.where(zero[:, None], space.eye(16)[0], products)
-        norm2 = space.where(zero, 1.0, norm2)
-    elif n and np.fmin.reduce(norm2) < 1e-30:  # one reduction (NaN-blind) clears most
-        zero = norm2 < 1e-30
-        products[zero], norm2[zero] = np.eye(16)[0], 1.0
-    return ((products @ _PRODUCTS_TO_MATRIX) / norm2[:, None]).reshape(n, 3, 3)
+    entries = quat_mat(q[:, 0], q[:, 1], q[:, 2], q[:, 3])
+    return space.stack(entries, axis=-1).reshape(q.shape[0], 3, 3)
 
 
 def axis_angle_mats(axis: np.ndarray, angle: np.ndarray) -> np.ndarray:

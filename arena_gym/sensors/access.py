@@ -197,6 +197,12 @@ class Frames:
         return np.stack([self._row(field, env)[cols] for env in envs.tolist()]).reshape(
             len(envs), len(cols))
 
+    def whole_state(self, field: str) -> np.ndarray | None:
+        """(num_envs, ...): every env's state field (qpos, qvel, ...) as the live view of the
+        one batch group that holds them all in row order, current in any round; None where
+        the envs are not so held. To read before the next step, never to write."""
+        return None if self._single is None else self._single.bound(field)
+
     def whole(self, field: str) -> np.ndarray | None:
         """(num_envs, ...): every env's field as the live view of the one batch group that
         holds them all in row order, outputs as the last step left them; None where that

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from arena_gym.kernel_modules import kernels
+from arena_gym.compiled import kernel
 from arena_gym.sensors.access import Frames
 from arena_gym.sensors.rates import DelayLine, Schedule, Window, delay_steps
 from arena_gym.sensors.readings import Reading
@@ -151,15 +151,21 @@ class Channel:
         if len(envs) == reading.num_envs:  # all of them (sorted, unique): whole-array writes
             for name in self._copied:  # (the others are in place: `direct`)
                 np.copyto(reading.data[name], values[name], casting="unsafe")  # as `[:] =`
-            # valid True, stamp, count + 1, fresh True: one compiled loop
-            kernels("sensors.channel_kernels").shown(reading.valid, reading.stamp,
-                                                     reading.count, reading.fresh, stamp)
         else:
             for name in self.fields:
                 reading.data[name][envs] = values[name]
-            reading.valid[envs] = True
-            reading.stamp[envs] = stamp
-            reading.count[envs] += 1
-            reading.fresh[envs] = True
+        shown(reading.valid, reading.stamp, reading.count, reading.fresh, stamp, envs)
         for subscriber in self.subscribers:
             subscriber(reading, envs)
+
+
+@kernel
+def shown(valid, stamp, count, fresh, taken, envs):  # pragma: no cover - compiled
+    """Envs `envs` show a sample taken at sim time `taken`: valid True, stamp `taken`,
+    count + 1, fresh True (a reading's bookkeeping, (num_envs,) each)."""
+    for i in range(envs.shape[0]):
+        e = envs[i]
+        valid[e] = True
+        stamp[e] = taken
+        count[e] += 1
+        fresh[e] = True

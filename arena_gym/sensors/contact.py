@@ -29,18 +29,17 @@ contact's geoms are known) settles it (in slab worlds a robot on a slab costs on
 MjData copy per sample). The class comes from that list too (or from the reset sample
 for a window that starts in contact and leaves it, e.g. a robot spawned overlapping a
 wall and pushed out), and is "wall" when the contact is gone by then. A forced sample
-(`SensorSuite.reset`) applies the rule to the contacts of the current state. The usual
-sample, every env clear, is one compiled pass over the rings (contact_kernels, numba).
+(`SensorSuite.reset`) applies the rule to the contacts of the current state. The window
+walk over every env's rings is one compiled function (`window`); the contact list is read
+only for envs it finds in contact.
 """
 
 from __future__ import annotations
 
-import functools
-
 import mujoco
 import numpy as np
 
-from arena_gym.kernel_modules import kernels
+from arena_gym.compiled import kernel
 from arena_gym.scene.robot import COLLISION_HISTORY, RobotInfo, collision_sensor_names
 from arena_gym.scene.scene import Scene
 from arena_gym.scene.sensor_mounts import SensorMount
@@ -136,7 +135,7 @@ NONE, WALL, OBSTACLE, ROBOT, PEDESTRIAN = range(5)
 
 class CollisionUnit(Unit):
     kind = "collision"
-    in_place = True  # its samples are written through `out`; `_clear` said what `out` reads
+    in_place = True  # its samples are written through `out` only
 
     def __init__(self, spec: CollisionSpec, num_envs: int) -> None:
         super().__init__(spec, num_envs)
@@ -148,12 +147,10 @@ class CollisionUnit(Unit):
         # history: start address of the all-contacts counter and the feet-on-ground ones
         self.everything = np.zeros(num_envs, dtype=np.int64)
         self.feet_ground: list[np.ndarray] = [np.zeros(0, dtype=np.int64)] * num_envs
-        self.layout: list[tuple] = [()] * num_envs  # the addresses, as a grouping key
+        self._feet_rings: np.ndarray | None = None  # feet_ground as one padded array
         self.since = np.full(num_envs, -np.inf)  # env time of the previous sample
         self.pending = np.zeros(num_envs, dtype=np.int8)  # class seen by the reset sample
-        self._slots = 32  # history slots read per sample in lockstep (_counts)
-        self._all_layouts: dict[tuple, list[int]] | None = None  # _layouts of every env
-        self._clear = False  # every env's outputs and pending class read "no collision"
+        self.extra = np.zeros(num_envs)  # the window's most contacts beyond the feet's
 
     def describe(self) -> str:
         return f"collision flag of robot {self.robot!r}"
@@ -182,15 +179,24 @@ class CollisionUnit(Unit):
         self.everything[env] = adr[model.sensor(everything).id]
         self.feet_ground[env] = np.array([adr[model.sensor(n).id] for n in feet_ground],
                                          dtype=np.int64)
-        self.layout[env] = (int(self.everything[env]), tuple(self.feet_ground[env].tolist()))
-        self._all_layouts = None
+        self._feet_rings = None
         self.since[env] = -np.inf
-        self._clear = False
+
+    @property
+    def feet_rings(self) -> np.ndarray:
+        """(num_envs, most feet) history addresses of each env's feet-on-ground counters,
+        -1 where an env has fewer (kept until the next bind)."""
+        if self._feet_rings is None:
+            width = max(len(f) for f in self.feet_ground)
+            rings = np.full((self.num_envs, width), -1, dtype=np.int64)
+            for env, adr in enumerate(self.feet_ground):
+                rings[env, :len(adr)] = adr
+            self._feet_rings = rings
+        return self._feet_rings
 
     def _compute(self, frames: Frames, envs: np.ndarray) -> None:
         out = self.out
         if frames.forced:  # the current state's contacts (mj_forward on a snapshot)
-            self._clear = False
             for env in envs.tolist():
                 data = frames.snapshot(env, full=True)
                 count, kind = self._rule(env, contacts(data)[0])
@@ -198,109 +204,43 @@ class CollisionUnit(Unit):
                 out["kind"][env] = self.pending[env] = kind
                 self.since[env] = data.time
             return
-        if len(envs) == self.num_envs and self._all_clear(frames, envs):  # the usual sample
-            self._mark_clear()
-            return
-        now = np.asarray(frames.field_rows("time", envs), dtype=float).reshape(-1)
-        # per physics step read: all contacts, feet's with the ground
-        counts, ground, stamps, since = self._counts(frames, envs)
-        over = counts > ground  # anything but feet on the ground plane
-        seen = bool(over.any())  # else nothing inside the window either (the usual step)
-        extra = over & (stamps >= since[:, None]) & (stamps < now[:, None]) if seen else over
-        if len(envs) == self.num_envs and not (seen and extra.any()):  # all clear
-            self._mark_clear()
-            self.since[:] = now
-            return
-        self._clear = False
-        slabs = self.slabs[envs][:, None]
-        certain, unsure = extra & ~slabs, extra & slabs
-        out["contacts"][envs], out["collided"][envs], out["kind"][envs] = 0, False, NONE
-        for i in np.flatnonzero(certain.any(axis=1) | unsure.any(axis=1)).tolist():
-            env = int(envs[i])  # rare: a collision, or feet on a slab: the contact list
+        hits = 0
+        for history, time, rows, group in self._histories(frames, envs):
+            hits += window(history, time, rows, group, self.since, self.everything,
+                           self.feet_rings, COLLISION_HISTORY, self.slabs, out["collided"],
+                           out["contacts"], out["kind"], self.pending, self.extra)[0]
+        if hits:
+            self.classify(frames, envs)
+
+    def classify(self, frames: Frames, envs: np.ndarray) -> None:
+        """The contact list of the envs whose window held contacts beyond the feet's (the
+        rare case, after `window`): in worlds with floor slabs it decides the collision (feet
+        on a slab are none), elsewhere it gives the count and class of what is touched now
+        (a contact that ended inside the window keeps window's)."""
+        out = self.out
+        for env in envs[self.extra[envs] > 0].tolist():
             count, kind = self._rule(env, contacts(frames.snapshot(env, full=True))[0])
-            if certain[i].any() and not count:  # the contact ended inside the window
-                count = int((counts[i] - ground[i])[certain[i]].max())
-                started = stamps[i][certain[i]].min() <= self.since[env]
-                kind = self.pending[env] if started and self.pending[env] != NONE else WALL
-            out["contacts"][env], out["collided"][env], out["kind"][env] = count, count > 0, kind
-        self.pending[envs] = NONE
-        self.since[envs] = now
+            if self.slabs[env]:
+                out["contacts"][env], out["collided"][env], out["kind"][env] = (
+                    count, count > 0, kind)
+            elif count:
+                out["contacts"][env], out["kind"][env] = count, kind
 
-    def _moved(self) -> None:
-        self._clear = False  # other arrays: written in full at the next all-clear sample
-
-    def _mark_clear(self) -> None:
-        """Every env's outputs and pending class read "no collision"."""
-        if not self._clear:  # else they read so already
-            out = self.out
-            out["contacts"][:], out["collided"][:], out["kind"][:] = 0, False, NONE
-            self.pending[:] = NONE
-            self._clear = True
-
-    def _all_clear(self, frames: Frames, envs: np.ndarray) -> bool:
-        """The all-clear sample of every env compiled (contact_kernels.all_clear, the rule
-        of _counts and _compute fused): True when no window held a contact beyond the feet
-        on the ground, the next windows then started; False where it cannot tell (outputs
-        not in one batch, counter layouts that differ, a contact beyond the feet's in a
-        window, a window longer than the slots read in lockstep): the numpy path decides,
-        as without it."""
+    def _histories(self, frames: Frames, envs: np.ndarray) -> list[tuple]:
+        """(history rows, clocks, each env's row in them, the envs) to run `window` on: the
+        one batch group's whole fields, or the envs' rows gathered, one set per row length
+        (envs whose models differ)."""
         history = frames.whole("history")
-        layouts = self._layouts(envs)
-        if history is None or len(layouts) != 1:
-            return False
-        everything, _ = next(iter(layouts))
-        return kernels("sensors.contact_kernels").all_clear(
-            history, frames.whole("time"), self.since, everything, self.feet_ground[0],
-            self._slots, COLLISION_HISTORY, self._clear)
-
-    def _counts(self, frames: Frames, envs: np.ndarray):
-        """Per env and history slot read (len(envs), k): the all-contacts and
-        feet-on-ground counts and the stamps; and per env the window's start (`since`: a
-        slot is in the window when since <= stamp < now). Every counter of a robot is
-        written at every step: they share the ring's cursor and stamps. In lockstep every
-        env's cursor is the same: then only the newest k slots are read (k kept between
-        calls, doubled whenever the oldest slot read is still inside a window), about a
-        control step's worth rather than the whole ring."""
-        n, n_envs = COLLISION_HISTORY, self.num_envs
-        layouts = self._layouts(envs)
-        if len(layouts) == 1:  # the usual case (one robot model everywhere): no scatter
-            layout = next(iter(layouts))
-            since = self.since if len(envs) == n_envs else self.since[envs]
-            cursor = frames.columns("history", envs, _cursor_index(layout))[:, 0]
-            lockstep = (len(envs) and (cursor == cursor[0]).all()
-                        and (self._clear or np.isfinite(since).all()))  # clear: sampled
-            while True:
-                index, nfeet = (_window_index(layout, int(cursor[0]), self._slots) if lockstep
-                                else _gather_index(layout))
-                h = frames.columns("history", envs, index).reshape(len(envs), 2 + nfeet, -1)
-                stamps, counts, ground = h[:, 0], h[:, 1], h[:, 2:].sum(axis=1)
-                if not lockstep or self._slots == n or (stamps[:, -1] < since).all():
-                    break
-                self._slots = min(n, 2 * self._slots)  # a longer window than read: read more
-        else:
-            history = frames.field_rows("history", envs)
-            shape = (len(envs), n)
-            counts, ground, stamps = np.zeros(shape), np.zeros(shape), np.zeros(shape)
-            for layout, rows in layouts.items():
-                index, nfeet = _gather_index(layout)
-                h = history[rows][:, index]
-                h = h.reshape(len(rows), 2 + nfeet, n)  # stamps, all, feet on the ground...
-                stamps[rows], counts[rows] = h[:, 0], h[:, 1]
-                ground[rows] = h[:, 2:].sum(axis=1)
-        since = self.since if len(envs) == n_envs else self.since[envs]
-        return counts, ground, stamps, since
-
-    def _layouts(self, envs: np.ndarray) -> dict[tuple, list[int]]:
-        """Positions in `envs` grouped by counter layout (kept for all envs between binds)."""
-        every = len(envs) == self.num_envs
-        if every and self._all_layouts is not None:
-            return self._all_layouts
-        layouts: dict[tuple, list[int]] = {}
-        for i, env in enumerate(envs.tolist()):
-            layouts.setdefault(self.layout[env], []).append(i)
-        if every:  # envs are sorted and unique: all of them, in order
-            self._all_layouts = layouts
-        return layouts
+        if history is not None:
+            return [(history, frames.whole("time"), envs, envs)]
+        rows = [frames.field_rows("history", envs[i:i + 1])[0] for i in range(len(envs))]
+        time = np.asarray(frames.field_rows("time", envs), dtype=float).reshape(-1)
+        by_length: dict[int, list[int]] = {}
+        for i, row in enumerate(rows):
+            by_length.setdefault(len(row), []).append(i)
+        return [(np.stack([rows[i] for i in picked]), time[picked],
+                 np.arange(len(picked), dtype=np.int64), envs[picked])
+                for picked in by_length.values()]
 
     def noisy(self, spec: CollisionSpec) -> bool:  # type: ignore[override]
         return False
@@ -319,37 +259,6 @@ class CollisionUnit(Unit):
         if not other.size:
             return 0, NONE
         return int(other.size), int(self.other_class[env][other].max())
-
-
-@functools.lru_cache(maxsize=64)
-def _cursor_index(layout: tuple) -> np.ndarray:
-    """The history column of the all-contacts ring's cursor (its header's second slot)."""
-    return np.array([layout[0] + 1])
-
-
-@functools.lru_cache(maxsize=64)
-def _gather_index(layout: tuple) -> tuple[np.ndarray, int]:
-    """History columns of a counter layout, one gather: the stamps, then the values of the
-    all-contacts counter and of each foot's on the ground (n slots each)."""
-    return _columns(layout, np.arange(COLLISION_HISTORY))
-
-
-@functools.lru_cache(maxsize=256)
-def _window_index(layout: tuple, cursor: int, k: int) -> tuple[np.ndarray, int]:
-    """As _gather_index, but only the k newest slots, newest first: the header's second
-    slot is the ring's cursor, the slot written last."""
-    n = COLLISION_HISTORY
-    return _columns(layout, (cursor - np.arange(min(k, n))) % n)
-
-
-def _columns(layout: tuple, slots: np.ndarray) -> tuple[np.ndarray, int]:
-    """The columns of `slots` of each ring of the layout (stamps, all contacts, each foot's),
-    and the number of feet. Layout per scalar sensor (MuJoCo 4): two header slots, n stamps,
-    n values."""
-    everything, feet_ground = layout
-    n = COLLISION_HISTORY
-    starts = [everything + 2] + [a + 2 + n for a in (everything, *feet_ground)]
-    return np.concatenate([s + slots for s in starts]), len(feet_ground)
 
 
 def _classes(model: mujoco.MjModel, scene: Scene) -> np.ndarray:
@@ -375,3 +284,55 @@ def _floor(model: mujoco.MjModel, scene: Scene) -> np.ndarray:
         if entity.kind == "floor":
             floor |= model.geom_bodyid == model.body(entity.body).id
     return floor
+
+
+@kernel
+def window(history, time, rows, envs, since, everything, feet, ring, slabs, collided,
+           contacts, kind, pending, extra):  # pragma: no cover - compiled
+    """The collision rule over each env's window, for every i: env e = envs[i], its
+    history row history[rows[i]] and clock now = time[rows[i]]. Walks the ring of its
+    all-contacts counter (at `everything[e]`: two header slots, the second the cursor,
+    `ring` stamps, `ring` values; MuJoCo writes one slot per physics step) from the newest
+    slot back while stamps lie in the window since[e] <= stamp < now: a step with more
+    contacts than its feet's on the ground (the rings at feet[e], -1 where none) touched
+    something. extra[e] = the most such contacts in one step (0: clear, then collided
+    False, contacts 0, kind NONE). Without floor slabs a touch is a collision: collided
+    True, contacts extra, kind the class the reset sample saw (pending) where the first
+    touch came at the window's start, else WALL (the contact list refines both:
+    `classify`); with slabs the contact list decides. Then pending[e] = NONE and the next
+    window starts: since[e] = now. Returns (envs touched, those of them with slabs)."""
+    touched = unsure = 0
+    for i in range(envs.shape[0]):
+        e, row = envs[i], rows[i]
+        now, start, a = time[row], since[e], everything[e]
+        cursor = int(history[row, a + 1])
+        most, first = 0.0, np.inf
+        for j in range(ring):
+            slot = cursor - j if cursor >= j else cursor - j + ring
+            stamp = history[row, a + 2 + slot]
+            if stamp < start:
+                break  # written before the window, as is every slot further back
+            if stamp >= now:
+                continue
+            ground = 0.0
+            for f in range(feet.shape[1]):
+                if feet[e, f] >= 0:
+                    ground += history[row, feet[e, f] + 2 + ring + slot]
+            over = history[row, a + 2 + ring + slot] - ground
+            if over > 0:
+                most = max(most, over)
+                first = stamp  # the walk goes back in time: the earliest so far
+        extra[e] = most
+        if most > 0:
+            touched += 1
+            if slabs[e]:
+                unsure += 1
+            else:
+                collided[e], contacts[e] = True, int(most)
+                started = first <= start and pending[e] != NONE
+                kind[e] = pending[e] if started else WALL
+        else:
+            collided[e], contacts[e], kind[e] = False, 0, NONE
+        pending[e] = NONE
+        since[e] = now
+    return touched, unsure

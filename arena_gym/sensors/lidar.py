@@ -32,11 +32,11 @@ from dataclasses import dataclass, replace
 import mujoco
 import numpy as np
 
-from arena_gym.kernel_modules import kernels
+from arena_gym.compiled import kernel
 from arena_gym.scene import builders
 from arena_gym.scene.gazebo import SensorDecl
 from arena_gym.scene.robot import RobotInfo
-from arena_gym.scene.rotations import quat_mats
+from arena_gym.scene.rotations import quat_mat
 from arena_gym.scene.scene import Scene
 from arena_gym.scene.sensor_mounts import SensorMount
 from arena_gym.sensors import noise
@@ -144,13 +144,11 @@ class LidarUnit(Unit):
         # the one qpos address of every env's free joint (-1: they differ or one is fixed),
         # kept until the next bind (None: not known yet)
         self._common_adr: int | None = None
-        self._same_frame: bool | None = None  # every env's frame offset is env 0's (bitwise)
         # the lidar frame: the carrier's free joint (qpos address, -1: fixed to the world)
         # and the frame's fixed pose in the root body's frame (in the world's when fixed)
         self.qpos_adr = np.full(num_envs, -1, dtype=np.int64)
         self.offset = np.zeros((num_envs, 3))
         self.rotation = np.tile(np.eye(3), (num_envs, 1, 1))
-        self._frame0 = (self.offset[0], self.rotation[0])  # env 0's, views (rays' hot path)
         self.dist = np.zeros((num_envs, 0))
         self.geomid = np.zeros((num_envs, 0), dtype=np.int32)
         self._flat_ranges: np.ndarray | None = None
@@ -176,6 +174,7 @@ class LidarUnit(Unit):
         self.geomid = np.zeros((self.num_envs, nray), dtype=np.int32)
         self._directions = np.empty((self.num_envs, nray, 3))
         self._origins = np.empty((self.num_envs, 3))
+        self._all_rows = np.arange(self.num_envs, dtype=np.int64)
         shape = (self.pattern.beams,) if self.pattern.rings == 1 else (
             self.pattern.rings, self.pattern.beams)
         self.out = {"ranges": np.full((self.num_envs, *shape), np.inf, dtype=np.float32)}
@@ -189,7 +188,7 @@ class LidarUnit(Unit):
         self.carrier_groups[env] = model.geom_group[self.carrier[env]].copy()
         self.group_view[env] = model.geom_group  # a view of the model's memory, per compile
         # skinned pedestrians' capsules move in and out of GROUP_ROBOT without a compile
-        self._all_alone = self._flat_ranges = self._common_adr = self._same_frame = None
+        self._all_alone = self._flat_ranges = self._common_adr = None
         self.alone[env] = not scene.pedestrians.skins and np.array_equal(
             np.flatnonzero(model.geom_group == builders.GROUP_ROBOT), self.carrier[env])
         data = mujoco.MjData(model)  # once per compile: the frame's offset at qpos0
@@ -219,22 +218,12 @@ class LidarUnit(Unit):
 
     @property
     def common_adr(self) -> int:
-        """The qpos address of every env's free joint when they share it, else -1."""
+        """The qpos address of every env's free joint when they share it, else -1 (kept
+        until the next bind)."""
         if self._common_adr is None:
             adr = self.qpos_adr
             self._common_adr = int(adr[0]) if (adr[0] >= 0 and (adr == adr[0]).all()) else -1
         return self._common_adr
-
-    @property
-    def same_frame(self) -> bool:
-        """Whether every env's lidar frame sits where env 0's does on its carrier, bit for
-        bit (the same robot everywhere)."""
-        if self._same_frame is None:
-            self._same_frame = all(
-                (a.view(np.int64) == a[:1].view(np.int64)).all()
-                for a in (self.offset.reshape(self.num_envs, -1),
-                          self.rotation.reshape(self.num_envs, -1)))
-        return self._same_frame
 
     @property
     def all_alone(self) -> bool:
@@ -245,65 +234,48 @@ class LidarUnit(Unit):
 
     def rays(self, frames: Frames, envs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """World origins (len(envs), 3) and directions (len(envs), nray, 3) at the current
-        state: the free joint's pose composed with the frame's fixed offset. The directions,
-        and for every env the origins, are buffers the next call overwrites. The usual case
-        (every env, one robot model) is one compiled loop (lidar_kernels.rays)."""
+        state: the free joint's pose composed with the frame's fixed offset (`frames_into`,
+        compiled), into buffers the next call overwrites."""
+        qpos, rows, adr = self.carriers(frames, envs)
         every = len(envs) == self.num_envs  # envs are sorted and unique: all, in order
-        adr = self.qpos_adr if every else self.qpos_adr[envs]
-        if every and self.common_adr >= 0:  # the usual: one address, a view of every row
-            q = frames.rows("qpos", envs, self.common_adr, 7)
-        elif len(envs) and adr.min() >= 0:  # every frame rides a free joint: no masks
-            q = frames.rows("qpos", envs, adr, 7)
-        else:
-            q = None
-        if q is not None and every and self.same_frame:  # one robot model everywhere
-            # what the numpy below gives, bit for bit, in one loop into kept buffers
-            offset, rotation = self._frame0
-            kernels("sensors.lidar_kernels").rays(q, offset, rotation, self.pattern.directions,
-                                                  self._origins, self._directions)
-            return self._origins, self._directions
-        if q is not None:
-            r_base = quat_mats(q[:, 3:])
-            offset, rotation = ((self.offset, self.rotation) if every
-                                else (self.offset[envs], self.rotation[envs]))
-            pos = q[:, :3] + (r_base @ offset[:, :, None])[..., 0]
-            rot = np.matmul(r_base, rotation)
-        else:
-            rot, pos = self.rotation[envs], self.offset[envs].copy()
-            moving = adr >= 0
-            if moving.any():
-                q = frames.rows("qpos", envs[moving], adr[moving], 7)
-                r_base = quat_mats(q[:, 3:])
-                pos[moving] = q[:, :3] + (r_base @ pos[moving][:, :, None])[..., 0]
-                rot = rot.copy()
-                rot[moving] = np.matmul(r_base, rot[moving])
-        # world[n, r] = rot[n] @ d[r], into a buffer kept between calls
-        out = self._directions[:len(envs)]
-        # (a contiguous rot^T takes numpy's BLAS path: a third of the time of the view)
-        np.matmul(self.pattern.directions, np.ascontiguousarray(rot.transpose(0, 2, 1)), out=out)
-        return pos, out
+        offset, rotation = ((self.offset, self.rotation) if every
+                            else (self.offset[envs], self.rotation[envs]))
+        origins, directions = self._origins[:len(envs)], self._directions[:len(envs)]
+        frames_into(qpos, rows, adr, offset, rotation, self.pattern.directions, origins,
+                    directions)
+        return origins, directions
+
+    def carriers(self, frames: Frames, envs: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(qpos rows, each env's row in them, each env's free-joint address there, -1 for
+        a frame fixed to the world) of `envs`: every env's bound qpos where one batch group
+        holds them all and they share the address (the usual case), else the 7 values of
+        each env's joint gathered."""
+        every = len(envs) == self.num_envs
+        if every and self.common_adr >= 0:
+            whole = frames.whole_state("qpos")
+            if whole is not None:
+                return whole, self._all_rows, self.qpos_adr
+        adr = self.qpos_adr[envs]
+        moving = adr >= 0
+        qpos = np.zeros((len(envs), 7))
+        if moving.any():
+            qpos[moving] = frames.rows("qpos", envs[moving], adr[moving], 7)
+        return qpos, np.arange(len(envs), dtype=np.int64), np.where(moving, 0, -1)
 
     def _compute(self, frames: Frames, envs: np.ndarray) -> None:
         cast_lidars([(self, envs)], frames)
 
     def finish(self, envs: np.ndarray) -> None:
-        """REP 117 ranges of `envs` from the raw distances (every env: one compiled loop,
-        lidar_kernels.ranges)."""
+        """REP 117 ranges of `envs` from their casts (`ranges_into`, compiled)."""
         p = self.pattern
-        if len(envs) == self.num_envs:  # envs are sorted and unique: all of them, in place
-            if self._flat_ranges is None:  # a (num_envs, nray) view, made once per bind
-                self._flat_ranges = self.out["ranges"].reshape(self.num_envs, -1)
-            # the numpy below, in one loop
-            kernels("sensors.lidar_kernels").ranges(self.dist, self.geomid, p.range_min,
-                                                    p.range_max, self._flat_ranges)
-            return
-        dist, geomid = self.dist[envs], self.geomid[envs]
-        ranges = dist.astype(np.float32)
-        # putmask: what `ranges[mask] = value` does, without gathering the mask's indices
-        np.putmask(ranges, dist < p.range_min, -np.inf)  # a miss reads -1 here: set just below
-        far = geomid < 0
-        np.putmask(ranges, np.logical_or(far, dist > p.range_max, out=far), np.inf)
-        self.out["ranges"][envs] = ranges.reshape(len(envs), *self.out["ranges"].shape[1:])
+        if self._flat_ranges is None:  # a (num_envs, nray) view, made once per bind
+            self._flat_ranges = self.out["ranges"].reshape(self.num_envs, -1)
+        if len(envs) == self.num_envs:  # envs are sorted and unique: all, in order
+            dist, geomid = self.dist, self.geomid
+        else:
+            dist, geomid = self.dist[envs], self.geomid[envs]
+        ranges_into(dist, geomid, p.range_min, p.range_max, envs, self._flat_ranges)
 
     def _moved(self) -> None:
         self._flat_ranges = None
@@ -402,3 +374,57 @@ def _cast(unit: LidarUnit, phase: np.ndarray, mask: np.ndarray, frames: Frames) 
         unit.dist, unit.geomid = dist, geomid
     else:
         unit.dist[phase], unit.geomid[phase] = dist, geomid
+
+
+@kernel
+def frames_into(qpos, rows, adr, offset, rotation, local, origins, directions
+                ):  # pragma: no cover - compiled
+    """For every i: the lidar frame at `offset[i]` (3,) and `rotation[i]` (3, 3) in the
+    frame of the free joint at qpos[rows[i], adr[i]:adr[i] + 7] (position, quaternion w,
+    x, y, z: normalised as mj_kinematics does, a zero one read as the identity), or in the
+    world's where adr[i] < 0: its origin into origins[i] and the world directions of the
+    beams `local` (R, 3) into directions[i] (R, 3)."""
+    for i in range(rows.shape[0]):
+        o0, o1, o2 = offset[i, 0], offset[i, 1], offset[i, 2]
+        r = rotation[i]
+        if adr[i] < 0:  # fixed to the world: the offset is the pose
+            m00, m01, m02, m10, m11, m12, m20, m21, m22 = (
+                r[0, 0], r[0, 1], r[0, 2], r[1, 0], r[1, 1], r[1, 2], r[2, 0], r[2, 1], r[2, 2])
+            x0, x1, x2 = o0, o1, o2
+        else:
+            q = qpos[rows[i], adr[i]:adr[i] + 7]
+            b = quat_mat(q[3], q[4], q[5], q[6])
+            x0 = q[0] + b[0] * o0 + b[1] * o1 + b[2] * o2
+            x1 = q[1] + b[3] * o0 + b[4] * o1 + b[5] * o2
+            x2 = q[2] + b[6] * o0 + b[7] * o1 + b[8] * o2
+            m00 = b[0] * r[0, 0] + b[1] * r[1, 0] + b[2] * r[2, 0]
+            m01 = b[0] * r[0, 1] + b[1] * r[1, 1] + b[2] * r[2, 1]
+            m02 = b[0] * r[0, 2] + b[1] * r[1, 2] + b[2] * r[2, 2]
+            m10 = b[3] * r[0, 0] + b[4] * r[1, 0] + b[5] * r[2, 0]
+            m11 = b[3] * r[0, 1] + b[4] * r[1, 1] + b[5] * r[2, 1]
+            m12 = b[3] * r[0, 2] + b[4] * r[1, 2] + b[5] * r[2, 2]
+            m20 = b[6] * r[0, 0] + b[7] * r[1, 0] + b[8] * r[2, 0]
+            m21 = b[6] * r[0, 1] + b[7] * r[1, 1] + b[8] * r[2, 1]
+            m22 = b[6] * r[0, 2] + b[7] * r[1, 2] + b[8] * r[2, 2]
+        origins[i, 0], origins[i, 1], origins[i, 2] = x0, x1, x2
+        for k in range(local.shape[0]):
+            d0, d1, d2 = local[k, 0], local[k, 1], local[k, 2]
+            directions[i, k, 0] = m00 * d0 + m01 * d1 + m02 * d2
+            directions[i, k, 1] = m10 * d0 + m11 * d1 + m12 * d2
+            directions[i, k, 2] = m20 * d0 + m21 * d1 + m22 * d2
+
+
+@kernel
+def ranges_into(dist, geomid, range_min, range_max, envs, out):  # pragma: no cover - compiled
+    """REP 117 ranges of casts (m, R) into out[envs[i]] (float32): +inf for a miss (geom
+    id < 0) or a hit beyond range_max, -inf below range_min, else the distance."""
+    for i in range(envs.shape[0]):
+        e = envs[i]
+        for k in range(dist.shape[1]):
+            d = dist[i, k]
+            if geomid[i, k] < 0 or d > range_max:
+                out[e, k] = np.inf
+            elif d < range_min:
+                out[e, k] = -np.inf
+            else:
+                out[e, k] = d

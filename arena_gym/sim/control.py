@@ -7,10 +7,9 @@ xfrc_applied. A staged control or force stays until it is staged again (an env r
 rewrites it).
 Twists are kept per robot name as one (num_envs, 3) array, whether staged one env at a time
 (`set_twist`) or for all envs at once (`set_twists`, what the navigation env uses), and
-written group by group in one numpy operation per drive: one path from twist to ctrl. The
-env's common case (every env's twists staged at once; a whole batch group of two or more
-envs, a drive of two or more wheels, written) runs as compiled loops, sim/control_kernels.py,
-bit for bit the numpy they replace.
+written group by group by one compiled function (`write`) for any envs of a group: one path
+from twist to ctrl. The navigation env's compiled step stages and writes through the same
+function (FusedStep, sim/fused.py).
 
 An open-loop control that did not change is not written again (MuJoCo keeps ctrl as
 state); a closed-loop drive (a skid steer's yaw-rate loop, see drive.py) is written at every
@@ -27,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from arena_gym.kernel_modules import kernels
+from arena_gym.compiled import kernel
 from arena_gym.registry import DRIVES
 from arena_gym.scene.errors import SceneError, unknown
 from arena_gym.scene.robot import POS_SUFFIX, VEL_SUFFIX
@@ -69,9 +68,6 @@ class _Part:
     rows: np.ndarray  # their rows in the group
     whole: bool  # the envs are the whole group, in its order
     every: bool  # the envs are all envs, in order (their twists need no gather)
-    # the batch's ctrl (n, nu) where control_kernels.write is numpy's write: the whole of
-    # a batch group (two envs or more) and a drive of two wheels or more; else None
-    ctrl: np.ndarray | None = None
 
 
 def _finite(what: str, values: tuple[float, ...]) -> tuple[float, ...]:
@@ -161,14 +157,6 @@ class Controller:
                 f"cmd_vel for {robot!r}: expected an array of shape ({n}, 2) or ({n}, 3), "
                 f"got shape {twists.shape}"
             )
-        staged = self._twists.get(robot)
-        if staged is not None:  # the env's case, every env staged before: one compiled pass
-            compiled = kernels("sim.control_kernels")
-            with self._staging:  # what _stage does then, if every row is good
-                if staged.all_staged and compiled.stage(
-                        twists, staged.values, staged.dirty) == compiled.STAGED:
-                    staged.all_dirty = True
-                    return
         # a finite sum (one reduction) means every value is finite; else look closer
         if not math.isfinite(np.add.reduce(twists, axis=None)) and not np.isfinite(twists).all():
             bad = int(np.flatnonzero(~np.isfinite(twists).all(axis=1))[0])
@@ -277,6 +265,24 @@ class Controller:
         for staged in self._twists.values():
             staged.integral[env_id] = 0.0
 
+    def fused_part(self, robot: str, groups: Sequence[Any]) -> tuple[_Twists, _Part] | None:
+        """(the robot's staged twists, its plan's one part) where a compiled step may stage
+        and write every env's twist itself (sim/fused.py): every env staged before, one
+        open-loop drive for all of them, the whole of one batch group in env order, and no
+        other command waiting to be written; else None."""
+        staged = self._twists.get(robot)
+        if staged is None or not staged.all_staged or self._envs_dirty:
+            return None
+        parts = self._plan(robot, groups)
+        if len(parts) != 1:
+            return None
+        part = parts[0]
+        if not (part.whole and part.every and part.drive.yaw_loop is None
+                and isinstance(part.group, BatchGroup)):
+            return None
+        staged.all_dirty = False  # the compiled step writes every env (and clears `dirty`)
+        return staged, part
+
     # ------------------------------------------------------------ writing
     def _plan(self, robot: str, groups: Sequence[Any]) -> list[_Part]:
         """Where the robot's staged envs live: per group, per drive (cached per grouping)."""
@@ -304,10 +310,8 @@ class Controller:
             for drive, envs, rows in by_drive.values():
                 whole = rows == list(range(len(group.env_ids)))
                 every = envs == list(range(self.store.num_envs))
-                fused = (whole and isinstance(group, BatchGroup) and len(rows) > 1
-                         and len(drive.actuator_ids) > 1)
-                parts.append(_Part(drive, group, np.array(envs), np.array(rows), whole, every,
-                                   group.ctrl if fused else None))
+                parts.append(_Part(drive, group, np.array(envs, dtype=np.int64),
+                                   np.array(rows, dtype=np.int64), whole, every))
         self._plans[robot] = (key, parts)
         return parts
 
@@ -338,33 +342,25 @@ class Controller:
 
     def _write(self, part: _Part, staged: _Twists, dt: float) -> None:
         drive, group = part.drive, part.group
-        twists = staged.values if part.every else staged.values[part.envs]
+        twists, envs, rows = staged.values, part.envs, part.rows
         loop = drive.yaw_loop
         if loop is not None:
-            measured = group.gather("qvel", np.array([loop.dof]))[part.rows, 0]
-            integral = staged.integral[part.envs]
-            twists = loop.correct(twists, measured, integral, dt)
-            staged.integral[part.envs] = integral
+            measured = group.gather("qvel", np.array([loop.dof]))[rows, 0]
+            integral = staged.integral[envs]
+            twists = loop.correct(twists[envs], measured, integral, dt)
+            staged.integral[envs] = integral
+            envs = np.arange(len(rows))  # rows of the corrected twists
         elif not (staged.all_dirty or (staged.dirty if part.every
-                                        else staged.dirty[part.envs]).all()):
-            keep = staged.dirty[part.envs]
-            part = _Part(drive, group, part.envs[keep], part.rows[keep], False, False)
-            twists = twists[keep]
-        if part.ctrl is not None:  # the common case: one compiled write
-            kernels("sim.control_kernels").write(twists, drive.matrix, drive.actuator_ids,
-                                                 drive.base_ids, part.ctrl)
+                                        else staged.dirty[envs]).all()):
+            keep = staged.dirty[envs]
+            envs, rows = envs[keep], rows[keep]
+        actuators, bases = drive.actuator_ids, drive.base_ids
+        if isinstance(group, BatchGroup):
+            write(twists, drive.matrix, actuators, bases, group.ctrl, envs, rows)
             return
-        speeds = twists @ drive.matrix.T
-        if part.whole:
-            group.scatter("ctrl", drive.actuator_ids, speeds)
-            if len(drive.base_ids):
-                group.scatter("ctrl", drive.base_ids, twists)
-            return
-        for i, env in enumerate(part.envs):
-            ctrl = group.ctrl_of(int(env))
-            ctrl[drive.actuator_ids] = speeds[i]
-            if len(drive.base_ids):
-                ctrl[drive.base_ids] = twists[i]
+        for e, r in zip(envs.tolist(), rows.tolist(), strict=True):  # one MjData each
+            write(twists, drive.matrix, actuators, bases, group.ctrl_of(group.env_ids[r])[None],
+                  np.array([e]), np.zeros(1, dtype=np.int64))
 
     def _write_env(self, env_id: int, commands: _EnvCommands) -> None:
         """An env's staged actuator controls and body forces, into its group's state."""
@@ -389,3 +385,17 @@ def _actuators(scene: Any) -> list[str]:
     thread while the stepping thread runs)."""
     model = scene.model if scene.dirty else scene._model
     return [model.actuator(i).name for i in range(model.nu)]
+
+
+@kernel
+def write(twists, matrix, actuators, bases, ctrl, envs, rows):  # pragma: no cover - compiled
+    """For every i: ctrl[rows[i], actuators] = matrix @ twists[envs[i]] (each wheel's speed
+    from a twist (vx, vy, omega)) and ctrl[rows[i], bases] = twists[envs[i]] (a planar
+    drive's three actuators); twists (n, 3), matrix (nwheel, 3), ctrl (rows, nu)."""
+    for i in range(envs.shape[0]):
+        e, r = envs[i], rows[i]
+        vx, vy, omega = twists[e, 0], twists[e, 1], twists[e, 2]
+        for w in range(matrix.shape[0]):
+            ctrl[r, actuators[w]] = matrix[w, 0] * vx + matrix[w, 1] * vy + matrix[w, 2] * omega
+        for b in range(bases.shape[0]):
+            ctrl[r, bases[b]] = twists[e, b]

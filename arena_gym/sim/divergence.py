@@ -1,41 +1,74 @@
-"""Finding diverged envs from their state, whatever MuJoCo's own flags say.
+"""Finding diverged envs from their state and clock, whatever MuJoCo's own flags say.
 
 MuJoCo resets an unstable simulation only while its auto-reset is enabled, and zeroes a bad
-control with only a warning counter. A value that is NaN, infinite or beyond mjMAXVAL (1e10,
-where MuJoCo's own checks give up) in qpos, qvel or qacc is a divergence; so is such a
-control, which MuJoCo would silently zero. A batch's step checks twice a step with
-any_bad's compiled form (divergence_kernels, numba), pinned to it by a test.
+control with only a warning counter. A value that is NaN, infinite or at or beyond mjMAXVAL
+(1e10, where MuJoCo's own checks give up) in qpos, qvel or qacc is a divergence; so is
+such a control, which MuJoCo would silently zero. Where MuJoCo reset an env itself its
+clock fell behind (`behind`), and where that reset came at the first step after the env's
+own reset (its clock at 0: no lag to see) its warning counters say so (`auto_reset`).
+
+`bad_rows` and `behind` are compiled and cover any rows: a batch's (n, k) fields, or one
+MjData's fields as (1, k) rows.
 """
 
 from __future__ import annotations
 
+import mujoco
 import numpy as np
 
+from arena_gym.compiled import kernel, shared
+
 MAXVAL = 1e10  # mjMAXVAL
-_MIN, _MAX = np.minimum.reduce, np.maximum.reduce
+# MuJoCo's auto-reset raises one of these warnings (and zeroes the clock)
+RESET_WARNINGS = (mujoco.mjtWarning.mjWARN_BADQPOS, mujoco.mjtWarning.mjWARN_BADQVEL,
+                  mujoco.mjtWarning.mjWARN_BADQACC)
 
 
-def any_bad(fields: tuple[np.ndarray, ...]) -> bool:
-    """Whether any value of the fields is not finite or beyond MAXVAL.
-
-    A field's extremes are NaN when any value is (min and max propagate NaN), and a
-    comparison with NaN is False, so two reductions per field clear the common case, with
-    no temporaries: it runs twice a step on every env."""
-    for f in fields:  # the ufuncs' own reductions: ndarray.min/max add a Python wrapper
-        if f.size and not (-MAXVAL <= _MIN(f, axis=None) and _MAX(f, axis=None) <= MAXVAL):
+@shared
+def row_diverges(field, row):  # pragma: no cover - compiled
+    """Whether row `row` of a (n, k) field holds a value that is NaN, infinite or at or
+    beyond MAXVAL in size (a comparison with NaN is False)."""
+    for j in range(field.shape[1]):
+        if not abs(field[row, j]) < MAXVAL:
             return True
     return False
 
 
-def bad_rows(*fields: np.ndarray) -> np.ndarray:
-    """Row mask over (n, k) arrays: rows with a value not finite or beyond MAXVAL."""
-    n = len(fields[0])
-    if not any_bad(fields):
-        return np.zeros(n, dtype=bool)
-    rows = np.concatenate([f for f in fields if f.shape[1]], axis=1)
-    return ~(np.abs(rows).max(axis=1) <= MAXVAL)
+@kernel
+def bad_rows(first, second, third, out):  # pragma: no cover - compiled
+    """out[i]: whether row i of any of the three (n, k) float fields (k may be 0)
+    diverges (row_diverges); returns how many rows do."""
+    count = 0
+    for i in range(out.shape[0]):
+        bad = row_diverges(first, i) or row_diverges(second, i) or row_diverges(third, i)
+        out[i] = bad
+        count += bad
+    return count
 
 
-def bad_state(data) -> bool:
-    """The same test for one MjData."""
-    return any_bad((data.qpos, data.qvel, data.qacc))
+@kernel
+def clock_checks(before, after, dt, nstep, checked, lag, fresh):  # pragma: no cover
+    """After `nstep` steps of timestep dt[i] from clocks `before` to `after`, for the rows
+    `checked` (the others, reset since, count as neither): lag[i] = after[i] < before[i] +
+    (nstep - 0.5) dt[i], the row was reset during the steps (its clock fell behind; NaN
+    is not behind); fresh[i] = before[i] < 0.5 dt[i], the row's clock started at zero,
+    where a MuJoCo reset in the first step leaves no lag (`auto_reset` tells). Returns how
+    many rows lag and how many are fresh."""
+    lagging = starting = 0
+    for i in range(lag.shape[0]):
+        lag[i] = checked[i] and after[i] < before[i] + (nstep - 0.5) * dt[i]
+        fresh[i] = checked[i] and before[i] < 0.5 * dt[i]
+        lagging += lag[i]
+        starting += fresh[i]
+    return lagging, starting
+
+
+def bad_state(data: mujoco.MjData) -> bool:
+    """Whether one MjData's qpos, qvel or qacc diverges."""
+    return bool(bad_rows(data.qpos[None], data.qvel[None], data.qacc[None], np.zeros(1, bool)))
+
+
+def auto_reset(data: mujoco.MjData) -> bool:
+    """Whether MuJoCo's auto-reset ran since the MjData was last reset (mj_resetData clears
+    the warnings; MuJoCo's own reset counts its warning after clearing them)."""
+    return any(data.warning[w].number > 0 for w in RESET_WARNINGS)

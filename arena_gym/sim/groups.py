@@ -15,9 +15,8 @@ import mujoco
 import mujoco.batch
 import numpy as np
 
-from arena_gym.kernel_modules import kernels
 from arena_gym.scene.scene import Scene
-from arena_gym.sim.divergence import any_bad, bad_rows, bad_state
+from arena_gym.sim.divergence import auto_reset, bad_rows, bad_state, clock_checks
 from arena_gym.sim.mesh_rays import MeshRays
 from arena_gym.sim.ray_copy import RayCopies
 from arena_gym.sim.wall_rays import WallRays
@@ -27,19 +26,6 @@ _UNSET = object()  # a group's WallRays before the first cast asks for them
 STATE = mujoco.mjtState.mjSTATE_INTEGRATION
 _TIME = mujoco.mjtState.mjSTATE_TIME
 _MOTION = _TIME | mujoco.mjtState.mjSTATE_QPOS | mujoco.mjtState.mjSTATE_QVEL
-
-
-def _diverged(env_ids: list[int], before: np.ndarray, after: np.ndarray, steps: int,
-              dt: np.ndarray, margins: dict[int, np.ndarray]) -> list[int]:
-    """Envs whose clock fell behind: mj_step resets an unstable simulation (time = 0).
-    `margins` keeps steps * dt less half a step per step count (the clock must have moved
-    at least that far)."""
-    margin = margins.get(steps)
-    if margin is None:
-        margin = margins[steps] = steps * dt - 0.5 * dt
-    if not kernels("sim.clock_kernels").behind(before, after, margin):  # the hot path
-        return []
-    return [env_ids[i] for i in (after < before + margin).nonzero()[0]]
 
 # MjModel sizes that describe model-only contents (assets, names), not MjData's layout
 _MODEL_ONLY_SIZES = ("nmesh", "ntex", "nhfield", "nnames", "npaths", "nbuffer", "ntext",
@@ -82,10 +68,17 @@ class BatchGroup:
         # the thread casting on the copies beside the mesh test (made on first use; its
         # thread ends when the group is dropped)
         self._caster: ThreadPoolExecutor | None = None
-        self._motion = _motion_fields(self.batch, models[0])
-        # the fields step checks before and after stepping
-        self._checks = ((self.ctrl, *self._motion), (*self._motion, self.bound("qacc")))
-        self._margins: dict[int, np.ndarray] = {}  # _diverged's, per step count
+        # the fields step checks before and after stepping: three each (bad_rows')
+        motion = _motion_fields(self.batch, models[0])
+        empty = np.zeros((len(models), 0))
+        self.checks_before = (self.ctrl, *motion, empty)[:3]
+        self.checks_after = (*motion, self.bound("qacc"), empty)[:3]
+        n = len(models)
+        self.bad = np.zeros(n, dtype=bool)  # rows the last state check found bad (reset)
+        self.lag = np.zeros(n, dtype=bool)  # rows whose clock fell behind (clock_checks)
+        self.fresh = np.zeros(n, dtype=bool)  # rows whose clock started at 0 (ditto)
+        self.every = np.ones(n, dtype=bool)  # every row (clock_checks' `checked`)
+        self._scratch: mujoco.MjData | None = None  # a row's whole MjData, to read warnings
         self._rays: tuple | None = None  # (shape, origins buffer) of the last full cast
         # (key, bodyexclude, the read-only array it came from or None) likewise
         self._exclude: tuple[tuple, np.ndarray, np.ndarray | None] | None = None
@@ -171,7 +164,7 @@ class BatchGroup:
         if self._rays is None or self._rays[0] != shape:
             self._rays = (shape, np.empty(shape))
         pnt = self._rays[1]
-        kernels("sim.ray_kernels").fill_origins(pnt, np.asarray(origins, dtype=np.float64))
+        pnt[:] = np.asarray(origins, dtype=np.float64)[:, None, :]  # each env's, per ray
         kept = self._exclude
         if kept is None or kept[0][1] != nray or (kept[2] is not bodyexclude
                                                   and kept[0][0] != bodyexclude.tobytes()):
@@ -273,43 +266,64 @@ class BatchGroup:
         return self.bound("time").copy()
 
     def diverged_since(self, times: np.ndarray, steps: int) -> list[int]:
-        """Envs MuJoCo reset as unstable, or raised in, during the last `steps` steps."""
-        bad = _diverged(self.env_ids, times, self.bound("time"), steps, self.dt, self._margins)
-        if not self.errored:
-            return bad
-        bad = sorted(set(bad) | {self.env_ids[i] for i in self.errored})  # rows -> env ids
+        """Envs reset as diverged (by `step`'s checks, or MuJoCo's auto-reset: their clock
+        fell behind `times` over the last `steps` steps, or it started at 0 and MuJoCo's
+        warnings say it reset them), or MuJoCo raised in."""
+        lagging, fresh = clock_checks(times, self.bound("time"), self.dt, steps, self.every,
+                                      self.lag, self.fresh)
+        if fresh:
+            lagging += self.check_fresh()
+        return self.take_diverged(lagging)
+
+    def check_fresh(self) -> int:
+        """Mark `lag` the rows of `fresh` that MuJoCo's auto-reset reset in their first step
+        (their warning counters); returns how many."""
+        if self._scratch is None:
+            self._scratch = mujoco.MjData(self.scenes[0]._model)
+        found = 0
+        for row in np.flatnonzero(self.fresh).tolist():
+            if not self.lag[row] and row not in self.errored:
+                self.batch.get_data(row, self._scratch)
+                if auto_reset(self._scratch):
+                    self.lag[row] = True
+                    found += 1
+        return found
+
+    def take_diverged(self, lagging: int) -> list[int]:
+        """The env ids of the rows that `lag` (`lagging` of them) or were reset as diverged
+        since the last call, sorted; forgets the latter."""
+        if not (lagging or self.errored):
+            return []
+        rows = set(np.flatnonzero(self.lag).tolist()) if lagging else set()
+        rows |= self.errored
         self.errored = set()
-        return bad
+        return sorted(self.env_ids[i] for i in rows)
 
     def step(self, nstep: int) -> None:
-        # before: a bad control MuJoCo would zero with only a warning, or a bad state written
-        # since the last step, which MuJoCo's auto-reset would hide from the clock check when
-        # the env's time is 0 (it resets and steps on)
-        before, after = self._checks
-        if _any_bad(before):
-            self._reset_bad(bad_rows(self.ctrl, self.bound("qpos"), self.bound("qvel")))
+        """`nstep` physics steps. Checked before (a bad control MuJoCo would zero with only a
+        warning, or a bad state written since the last step, which MuJoCo's auto-reset would
+        hide when the env's clock is at 0) and after (whatever MuJoCo's auto-reset flag says):
+        bad rows are reset and counted as diverged."""
+        if bad_rows(*self.checks_before, self.bad):
+            self.reset_bad()
+        self.physics(nstep)
+        if bad_rows(*self.checks_after, self.bad):
+            self.reset_bad()
+
+    def physics(self, nstep: int) -> None:
+        """The batch's step; the rows MuJoCo raised in are reset (the others went on)."""
         try:
             self.batch.step(nstep=nstep)
-        except mujoco.batch.SimulationError as exc:  # reset those envs; the others went on
+        except mujoco.batch.SimulationError as exc:
             self.batch.reset(exc.ids)
             self.errored.update(int(i) for i in exc.ids)
-        # also when MuJoCo's auto-reset is off: the state itself says whether it diverged
-        if _any_bad(after):
-            self._reset_bad(bad_rows(self.bound("qpos"), self.bound("qvel"), self.bound("qacc")))
 
-    def _reset_bad(self, bad: np.ndarray) -> None:
-        if bad.any():
-            rows = [int(i) for i in np.flatnonzero(bad)]
+    def reset_bad(self) -> None:
+        """Reset the rows marked `bad` to their model's defaults, as diverged."""
+        rows = np.flatnonzero(self.bad).tolist()
+        if rows:
             self.batch.reset(rows)
             self.errored.update(rows)
-
-
-def _any_bad(fields: tuple[np.ndarray, ...]) -> bool:
-    """any_bad of a step's check, compiled (divergence_kernels.any_bad2) for the usual two
-    fields (qpos and qvel are one view of the state)."""
-    if len(fields) == 2:
-        return kernels("sim.divergence_kernels").any_bad2(*fields)
-    return any_bad(fields)
 
 
 def _motion_fields(batch: mujoco.batch.Batch, model: mujoco.MjModel) -> tuple[np.ndarray, ...]:
@@ -409,17 +423,21 @@ class PoolGroup:
         return np.array([s._data.time for s in self.scenes])
 
     def diverged_since(self, times: np.ndarray, steps: int) -> list[int]:
+        """As BatchGroup.diverged_since: envs reset by `step`'s checks or MuJoCo's."""
+        n = len(self.scenes)
         dt = np.array([s._model.opt.timestep for s in self.scenes])
-        bad = _diverged(self.env_ids, times, self.times(), steps, dt, {})
-        if self.errored:
-            bad = sorted(set(bad) | self.errored)
-            self.errored = set()
-        return bad
+        lag, fresh = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
+        clock_checks(times, self.times(), dt, steps, np.ones(n, dtype=bool), lag, fresh)
+        bad = lag | fresh & np.array([auto_reset(s._data) for s in self.scenes], dtype=bool)
+        rows = {self.env_ids[i] for i in np.flatnonzero(bad).tolist()} | self.errored
+        self.errored = set()
+        return sorted(rows)
 
     def step(self, nstep: int) -> None:
+        one = np.zeros(1, dtype=bool)
         for scene in self.scenes:  # as BatchGroup.step: bad controls and bad written state
             d = scene._data
-            if bad_rows(d.ctrl[None], d.qpos[None], d.qvel[None]).any():
+            if bad_rows(d.ctrl[None], d.qpos[None], d.qvel[None], one):
                 self._reset(scene)
         if self.pool is None or len(self.scenes) == 1:
             for scene in self.scenes:

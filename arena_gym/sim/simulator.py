@@ -27,6 +27,7 @@ import numpy as np
 from arena_gym.scene.store import SceneStore
 from arena_gym.sim.container import Container, ResetCallback, TickHook
 from arena_gym.sim.control import Controller
+from arena_gym.sim.fused import FusedStep
 from arena_gym.sim.groups import BatchGroup, PoolGroup, make_groups
 from arena_gym.sim.options import apply_runtime_options
 from arena_gym.sim.snapshots import Snapshots
@@ -83,6 +84,7 @@ class Simulator(Container):
         self._rtf_measured = 0.0
         self.error: Exception | None = None  # what stopped the free-running loop, if anything
         self._changed = True  # a scene changed since the last _prepare
+        self._fused: FusedStep | None = None  # the last `fused` plan
         self._any_touched = False
         for scene in store.scenes:
             scene.on_access = self._on_access
@@ -335,6 +337,24 @@ class Simulator(Container):
             for group, times in zip(self._groups, before, strict=True):
                 diverged += group.diverged_since(times, int(n))
             self.diverged = sorted(diverged) if diverged else diverged
+
+    def fused(self, robot: str, nstep: int) -> FusedStep | None:
+        """Stepping `robot`'s envs `nstep` steps as a compiled step's part (sim/fused.py), or
+        None where the usual case does not hold (then `step` does the same work)."""
+        with self._lock:
+            self._prepare()
+            group = self._whole
+            if not isinstance(group, BatchGroup) or self._hooks or self._pre_step:
+                return None
+            found = self.controller.fused_part(robot, self._groups)
+            if found is None:
+                return None
+            staged, part = found
+            kept = self._fused
+            if (kept is None or kept.group is not group or kept.part is not part
+                    or kept.nstep != nstep or kept.robot != robot):
+                self._fused = kept = FusedStep(self, group, robot, nstep, staged, part)
+            return kept
 
     def _run_hooks(self, hooks: list[TickHook]) -> None:
         """Hooks (and pre-step callbacks) see this tick's state: a scene's MjData they read

@@ -19,8 +19,8 @@ through walls, however the forces add up.
 Obstacles are footprints (E, B, 5: x, y, yaw, sx, sy full extents), with a mask (E, B) of
 those present (arena_gym.tasks.footprints' convention).
 
-The step is one compiled loop over envs and agents (arena_gym.tasks.crowd_kernels, numba,
-compiled on first use and cached on disk): all pairs of an env and all boxes, every step.
+The step is one compiled loop over envs and agents (arena_gym.tasks.crowd_step, compiled on
+first use and cached on disk): all pairs of an env and all boxes, every step.
 
     crowd = Crowd(num_envs=16, capacity=8, model="social_force")
     crowd.place(env, starts, waypoints, modes, rng)
@@ -35,8 +35,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from arena_gym.kernel_modules import kernels
 from arena_gym.scene.pedestrians import RADIUS
+from arena_gym.tasks import crowd_step
 from arena_gym.tasks.footprints import BoxFrames
 
 LOOP, PING_PONG = 0, 1
@@ -51,7 +51,7 @@ CONSTRAINT_ITERATIONS = 4
 SLIDE = 0.3  # m: within this gap of an obstacle, walking into it turns along it
 SKIN = 1e-3  # m kept between agents pushed apart
 FADE = 10  # pairs farther apart than 2 r + FADE * B push each other by < 5e-5 A: skipped
-# the kernel's model constants, in crowd_kernels.step's order
+# the kernel's model constants, in crowd_step.step's order
 _PARAMS = (TAU, *SOCIAL, ANISOTROPY, *OBSTACLE, *ROBOT, SLIDE, float(FADE))
 
 
@@ -100,6 +100,7 @@ class Crowd:
         self._no_robots = np.zeros((num_envs, 2))
         # flat index of each agent's first waypoint in waypoints.reshape(-1, 2)
         self._first_waypoint = np.arange(num_envs * capacity).reshape(shape) * max_waypoints
+        self._scratch: tuple | None = None  # (shape, crowd_step.Scratch) of the last step
 
     @property
     def num_envs(self) -> int:
@@ -164,7 +165,6 @@ class Crowd:
             raise ValueError(f"crowd step: expected vmax * dt < the radius ({self.radius} m) so "
                              f"that nobody skips through a wall, got dt {dt} s with vmax up to "
                              f"{self.vmax.max():.3g} m/s")
-        crowd_kernels = kernels("tasks.crowd_kernels")  # compiled on first use
         if boxes is None:
             boxes, box_mask = self._no_boxes
         else:
@@ -174,12 +174,15 @@ class Crowd:
         has_robots = robots is not None
         robots = (self._no_robots if robots is None
                   else np.ascontiguousarray(np.asarray(robots)[:, :2], dtype=float))
-        self.separations += crowd_kernels.step(
+        shape = (self.num_envs, self.capacity, boxes.shape[1])
+        if self._scratch is None or self._scratch[0] != shape:
+            self._scratch = (shape, crowd_step.Scratch.make(*shape))
+        self.separations += crowd_step.step(
             self.pos, self.vel, self.yaw, self.active, self.waypoints, self.count, self.target,
             self.direction, self.mode, self.vmax, self.factors, self.reached, boxes, box_mask,
             robots, has_robots, float(robot_radius), float(dt), float(self.radius),
             self.model == "social_force", _PARAMS, ARRIVAL, CONSTRAINT_ITERATIONS, SKIN,
-            PING_PONG)
+            PING_PONG, self._scratch[1])
 
 
 def nearest_on_boxes(points: np.ndarray, boxes: np.ndarray, mask: np.ndarray | None

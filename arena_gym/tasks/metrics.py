@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from arena_gym.kernel_modules import kernels
+from arena_gym.compiled import kernel, shared
 
 # m: a step shorter than this is the robot standing or turning in place, whose position
 # jitter is no path: triplets with such a side count as straight (curvature 0), as Arena
@@ -162,10 +162,9 @@ class EpisodeMetrics:
                counted: np.ndarray) -> None:
         """One control step of the `active` envs: where they are now (num_envs, 4) and
         whether they collided. An active env not `counted` (its physics diverged) keeps its
-        last position: that motion is not the policy's. (One compiled loop,
-        tasks/metrics_kernels.py.)"""
-        kernels("tasks.metrics_kernels").record(pose, collided, active, counted, self.steps,
-                                                self.pose, self.collided)
+        last position: that motion is not the policy's. (`record_step`, compiled; the env's
+        compiled step records the same way.)"""
+        record(pose, collided, active, counted, self.steps, self.pose, self.collided)
 
     def update_pedestrians(self, distance: np.ndarray, speed: np.ndarray, hit: np.ndarray,
                            active: np.ndarray) -> None:
@@ -197,3 +196,28 @@ class EpisodeMetrics:
         metrics = trajectory_metrics(pose, self.collided[env, 1 : steps + 1], dt)
         social = self.social(env, dt) if self.pedestrians else {}
         return {"result": result, **metrics, **social, "steps": steps, "trajectory": pose}
+
+
+@shared
+def record_step(e, x, y, yaw, collided, counted, steps, history, hits):  # pragma: no cover
+    """One control step of env e, active, in place: its next trajectory slot (steps + 1,
+    the last slot once full) gets x, y and yaw, or, when not `counted`, its previous
+    slot's; its collision flag goes to `hits`, and `steps` moves to that slot. history
+    (n, capacity, 3), hits (n, capacity)."""
+    k = min(steps[e] + 1, history.shape[1] - 1)
+    if counted:
+        history[e, k, 0], history[e, k, 1], history[e, k, 2] = x, y, yaw
+    else:
+        for j in range(3):
+            history[e, k, j] = history[e, k - 1, j]
+    hits[e, k] = collided
+    steps[e] = k
+
+
+@kernel
+def record(pose, collided, active, counted, steps, history, hits):  # pragma: no cover
+    """record_step of every active env (pose (n, 4): x, y, z, yaw)."""
+    for e in range(steps.shape[0]):
+        if active[e]:
+            record_step(e, pose[e, 0], pose[e, 1], pose[e, 3], collided[e], counted[e], steps,
+                        history, hits)

@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from arena_gym.kernel_modules import kernels
+from arena_gym.compiled import shared
+from arena_gym.geometry.arrays import arctan2, hypot, where, xp
 from arena_gym.scene.rotations import wrap_angle
-from arena_gym.tasks.arrays import arctan2, hypot, xp
 
 
 def observation_space(beams: int, scan_high: float, action_low: tuple[float, ...],
@@ -54,21 +54,13 @@ def nearest_pedestrians(pos: np.ndarray, vel: np.ndarray, present: np.ndarray,
     return out
 
 
-def scan(reading: np.ndarray, max_range: float, normalize: bool, ranges: bool = True
-         ) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
-    """The policy's scan from the lidar reading (num_envs, beams) of REP 117 ranges (+inf:
-    no return within range, -inf: closer than the lidar's min range): (ranges, scan,
-    nearest). `ranges` float64 metres with +inf at max_range and -inf at 0 (finite
-    readings lie in [range_min, range_max], so clipping maps exactly the infinities; None
-    when not asked for); `scan` float32 ranges, divided by max_range when `normalize`;
-    `nearest` (num_envs,) the smallest range of each env. One compiled pass
-    (tasks/observation_kernels.py)."""
-    metres = np.empty(reading.shape if ranges else (0, 0))
-    out = np.empty(reading.shape, np.float32)
-    nearest = np.empty(len(reading))
-    kernels("tasks.observation_kernels").scan_into(
-        reading, float(max_range), float(max_range) if normalize else 1.0, metres, out, nearest)
-    return metres if ranges else None, out, nearest
+@shared
+def clipped_range(reading: Any, max_range: float) -> Any:
+    """The policy's range in metres of a REP 117 reading (+inf: no return within range,
+    -inf: closer than the lidar's min range): clipped into [0, max_range], so that the
+    infinities read max_range and 0 (finite readings lie in [range_min, range_max]); NaN
+    stays NaN. numpy arrays, or scalars."""
+    return where(reading < 0, 0.0, where(reading > max_range, max_range, reading))
 
 
 def goal_polar(goal: np.ndarray, pose: np.ndarray) -> np.ndarray:
@@ -83,7 +75,8 @@ def goal_polar(goal: np.ndarray, pose: np.ndarray) -> np.ndarray:
     return xp(pose).stack([distance, bearing], axis=1)
 
 
+@shared
 def polar(dx: Any, dy: Any, heading: Any) -> tuple[Any, Any]:
     """Distance and bearing (rad, in [-pi, pi), from `heading`) of the offset (dx, dy):
-    numpy or JAX arrays, or the scalars of a compiled kernel (tasks/array_kernels.py)."""
+    numpy or JAX arrays, or scalars."""
     return hypot(dx, dy), wrap_angle(arctan2(dy, dx) - heading)

@@ -6,23 +6,27 @@ Terms are looked up in REWARD_TERMS (arena_gym.registry), where a plugin's term 
 like the built-ins below; its weight is the config's `reward.<name>` (its registered default
 without one), and a term whose weight is 0 is not computed.
 
-The built-in terms are written once for numpy arrays, JAX arrays and scalars, with the
-elementwise functions of arena_gym.tasks.arrays: the MJX backend (arena_gym.mjx) evaluates
-these very definitions inside its jit-compiled step, and the numpy env's step compiles them
-(tasks/step_kernels.py: one call for every env and built-in term).
+The built-in terms are shared definitions (arena_gym.compiled), written once for numpy
+arrays, JAX arrays and scalars with the elementwise functions of arena_gym.geometry.arrays:
+the MJX backend evaluates them inside its jit-compiled step, and the env's compiled step
+(tasks/step.py) calls `builtin_terms`, every term of BUILTIN in order. A new built-in term
+is its function, its line in BUILTIN and its weight in RewardConfig; `Weights` follows
+RewardConfig's fields.
 """
 
 from __future__ import annotations
 
+from collections import namedtuple
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
 
+from arena_gym.compiled import Each, shared
 from arena_gym.config import RewardConfig
+from arena_gym.geometry.arrays import full, where, xp
 from arena_gym.registry import REWARD_TERMS
-from arena_gym.tasks.arrays import full, where, xp
 
 
 @dataclass
@@ -57,14 +61,17 @@ class RewardTerm:
     pedestrians: bool = False
 
 
+@shared
 def goal(cfg: RewardConfig, out: StepOutcome) -> np.ndarray:
     return where(out.reached, cfg.goal, 0.0)
 
 
+@shared
 def collision(cfg: RewardConfig, out: StepOutcome) -> np.ndarray:
     return where(out.collided, cfg.collision, 0.0)
 
 
+@shared
 def progress(cfg: RewardConfig, out: StepOutcome) -> np.ndarray:
     """Distance gained toward the goal (lost distance weighs progress_away); none in the
     step that ends the episode, whose outcome has its own term."""
@@ -73,19 +80,23 @@ def progress(cfg: RewardConfig, out: StepOutcome) -> np.ndarray:
     return where(out.reached | out.collided, 0.0, shaped)
 
 
+@shared
 def safe_distance(cfg: RewardConfig, out: StepOutcome) -> np.ndarray:
     near = out.min_clearance < cfg.safe_distance_m
     return where(near, cfg.safe_distance, 0.0)
 
 
+@shared
 def reverse(cfg: RewardConfig, out: StepOutcome) -> np.ndarray:
     return where(out.forward_speed < 0, cfg.reverse, 0.0)
 
 
+@shared
 def abrupt_velocity(cfg: RewardConfig, out: StepOutcome) -> np.ndarray:
     return cfg.abrupt_velocity * out.action_change
 
 
+@shared
 def time(cfg: RewardConfig, out: StepOutcome) -> np.ndarray:
     return full(out.distance_after, cfg.time)
 
@@ -105,12 +116,32 @@ def pedestrian_speed(cfg: RewardConfig, out: StepOutcome) -> np.ndarray:
     return where(near, cfg.pedestrian_speed * abs(out.speed), 0.0)  # type: ignore[arg-type]
 
 
-# the built-in terms, in the order they register (and sum; tasks/step_kernels.py computes
-# them in this order)
+# the built-in terms, in the order they register and sum (the compiled step's too)
 BUILTIN: tuple[tuple[str, TermFn], ...] = (
     ("goal", goal), ("collision", collision), ("progress", progress),
     ("safe_distance", safe_distance), ("reverse", reverse),
     ("abrupt_velocity", abrupt_velocity), ("time", time))
+# builtin_terms(weights, outcome, values): values[k] = BUILTIN's k-th term; returns their sum
+builtin_terms = Each(tuple(fn for _, fn in BUILTIN), "builtin_terms")
+# RewardConfig's weights as a tuple compiled code reads by name (cfg.goal, ...)
+Weights = namedtuple("Weights", [f.name for f in fields(RewardConfig) if f.name != "extra"])
+# StepOutcome's fields the built-in terms read, for one env of the compiled step
+Outcome = namedtuple("Outcome", ("distance_before", "distance_after", "reached", "collided",
+                                 "min_clearance", "forward_speed", "action_change"))
+_WEIGHTS: dict[int, tuple[RewardConfig, Any]] = {}
+
+
+def weights(cfg: RewardConfig) -> Any:
+    """cfg's Weights (kept per config object: asked every step)."""
+    kept = _WEIGHTS.get(id(cfg))
+    if kept is None or kept[0] is not cfg:
+        if len(_WEIGHTS) > 64:  # configs are few; never let a sweep grow this unbounded
+            _WEIGHTS.clear()
+        values = (float(getattr(cfg, name)) for name in Weights._fields)
+        kept = _WEIGHTS[id(cfg)] = (cfg, Weights(*values))
+    return kept[1]
+
+
 for _name, _fn in BUILTIN:
     REWARD_TERMS.register(_name, RewardTerm(_fn))
 for _name, _fn in (("pedestrian_collision", pedestrian_collision),
@@ -142,6 +173,30 @@ def applying(cfg: RewardConfig, people: bool) -> list[tuple[str, TermFn]]:
             _APPLYING.clear()
         _APPLYING[key] = cached = (REWARD_TERMS.version, terms)
     return cached[1]
+
+
+def checked_term(name: str, fn: TermFn, cfg: RewardConfig, out: StepOutcome,
+                 num_envs: int) -> np.ndarray:
+    """A term that is not built in (a plugin's, or a replaced built-in) on a step's outcome:
+    (num_envs,) finite values, else an error naming the term, where it came from, what was
+    expected and what came."""
+    where_from = REWARD_TERMS.source(name) or "arena_gym"
+    try:
+        value = np.asarray(fn(cfg, out), dtype=float)
+    except Exception as exc:
+        raise RuntimeError(f"reward term {name!r} (from {where_from}) raised "
+                           f"{type(exc).__name__}: {exc}") from exc
+    if value.shape != (num_envs,):
+        try:
+            value = np.broadcast_to(value, (num_envs,)).copy()
+        except ValueError:
+            raise ValueError(f"reward term {name!r} (from {where_from}): expected values of "
+                             f"shape ({num_envs},), got shape {value.shape}") from None
+    if not np.isfinite(value).all():
+        bad = int(np.flatnonzero(~np.isfinite(value))[0])
+        raise ValueError(f"reward term {name!r} (from {where_from}): expected finite values, "
+                         f"got {value[bad]} in env {bad}")
+    return value
 
 
 def total(terms: dict[str, np.ndarray]) -> np.ndarray:

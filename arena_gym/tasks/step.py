@@ -1,94 +1,151 @@
-"""One control step's evaluation of every env (the numpy env's): the goal's distance and
-bearing, how episodes end (tasks/termination.py), the built-in reward terms and their sum,
-in one compiled call (tasks/step_kernels.py) over the shared definitions.
+"""One control step of the navigation task for every env, compiled: the observation (the
+scan, the goal's and subgoal's distance and bearing, the last action), how episodes end
+(tasks/termination.py), every built-in reward term and their sum (tasks/rewards.py), the
+metrics record and the step counts, from one inputs record.
 
-Terms after the built-ins (pedestrian terms, plugins' terms) run as `fn(cfg, outcome)` on a
-StepOutcome (`remaining_terms`); a built-in replaced in the registry makes every term run
-that way.
+    pose = read_poses(qpos, rows, adr, task.pose)       # the robots' planar poses
+    inputs = StepInputs(pose, ranges, collided, diverged, twist, active, before, after, subgoal)
+    ended, collided, diverged = evaluate(task.arrays, inputs, task.outputs)
+
+`NavigationTask.evaluate` calls it; the env's compiled step calls it inside its own kernel
+(arena_gym/envs/step.py). Nothing here defines the task: it calls the shared definitions
+(rotations.yaw, observation.polar and clipped_range, termination.end_flags and ends,
+rewards.builtin_terms, metrics.record_step) as numba compiles them. An env not `active`
+(restarting, or an observation only) gets its observation and nothing else: no flags, no
+terms, no count; one whose physics diverged ends with reward 0.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from arena_gym.config import RewardConfig
-from arena_gym.kernel_modules import kernels
-from arena_gym.registry import REWARD_TERMS
-from arena_gym.tasks.rewards import BUILTIN, TermFn, applying
-from arena_gym.tasks.termination import Termination
+from arena_gym.compiled import kernel
+from arena_gym.scene.rotations import yaw
+from arena_gym.tasks.metrics import record_step
+from arena_gym.tasks.observation import clipped_range, polar
+from arena_gym.tasks.rewards import Outcome, builtin_terms
+from arena_gym.tasks.termination import end_flags, ends
 
-# RewardConfig's fields the built-in terms read: the kernel's weights, in this order
-WEIGHTS = ("goal", "collision", "progress", "progress_away", "safe_distance",
-           "safe_distance_m", "reverse", "abrupt_velocity", "time")
-_NAMES = tuple(name for name, _ in BUILTIN)
-# per config object, asked every step: by identity (a frozen config hashes all its fields),
-# the config kept with its entry so that its id stays its own (configs are few)
-_WEIGHTS: dict[int, tuple[RewardConfig, np.ndarray]] = {}
-_REMAINING: dict[tuple[int, bool], tuple[RewardConfig, int, tuple[bool, list]]] = {}
+FLAGS = ("reached", "collided", "timed_out", "diverged", "terminated", "truncated", "ended")
 
 
-@dataclass
-class Evaluation:
-    """One control step's task quantities, (num_envs,) arrays unless noted."""
+class StepInputs(NamedTuple):
+    """What the task reads of one control step, (num_envs, ...) arrays."""
 
-    polar: np.ndarray  # (num_envs, 2) float64: the goal's distance and bearing
-    distance: np.ndarray  # polar[:, 0], contiguous (progress's `before` at the next step)
-    termination: Termination
-    builtin: np.ndarray  # (len(BUILTIN), num_envs): each built-in term, 0 where not counted
-    reward: np.ndarray  # the built-in terms' sum
-    change: np.ndarray  # |(twist - last action) / action high|: abrupt_velocity's input
-    clearance: np.ndarray  # m from the robot's footprint to the nearest return
-    num_ended: int  # envs whose episode ended
-    num_collided: int
-
-    def terms(self) -> dict[str, np.ndarray]:
-        """The built-in terms by name (rows of `builtin`)."""
-        return dict(zip(_NAMES, self.builtin, strict=True))
+    pose: np.ndarray  # (n, 4) x, y, z, yaw of each robot (read_poses)
+    ranges: np.ndarray  # (n, beams) float32: the robot's lidar, REP 117 ranges
+    collided: np.ndarray  # (n,) bool: the collision rule over the step
+    diverged: np.ndarray  # (n,) bool: the env's physics diverged in the step
+    twist: np.ndarray  # (n, k) float: the step's command (k: the action's dims)
+    active: np.ndarray  # (n,) bool: stepped (else restarting, or an observation only)
+    before: np.ndarray  # (n,) progress's distance before the step
+    after: np.ndarray  # (n,) and after it, where the task's paths give it (path progress)
+    subgoal: np.ndarray  # (n, 2) the point obs["subgoal"] points to (paths)
 
 
-def evaluate(cfg: RewardConfig, qpos: np.ndarray, pose: np.ndarray, goal: np.ndarray,
-             before: np.ndarray, after: np.ndarray | None, goal_radius: float,
-             collided: np.ndarray, diverged: np.ndarray, steps: np.ndarray,
-             max_steps: int | np.ndarray, active: np.ndarray, twist: np.ndarray,
-             last_action: np.ndarray, action_high: np.ndarray, nearest: np.ndarray,
-             radius: float) -> Evaluation:
-    """The step of n envs from where they are (`pose` (n, 4): x, y, z, yaw, written from
-    `qpos` (n, 7): the robots' free joints) and their goals (n, 2): classify's flags (the
-    step count steps + active), the built-in terms with progress from `before` to `after`
-    (None: the goal's distance now) and the clearance `nearest` range less the robot's
-    `radius`; envs inactive or diverged count 0. Then counts the step, in place: each active
-    env's `steps` + 1, its `last_action` the twist."""
-    kept = _WEIGHTS.get(id(cfg))
-    if kept is None or kept[0] is not cfg:
-        if len(_WEIGHTS) > 64:  # never let a sweep of configs grow this unbounded
-            _WEIGHTS.clear()
-        kept = _WEIGHTS[id(cfg)] = (cfg, np.array([getattr(cfg, k) for k in WEIGHTS], float))
-    weights = kept[1]
-    n = len(pose)
-    polar, distance, flags = np.empty((n, 2)), np.empty(n), np.empty((7, n), bool)
-    builtin, reward = np.empty((len(BUILTIN), n)), np.empty(n)
-    change, clearance = np.empty(n), np.empty(n)
-    ended, collisions = kernels("tasks.step_kernels").evaluate(
-        qpos, pose, goal, before, after, float(goal_radius), collided, diverged, steps, max_steps,
-        active, twist, last_action, action_high, nearest, float(radius), weights, polar,
-        distance, flags, builtin, reward, change, clearance)
-    return Evaluation(polar, distance, Termination(*flags), builtin, reward, change,
-                      clearance, ended, collisions)
+class TaskArrays(NamedTuple):
+    """The task's state and constants the step reads and writes."""
+
+    goal: np.ndarray  # (n, 2) world frame
+    distance: np.ndarray  # (n,) the goal's distance, written each step
+    steps: np.ndarray  # (n,) int64: control steps of the episode
+    max_steps: np.ndarray  # (n,) int64: the time limit of each env's episode
+    last_action: np.ndarray  # (n, k) the last twist
+    action_high: np.ndarray  # (k,) scales the action change
+    weights: Any  # rewards.Weights
+    goal_radius: float
+    radius: float  # the robot's footprint: the clearance is the nearest range less it
+    max_range: float  # the scan's ranges are clipped into [0, max_range]
+    scan_scale: float  # and divided by this (max_range when normalised, else 1)
+    path_progress: bool  # progress from inputs.after, else from the goal's distance now
+    subgoals: bool  # the observation has a subgoal
+    trajectory: np.ndarray  # (n, capacity, 3) the episode metrics' record
+    hits: np.ndarray  # (n, capacity) bool
+    recorded: np.ndarray  # (n,) int64
 
 
-def remaining_terms(cfg: RewardConfig, people: bool) -> tuple[bool, list[tuple[str, TermFn]]]:
-    """(whether the built-in terms apply as registered, then `Evaluation.builtin` holds
-    them; the (name, fn) of the terms left to compute: those after them, or all). Kept
-    until the registry changes."""
-    kept = _REMAINING.get((id(cfg), people))
-    if kept is not None and kept[0] is cfg and kept[1] == REWARD_TERMS.version:
-        return kept[2]
-    terms = applying(cfg, people)
-    intact = tuple(terms[:len(BUILTIN)]) == BUILTIN
-    result = (True, terms[len(BUILTIN):]) if intact else (False, terms)
-    if len(_REMAINING) > 64:
-        _REMAINING.clear()
-    _REMAINING[(id(cfg), people)] = (cfg, REWARD_TERMS.version, result)
-    return result
+class StepOutputs(NamedTuple):
+    """What the step writes for every env."""
+
+    polar: np.ndarray  # (n, 2) float64: the goal's distance and bearing
+    flags: np.ndarray  # (7, n) bool: FLAGS
+    terms: np.ndarray  # (len(BUILTIN), n): each built-in term (0 where not counted)
+    reward: np.ndarray  # (n,) their sum
+    change: np.ndarray  # (n,) |(twist - last action) / action high|
+    clearance: np.ndarray  # (n,) m from the footprint to the nearest return
+    scan: np.ndarray  # (n, beams) float32: obs["scan"]
+    goal: np.ndarray  # (n, 2) float32: obs["goal"]
+    last_action: np.ndarray  # (n, k) float32: obs["last_action"]
+    subgoal: np.ndarray  # (n, 2) float32: obs["subgoal"] (paths)
+    values: np.ndarray  # (len(BUILTIN),) scratch: one env's terms
+
+
+@kernel
+def evaluate(task, inputs, out):  # pragma: no cover - compiled
+    """The step of every env (see the module docstring); returns how many envs' episodes
+    ended, how many collided and how many diverged. Counts the step in place: each active
+    env's steps + 1, its last action the twist, its metrics record; every env's `distance`
+    the goal's now."""
+    ended = collisions = divergences = 0
+    pose, ranges, twist, active = inputs.pose, inputs.ranges, inputs.twist, inputs.active
+    for e in range(pose.shape[0]):
+        x, y, heading = pose[e, 0], pose[e, 1], pose[e, 3]
+        nearest = np.inf
+        for b in range(ranges.shape[1]):
+            r = clipped_range(ranges[e, b], task.max_range)
+            out.scan[e, b] = r / task.scan_scale
+            if r < nearest or r != r:  # the smallest, NaN where any is (as np.min)
+                if nearest == nearest:
+                    nearest = r
+        distance, bearing = polar(task.goal[e, 0] - x, task.goal[e, 1] - y, heading)
+        out.polar[e, 0], out.polar[e, 1] = distance, bearing
+        out.goal[e, 0], out.goal[e, 1] = distance, bearing
+        if task.subgoals:
+            near, angle = polar(inputs.subgoal[e, 0] - x, inputs.subgoal[e, 1] - y, heading)
+            out.subgoal[e, 0], out.subgoal[e, 1] = near, angle
+        stepped = active[e]
+        reached, hit, timed_out, div = end_flags(
+            distance, task.goal_radius, inputs.collided[e], inputs.diverged[e],
+            task.steps[e] + stepped, task.max_steps[e], stepped)
+        terminated, truncated, over = ends(reached, hit, timed_out, div)
+        for row, flag in enumerate((reached, hit, timed_out, div, terminated, truncated, over)):
+            out.flags[row, e] = flag
+        ended += over
+        collisions += hit
+        divergences += div
+        change = 0.0
+        for j in range(twist.shape[1]):
+            c = (twist[e, j] - task.last_action[e, j]) / task.action_high[j]
+            change += c * c
+        out.change[e] = math.sqrt(change)
+        out.clearance[e] = nearest - task.radius
+        after = inputs.after[e] if task.path_progress else distance
+        outcome = Outcome(inputs.before[e], after, reached, hit, out.clearance[e], twist[e, 0],
+                          out.change[e])
+        counted = stepped and not div
+        total = builtin_terms(task.weights, outcome, out.values)
+        for k in range(out.values.shape[0]):
+            out.terms[k, e] = out.values[k] if counted else 0.0
+        out.reward[e] = total if counted else 0.0
+        if stepped:  # the step counted: the metrics, the step count and the last action
+            record_step(e, x, y, heading, hit, counted, task.recorded, task.trajectory,
+                        task.hits)
+            task.steps[e] += 1
+            for j in range(twist.shape[1]):
+                task.last_action[e, j] = twist[e, j]
+        for j in range(twist.shape[1]):
+            out.last_action[e, j] = task.last_action[e, j]
+        task.distance[e] = distance
+    return ended, collisions, divergences
+
+
+@kernel
+def read_poses(qpos, rows, adr, pose):  # pragma: no cover - compiled
+    """pose[i] = x, y, z and yaw of the free joint at qpos[rows[i], adr:adr + 7]."""
+    for i in range(rows.shape[0]):
+        q = qpos[rows[i], adr:adr + 7]
+        pose[i, 0], pose[i, 1], pose[i, 2] = q[0], q[1], q[2]
+        pose[i, 3] = yaw(q[3], q[4], q[5], q[6])

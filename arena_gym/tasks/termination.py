@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from arena_gym.compiled import shared
+
 RESULTS = ("goal", "collision", "timeout", "diverged")
 
 
@@ -48,15 +50,15 @@ def classify(distance: np.ndarray, goal_radius: float, collided: np.ndarray,
     """Divergence first (nothing else of that step is real), then the goal (reached while
     touching counts as reached), then a collision, then the time limit. Inactive envs
     (restarting after NEXT_STEP autoreset) end nothing. numpy or JAX arrays (the MJX
-    backend's jit); the numpy env's step runs `end_flags` compiled, env by env
-    (tasks/step_kernels.py)."""
+    backend's jit); the env's compiled step runs `end_flags` env by env (tasks/step.py)."""
     return Termination(*end_flags(distance, goal_radius, collided, diverged, steps,
                                   max_steps, active))
 
 
+@shared
 def end_flags(distance, goal_radius, collided, diverged, steps, max_steps, active):
     """classify's (reached, collided, timed_out, diverged) flags: operators only, so that
-    numpy, numba and JAX all run this one definition."""
+    numpy, JAX and compiled kernels all run this one definition."""
     diverged = diverged & active
     live = active & ~diverged
     reached = (distance < goal_radius) & live
@@ -66,6 +68,7 @@ def end_flags(distance, goal_radius, collided, diverged, steps, max_steps, activ
     return reached, hit, timed_out, diverged
 
 
+@shared
 def ends(reached, collided, timed_out, diverged):
     """(terminated, truncated, ended) of classify's flags: operators only, as end_flags."""
     terminated, truncated = reached | collided, timed_out | diverged

@@ -109,7 +109,10 @@ def test_render_mode_none_is_accepted_and_unknown_modes_raise_type_error():
 
 @pytest.mark.parametrize("mode", ["vector_entry_point", "sync", "async"])
 def test_make_vec_in_every_mode(mode):
-    envs = gym.make_vec("ArenaMujoco-v0", num_envs=2, vectorization_mode=mode, **SMALL)
+    # async workers start fresh ("spawn"): a fork of this test process would copy the locks
+    # its other threads hold (a test's Ray cluster lives as long as the process)
+    extra = {"vector_kwargs": {"context": "spawn"}} if mode == "async" else {}
+    envs = gym.make_vec("ArenaMujoco-v0", num_envs=2, vectorization_mode=mode, **SMALL, **extra)
     obs, _ = envs.reset(seed=1)
     assert obs["scan"].shape == (2, 360) and obs["goal"].shape == (2, 2)
     obs, reward, terminated, _, _ = envs.step(envs.action_space.sample())

@@ -38,8 +38,8 @@ def test_episodes_in_a_world_with_a_door_never_recompile_nor_start_in_its_sweep(
     starts, goals = [], []
     for k in range(10):
         env.reset(seed=k)
-        starts.append(core.pose[:, :2].copy())
-        goals.append(core.goal.copy())
+        starts.append(core.task.pose[:, :2].copy())
+        goals.append(core.task.goal.copy())
         for _ in range(3):
             env.step(np.zeros((2, 2)))
     starts, goals = np.concatenate(starts), np.concatenate(goals)

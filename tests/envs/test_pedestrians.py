@@ -27,12 +27,12 @@ def test_people_walk_through_episodes_without_a_compile_in_one_batch():
     env.reset(seed=0)
     core = env.core
     counts = [core.store.compile_count(e) for e in range(2)]
-    start = core.walkers.crowd.pos.copy()
-    assert core.walkers.crowd.active.sum(axis=1).tolist() == [8, 8]
+    start = core.task.walkers.crowd.pos.copy()
+    assert core.task.walkers.crowd.active.sum(axis=1).tolist() == [8, 8]
     _, _, terminated, truncated, info = _random_steps(env, 100)  # several episodes each
     assert [core.store.compile_count(e) for e in range(2)] == counts
     assert core.sim.groups() == [("batch", [0, 1])]
-    assert np.hypot(*(core.walkers.crowd.pos - start).reshape(-1, 2).T).max() > 0.5
+    assert np.hypot(*(core.task.walkers.crowd.pos - start).reshape(-1, 2).T).max() > 0.5
     assert set(info["reward_terms"]) >= {"pedestrian_collision", "pedestrian_safety",
                                          "pedestrian_speed"}
     env.close()
@@ -41,7 +41,7 @@ def test_people_walk_through_episodes_without_a_compile_in_one_batch():
 def test_the_default_world_has_no_people_nor_their_terms():
     env = ArenaVectorEnv(2)
     obs, _ = env.reset(seed=0)
-    assert env.core.walkers is None and sorted(obs) == ["goal", "last_action", "scan"]
+    assert env.core.task.walkers is None and sorted(obs) == ["goal", "last_action", "scan"]
     assert not env.core.store.scene(0).pedestrians.built  # no pool: the same model as before
     env.close()
 
@@ -51,9 +51,9 @@ def test_driving_into_a_person_is_a_pedestrian_collision_with_its_term_and_metri
                          observe_pedestrians=2, curriculum={"stages": [[0, 0]]})
     env.reset(seed=3)
     core = env.core
-    x, y, _, yaw = core.pose[0]
+    x, y, _, yaw = core.task.pose[0]
     ahead = (x + 0.6 * np.cos(yaw), y + 0.6 * np.sin(yaw))
-    core.walkers.place(0, [(*ahead, yaw)], [[ahead]], [0], np.random.default_rng(0))
+    core.task.walkers.place(0, [(*ahead, yaw)], [[ahead]], [0], np.random.default_rng(0))
     obs, _, terminated, _, info = env.step(np.array([[0.0, 0.0]]))
     # robot frame: the person stands 0.6 m straight ahead; the second slot is empty
     np.testing.assert_allclose(obs["pedestrians"][0], [[0.6, 0.0, 0.0, 0.0, 1.0], [0.0] * 5],
@@ -84,9 +84,9 @@ def test_same_seed_same_people_single_or_batched():
         a = rng.uniform(single.action_space.low, single.action_space.high)
         batched.step(np.concatenate([a, a]))
         single.step(a)
-    crowd_b, crowd_s = batched.core.walkers.crowd, single.core.walkers.crowd
+    crowd_b, crowd_s = batched.core.task.walkers.crowd, single.core.task.walkers.crowd
     assert crowd_b.pos[1].tobytes() == crowd_s.pos[0].tobytes()
-    assert batched.core.pose[1].tobytes() == single.core.pose[0].tobytes()
+    assert batched.core.task.pose[1].tobytes() == single.core.task.pose[0].tobytes()
     batched.close()
     single.close()
 

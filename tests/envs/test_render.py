@@ -46,7 +46,7 @@ def test_top_down_view_shows_the_goal_marker_at_the_goal():
     env.reset(seed=3)
     frame = env.render()
     view = env.unwrapped.view
-    gx, gy = env.unwrapped.core.goal[0]
+    gx, gy = env.unwrapped.core.task.goal[0]
     u, v = project(view._canvases[0].scene, (gx, gy, 0.012), 320, 240)
     assert 5 <= u <= 315 and 5 <= v <= 235
     patch = frame[int(v) - 2 : int(v) + 3, int(u) - 2 : int(u) + 3].reshape(-1, 3).astype(int)
@@ -73,7 +73,7 @@ def test_beams_are_drawn_from_the_current_scan():
     np.testing.assert_allclose(lengths, obs["scan"] * core.max_range, rtol=1e-6)
     # beam i points along the robot's heading plus the lidar's angle i (the observed scan)
     headings = np.arctan2(offsets[:, 1], offsets[:, 0])
-    turn = np.angle(np.exp(1j * (headings - core.pose[0, 3] - core.scan_angles)))
+    turn = np.angle(np.exp(1j * (headings - core.task.pose[0, 3] - core.scan_angles)))
     assert np.abs(turn[lengths > 0.05]).max() < 1e-3
     scene = unwrapped.view._canvases[0].scene
     decor = sum(scene.geoms[i].category == 4 for i in range(scene.ngeom))  # mjCAT_DECOR
@@ -89,7 +89,7 @@ def test_follow_camera_stays_behind_the_robot_as_it_moves():
         env.step(FORWARD)
     after = env.render()
     core = env.unwrapped.core
-    x, y, _, yaw = core.pose[0]
+    x, y, _, yaw = core.task.pose[0]
     seen_from = eye(env.unwrapped.view._canvases[0].scene)
     behind = 2.5 * np.cos(np.radians(30.0))  # follow_distance, elevation -30 deg
     np.testing.assert_allclose(seen_from[:2], [x - behind * np.cos(yaw), y - behind * np.sin(yaw)],

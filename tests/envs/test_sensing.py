@@ -35,15 +35,17 @@ def _lidar_origin_z(core: NavigationCore, env: int = 0) -> float:
 def _check_scan(core: NavigationCore) -> None:
     core.reset_envs(list(range(core.n)))
     for _ in range(6):
-        obs, nearest = core.observe()
+        obs = core.observe()
         ranges = core.scan_ranges()
         np.testing.assert_array_equal(obs["scan"], _mapped(core))
-        np.testing.assert_array_equal(nearest, ranges.min(axis=1))  # the clearance's source
+        # the clearance's source: the nearest range less the robot's radius
+        np.testing.assert_allclose(core.task.outputs.clearance,
+                                   ranges.min(axis=1) - core.params.radius, rtol=0, atol=1e-12)
         assert obs["scan"].shape[1:] == core.observation_space["scan"].shape
         hits = np.isfinite(core.sensor_suite["scan"].ranges)
         assert hits.sum() > 50  # walls and boxes in range: the comparison is not all max range
         np.testing.assert_array_equal(ranges[hits], core.sensor_suite["scan"].ranges[hits])
-        core.step_envs(np.tile([0.2, 0.5], (core.n, 1)), np.ones(core.n, bool))
+        core.step(np.tile([0.2, 0.5], (core.n, 1)), np.ones(core.n, bool))
 
 
 def test_scan_is_the_declared_lidar_of_the_default_robot_mapped():
@@ -97,9 +99,9 @@ def _front(core: NavigationCore) -> float:
 
 def _start(core: NavigationCore, x: float) -> None:
     core.reset_envs([0])
-    core._place(0, Episode((x, 0.0, 0.0), (-2.0, 0.0), np.zeros((0, 4))))
+    core.task._place(0, Episode((x, 0.0, 0.0), (-2.0, 0.0), np.zeros((0, 4))))
     core.sensor_suite.reset([0])
-    core._read_pose()
+    core.task.read_poses()
 
 
 def test_a_robot_driven_into_a_wall_collides_with_the_class_wall():
@@ -108,13 +110,13 @@ def test_a_robot_driven_into_a_wall_collides_with_the_class_wall():
     front = _front(core)
     _start(core, _wall_face(core) - front - 0.3)
     for _ in range(40):
-        terminated = core.step_envs(np.array([[0.22, 0.0]]), np.ones(1, bool)).terminated
+        terminated = core.step(np.array([[0.22, 0.0]]), np.ones(1, bool)).terminated
         collision = core.sensor_suite["collision"]
         assert terminated[0] == collision.collided[0]
         if terminated[0]:
             break
     assert terminated[0] and collision.classes[0] == "wall"
-    assert core.pose[0, 0] + front > _wall_face(core) - 0.01  # it did reach the wall
+    assert core.task.pose[0, 0] + front > _wall_face(core) - 0.01  # it did reach the wall
     core.close()
 
 
@@ -122,10 +124,10 @@ def test_the_default_robot_started_2_5_cm_inside_a_wall_collides_in_the_first_st
     core = NavigationCore(1, EnvConfig())
     core.reset_envs([0])
     _start(core, _wall_face(core) - _front(core) + 0.025)
-    terminated = core.step_envs(np.array([[0.0, 0.0]]), np.ones(1, bool)).terminated
+    terminated = core.step(np.array([[0.0, 0.0]]), np.ones(1, bool)).terminated
     assert terminated[0] and core.sensor_suite["collision"].classes[0] == "wall"
     # the wall pushed it out within the step: at the step's end nothing touches any more
-    assert core.pose[0, 0] + _front(core) <= _wall_face(core) + 1e-3
+    assert core.task.pose[0, 0] + _front(core) <= _wall_face(core) + 1e-3
     core.close()
 
 

@@ -22,7 +22,7 @@ def test_the_default_task_has_no_subgoal_and_plans_nothing():
     obs, _ = env.reset(seed=0)
     assert sorted(obs) == ["goal", "last_action", "scan"]
     assert sorted(env.single_observation_space.spaces) == ["goal", "last_action", "scan"]
-    assert env.core.paths is None and isinstance(env.core.max_steps, int)
+    assert env.core.task.paths is None and (env.core.task.max_steps == 300).all()
     env.close()
 
 
@@ -73,18 +73,18 @@ def test_on_a_map_progress_is_paid_along_the_path(assets):
                          paths={**SUBGOAL, "progress": "path", "min_length": 5.0})
     obs, _ = env.reset(seed=0)
     core = env.core
-    paths = [core.paths.follower.path(e) for e in range(4)]
+    paths = [core.task.paths.follower.path(e) for e in range(4)]
     for e in range(4):
-        assert core.paths.follower.path_length[e] >= 5.0
-        assert _to_go(paths[e], core.pose[e, :2]) == pytest.approx(
-            core.paths.follower.path_length[e], abs=1e-6)
+        assert core.task.paths.follower.path_length[e] >= 5.0
+        assert _to_go(paths[e], core.task.pose[e, :2]) == pytest.approx(
+            core.task.paths.follower.path_length[e], abs=1e-6)
     policy = make_policy("reactive", env)
     for _ in range(10):
-        before = core.pose[:, :2].copy()
+        before = core.task.pose[:, :2].copy()
         obs, _, terminated, truncated, info = env.step(policy(obs))
         assert not (terminated | truncated).any()
-        assert core.paths.follower.replans.sum() == 0
-        gained = np.array([_to_go(paths[e], before[e]) - _to_go(paths[e], core.pose[e, :2])
+        assert core.task.paths.follower.replans.sum() == 0
+        gained = np.array([_to_go(paths[e], before[e]) - _to_go(paths[e], core.task.pose[e, :2])
                            for e in range(4)])
         expected = np.where(gained >= 0, 0.3 * gained, 0.4 * gained)
         np.testing.assert_allclose(info["reward_terms"]["progress"], expected, atol=1e-9)

@@ -135,7 +135,7 @@ def test_curriculum_stage_sets_the_obstacle_count():
                          obstacle_pool=12)
     env.reset(seed=0)
     assert (env.core.store.data(0).mocap_pos[:, 2] < 0).all()  # stage 0: every box parked
-    env.core.curriculum.stage = 1
+    env.core.task.curriculum.stage = 1
     env.reset(seed=0)
     placed = (env.core.store.data(0).mocap_pos[:, 2] > 0).sum()
     assert placed >= 10  # 12 asked; a crowded room may drop a few
@@ -158,8 +158,8 @@ def test_reaching_the_goal_pays_the_goal_reward_and_reports_success():
     env = ArenaEnv(**NO_BOXES)
     obs, _ = env.reset(seed=1)
     assert obs["scan"][0] * env.core.max_range > 1.0  # clear ahead (beam 0 looks forward)
-    x, y, _, yaw = env.core.pose[0]
-    env.core.goal[0] = (x + 0.8 * np.cos(yaw), y + 0.8 * np.sin(yaw))  # 0.8 m straight ahead
+    x, y, _, yaw = env.core.task.pose[0]
+    env.core.task.goal[0] = (x + 0.8 * np.cos(yaw), y + 0.8 * np.sin(yaw))  # 0.8 m straight ahead
     for t in range(30):
         obs, reward, terminated, truncated, info = env.step(np.array([0.22, 0.0], np.float32))
         if terminated or truncated:
@@ -186,10 +186,10 @@ def test_holonomic_robot_takes_discrete_and_sideways_actions(assets):
     env.close()
     env = ArenaEnv(**robot)
     env.reset(seed=0)
-    x0, y0, _, yaw = env.core.pose[0].copy()
+    x0, y0, _, yaw = env.core.task.pose[0].copy()
     for _ in range(10):  # 1 s at 0.5 m/s to the left
         env.step(np.array([0.0, 0.5, 0.0], np.float32))
-    dx, dy = env.core.pose[0, 0] - x0, env.core.pose[0, 1] - y0
+    dx, dy = env.core.task.pose[0, 0] - x0, env.core.task.pose[0, 1] - y0
     forward, left = np.cos(yaw) * dx + np.sin(yaw) * dy, -np.sin(yaw) * dx + np.cos(yaw) * dy
     assert 0.4 < left < 0.55 and abs(forward) < 0.05
     env.close()

@@ -27,7 +27,7 @@ def test_every_map_hosts_episodes(assets, world):
     walls = [n for n in core.store.names(0) if n.startswith("map/wall_")]
     assert len(walls) == len(layout._walls) >= 4  # the map's walls are in
     for e in range(2):
-        start = core.pose[e, :2]
+        start = core.task.pose[e, :2]
         assert layout.free(start[None], core.params.radius)[0], "start in free space"
         assert obs["goal"][e, 0] >= 2.0
         assert obs["scan"][e].min() > 0.0
@@ -62,7 +62,7 @@ def test_every_scenario_sets_start_goal_and_statics(assets, scenario):
     env = ArenaVectorEnv(1, scenario=str(path))
     obs, _ = env.reset(seed=0)
     task = env.core.layout.scenario.robots[0]
-    x, y, yaw = env.core.pose[0, 0], env.core.pose[0, 1], env.core.pose[0, 3]
+    x, y, yaw = env.core.task.pose[0, 0], env.core.task.pose[0, 1], env.core.task.pose[0, 3]
     assert (x, y) == pytest.approx(task.start[:2])
     assert math.remainder(yaw - task.start[2], 2 * math.pi) == pytest.approx(0.0, abs=1e-9)
     assert obs["goal"][0, 0] == pytest.approx(math.dist(task.start[:2], task.goal[:2]), rel=1e-6)

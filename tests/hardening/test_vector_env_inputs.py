@@ -44,11 +44,11 @@ def test_bad_seeds_are_refused(env, seed, message):
 ])
 def test_complex_and_object_actions_are_refused_and_nothing_steps(env, actions, message):
     env.reset(seed=0)
-    pose = env.core.pose.copy()
+    pose = env.core.task.pose.copy()
     with pytest.raises(ValueError, match=re.escape(message)):
         env.step(actions)
-    env.core._read_pose()
-    assert np.array_equal(env.core.pose, pose)
+    env.core.task.read_poses()
+    assert np.array_equal(env.core.task.pose, pose)
 
 
 def test_step_and_reset_after_close_raise():

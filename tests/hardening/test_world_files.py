@@ -64,7 +64,7 @@ def test_scenario_points_must_be_free_on_the_map(world, start, goal, waypoints, 
 def test_a_free_scenario_runs(world):
     env = ArenaVectorEnv(1, scenario=str(_scenario(world, (0.5, 0.4, 0.0), (0.5, 1.6))))
     env.reset(seed=0)
-    assert env.core.pose[0, :2].tolist() == pytest.approx([0.5, 0.4])
+    assert env.core.task.pose[0, :2].tolist() == pytest.approx([0.5, 0.4])
     env.close()
 
 

@@ -68,8 +68,8 @@ def aligned(task):
         cpu = {k: [] for k in ("pose", "scan", "reward", "result")}
         running = np.ones(N, bool)
         for t in range(STEPS):
-            out = core.step_envs(_actions(t), running.copy())
-            cpu["pose"].append(core.pose[:, [0, 1, 3]].copy())
+            out = core.step(_actions(t), running.copy())
+            cpu["pose"].append(core.task.pose[:, [0, 1, 3]].copy())
             cpu["scan"].append(out.obs["scan"] * core.max_range)
             cpu["reward"].append(out.reward.copy())
             cpu["result"].append([out.termination.result(e) if out.termination.ended[e]
@@ -293,7 +293,7 @@ def test_frames_are_the_cpu_envs_frames_of_the_same_state(envs):
         obs, _ = cpu.reset(seed=0)
         want = cpu.render()
         snaps = [cpu.view._frames.snapshot(e) for e in range(N)]
-        goal = cpu.core.goal.copy()
+        goal = cpu.core.task.goal.copy()
     finally:
         cpu.close()
     envs.reset(seed=0)

@@ -24,13 +24,13 @@ def test_example_plugin_adds_a_sensor_a_reward_term_and_a_runtime_plugin(tmp_pat
                            plugins=[{"type": "step_counter", "params": {"start": 3}}])
         obs, _ = env.reset(seed=1)
         core = env.unwrapped.core
-        yaw = core.pose[:, 3]
+        yaw = core.task.pose[:, 3]
         np.testing.assert_allclose(obs["heading"], np.column_stack([np.cos(yaw), np.sin(yaw)]),
                                    atol=1e-6)
         assert env.single_observation_space["heading"].shape == (2,)
         for _ in range(5):
             obs, _, _, _, info = env.step(np.tile([0.2, 0.5], (2, 1)))
-        yaw = core.pose[:, 3]
+        yaw = core.task.pose[:, 3]
         np.testing.assert_allclose(obs["heading"][:, 1], np.sin(yaw), atol=1e-6)
         np.testing.assert_allclose(info["reward_terms"]["heading_bonus"], 0.5 * np.cos(yaw),
                                    atol=1e-6)

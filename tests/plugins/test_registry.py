@@ -105,7 +105,7 @@ def test_a_registered_kind_reaches_default_specs_suite_and_env_config(speedomete
         obs, *_ = env.step(np.tile([0.3, 0.0], (2, 1)))
     # the flat observation: position (3), orientation (4), linear (3), angular velocity (3)
     assert obs["speed"].shape == (2, 13)
-    np.testing.assert_allclose(obs["speed"][:, :2], core.pose[:, :2], atol=1e-6)
+    np.testing.assert_allclose(obs["speed"][:, :2], core.task.pose[:, :2], atol=1e-6)
     assert 0.2 < obs["speed"][0, 7] < 0.35  # forward speed in the base frame, m/s
     env.close()
 
@@ -168,7 +168,7 @@ def test_a_registered_world_source_is_named_by_the_config():
                            world="closet", curriculum={"stages": [[0, 0]]},
                            min_start_goal_distance=0.5)
         env.reset(seed=0)
-        pose = env.unwrapped.core.pose[0]
+        pose = env.unwrapped.core.task.pose[0]
         assert np.abs(pose[:2]).max() < 1.5  # inside the 3 m closet, not the 6 m room
         env.close()
     finally:

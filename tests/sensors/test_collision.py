@@ -122,10 +122,10 @@ def test_the_env_collision_is_the_sensors_collision(substeps):
     rng = np.random.default_rng(0)
     for _ in range(60):
         action = rng.uniform(core.action_space.low, core.action_space.high, (3, 2))
-        out = core.step_envs(action, np.ones(3, bool))
+        out = core.step(action, np.ones(3, bool))
         terminated = out.terminated
         collision = core.sensor_suite["collision"]
-        reached = core.goal_polar[:, 0] < cfg.goal_radius
+        reached = core.task.outputs.polar[:, 0] < cfg.goal_radius
         # the goal first (reached while touching counts as reached), then the sensors' flag
         np.testing.assert_array_equal(out.termination.collided, collision.collided & ~reached)
         np.testing.assert_array_equal(terminated, (collision.collided | reached))

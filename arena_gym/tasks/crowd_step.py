@@ -4,63 +4,23 @@
 forces (social force model) or the straight walk (waypoints model), the constraints, the
 headings and the waypoint advance; the module docstring of arena_gym.tasks.crowd is its spec.
 Pairs and boxes are screened by brute force, every step (16 envs of 64 agents and 16 boxes
-take a few hundred microseconds), in a fixed order, so a step is deterministic.
-
-`box_frame`, `box_gap` and `box_normal` are the point-to-box geometry of
-arena_gym.tasks.footprints.BoxFrames (its frame, gap and normals) for one point and one box,
-operation for operation, and a test pins them equal bit for bit: BoxFrames stays the
-vectorised form because it also serves JAX arrays (the MJX backend), which a numba
-function cannot.
+take a few hundred microseconds), in a fixed order, so a step is deterministic. The
+point-to-box geometry is the one of arena_gym.tasks.footprints (box_frame, box_gap,
+box_normal), which BoxFrames runs on arrays.
 """
 
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
-from arena_gym.jit import numba
+from arena_gym.compiled import kernel, shared
+from arena_gym.tasks.footprints import box_frame, box_gap, box_normal
 
 
-@numba.njit(cache=True)
-def box_frame(px: float, py: float, bx: float, by: float, c: float, s: float, sx: float,
-              sy: float) -> tuple[float, float, float, float]:
-    """The point (px, py) in the frame of the box centred at (bx, by) with cos/sin (c, s) of
-    its yaw and full extents (sx, sy): its coordinates (lx, ly) and their excess (ax, ay)
-    over the half extents (> 0: outside along that axis). max(ax, ay) <= box_gap."""
-    dx, dy = px - bx, py - by
-    lx = c * dx + s * dy
-    ly = c * dy - s * dx
-    return lx, ly, abs(lx) - 0.5 * sx, abs(ly) - 0.5 * sy
-
-
-@numba.njit(cache=True)
-def box_gap(ax: float, ay: float) -> float:
-    """Signed gap from a point to a box (negative inside), from box_frame's ax, ay."""
-    gap = math.hypot(max(ax, 0.0), max(ay, 0.0))
-    return max(ax, ay) if gap == 0.0 else gap  # 0: both axes within the box
-
-
-@numba.njit(cache=True)
-def box_normal(lx: float, ly: float, ax: float, ay: float, gap: float, c: float, s: float
-               ) -> tuple[float, float]:
-    """The unit normal (world frame) from a box toward a point (inside: out through the
-    nearer face), from box_frame's lx, ly, ax, ay, box_gap's gap and the box's cos/sin
-    (c, s). Outside, the normal before scaling is (max(ax, 0), max(ay, 0)) with signs,
-    whose length is the gap (BoxFrames takes its hypot: the same number)."""
-    if ax < 0 and ay < 0:
-        nx, ny, norm = (1.0 if ax >= ay else 0.0), (1.0 if ax < ay else 0.0), 1.0
-    else:
-        nx, ny, norm = max(ax, 0.0), max(ay, 0.0), max(gap, 1e-12)
-    if lx < 0:
-        nx = -nx
-    if ly < 0:
-        ny = -ny
-    nx, ny = nx / norm, ny / norm
-    return c * nx - s * ny, s * nx + c * ny
-
-
-@numba.njit(cache=True)
+@shared
 def _nearest_box(px: float, py: float, boxes: np.ndarray, frames: np.ndarray,
                  mask: np.ndarray) -> tuple[float, float, float]:
     """Gap and normal of the nearest box (B, 5) of those `mask` keeps (the first of ties);
@@ -86,7 +46,7 @@ def _nearest_box(px: float, py: float, boxes: np.ndarray, frames: np.ndarray,
     return gap, nx, ny
 
 
-@numba.njit(cache=True)
+@shared
 def _push_out(pos: np.ndarray, boxes: np.ndarray, frames: np.ndarray, mask: np.ndarray,
               radius: float) -> None:
     """An agent at `pos` (2,) closer than `radius` to boxes steps back out along each one's
@@ -113,7 +73,7 @@ def _push_out(pos: np.ndarray, boxes: np.ndarray, frames: np.ndarray, mask: np.n
         pos[1] += my
 
 
-@numba.njit(cache=True)
+@shared
 def _separate(pos: np.ndarray, active: np.ndarray, within: float, shift: np.ndarray) -> bool:
     """One round for an env's agents (P, 2): every overlapping pair (closer than `within`)
     is pushed apart by half the overlap each, all from where they stood; whether any
@@ -147,7 +107,7 @@ def _separate(pos: np.ndarray, active: np.ndarray, within: float, shift: np.ndar
     return over
 
 
-@numba.njit(cache=True)
+@shared
 def _walk(pos, vel, active, goals, vmax, dt):
     """The waypoints model for an env's agents: straight at vmax to the goal (P, 2),
     landing on it rather than past it."""
@@ -163,7 +123,7 @@ def _walk(pos, vel, active, goals, vmax, dt):
         pos[p, 1] += dy * stride
 
 
-@numba.njit(cache=True)
+@shared
 def _social_forces(pos, vel, active, goals, vmax, factors, count, reached, boxes, frames, mask,
                    robot_xy, has_robot, robot_radius, dt, radius, wall_gap, heading, force,
                    push, params):
@@ -255,7 +215,7 @@ def _social_forces(pos, vel, active, goals, vmax, factors, count, reached, boxes
     return math.sqrt(closest)
 
 
-@numba.njit(cache=True)
+@shared
 def _push_out_all(pos, start, active, wall_gap, boxes, frames, mask, radius):
     """Every active agent within `radius` of an obstacle steps back out (_push_out). The
     gap changes no faster than the agent moves: one whose gap at `start` less the way it
@@ -269,7 +229,7 @@ def _push_out_all(pos, start, active, wall_gap, boxes, frames, mask, radius):
                     _push_out(pos[e, p], boxes[e], frames[e], mask[e], radius)
 
 
-@numba.njit(cache=True)
+@shared
 def _advance(pos, vel, yaw, active, goals, count, target, direction, mode, reached,
              tolerance, ping_pong):
     """Headings from the velocities; agents within `tolerance` of their waypoint turn to the
@@ -296,27 +256,24 @@ def _advance(pos, vel, yaw, active, goals, count, target, direction, mode, reach
             target[e, p] = min(max(nxt, 0), count[e, p] - 1)
 
 
-@numba.njit(cache=True)
+@kernel
 def step(pos, vel, yaw, active, waypoints, count, target, direction, mode, vmax, factors,
          reached, boxes, box_mask, robots, has_robots, robot_radius, dt, radius,
-         social_model, params, arrival, iterations, skin, ping_pong):
+         social_model, params, arrival, iterations, skin, ping_pong, scratch):
     """One step of every env's agents, in place (see the module docstring); returns how
     many constraint rounds found agents overlapping. Arrays: pos, vel (E, P, 2), yaw, vmax
     (E, P), active (E, P) bool, waypoints (E, P, W, 2), count, target, direction, mode,
     reached (E, P) int64, factors (4, E, P) (desired, social, obstacle, robot), boxes
     (E, B, 5) with box_mask (E, B), robots (E, 2) (used where has_robots). `params`:
     (TAU, SOCIAL, ANISOTROPY, OBSTACLE, ROBOT, SLIDE, FADE) of arena_gym.tasks.crowd, the
-    (A, B) pairs flat."""
+    (A, B) pairs flat. `scratch` (Scratch) is written over."""
     num_envs, capacity = active.shape
-    # (np.empty only, filled by loops: each numpy constructor costs compile time)
-    frames = np.empty((num_envs, boxes.shape[1], 2))  # cos and sin of each box's yaw
+    frames, start, goals = scratch.frames, scratch.start, scratch.goals
+    wall_gap, apart = scratch.wall_gap, scratch.apart
+    heading, force, push = scratch.heading, scratch.force, scratch.push
     for e in range(num_envs):
         for b in range(boxes.shape[1]):
             frames[e, b, 0], frames[e, b, 1] = math.cos(boxes[e, b, 2]), math.sin(boxes[e, b, 2])
-    start, goals = np.empty((num_envs, capacity, 2)), np.empty((num_envs, capacity, 2))
-    # each agent's gap to the nearest obstacle before the move (-inf: unknown)
-    wall_gap = np.empty((num_envs, capacity))
-    apart = np.empty(num_envs)  # each env's closest two agents, before the move
     reach = 0.0  # the longest move of anyone in this step
     for e in range(num_envs):
         apart[e] = np.inf
@@ -327,8 +284,6 @@ def step(pos, vel, yaw, active, waypoints, count, target, direction, mode, vmax,
             wall_gap[e, p] = -np.inf
             if active[e, p]:
                 reach = max(reach, vmax[e, p] * dt)
-    heading, force, push = (np.empty((capacity, 2)), np.empty((capacity, 2)),
-                            np.empty((capacity, 2)))
     for e in range(num_envs):
         if social_model:
             apart[e] = _social_forces(pos[e], vel[e], active[e], goals[e], vmax[e],
@@ -356,3 +311,22 @@ def step(pos, vel, yaw, active, waypoints, count, target, direction, mode, vmax,
     _advance(pos, vel, yaw, active, goals, count, target, direction, mode, reached,
              arrival if social_model else 1e-9, ping_pong)
     return rounds
+
+
+class Scratch(NamedTuple):
+    """`step`'s working arrays for E envs of P agents among B boxes."""
+
+    frames: np.ndarray  # (E, B, 2) cos and sin of each box's yaw
+    start: np.ndarray  # (E, P, 2) where each agent started the step
+    goals: np.ndarray  # (E, P, 2) its waypoint
+    wall_gap: np.ndarray  # (E, P) its gap to the nearest obstacle before the move
+    apart: np.ndarray  # (E,) each env's closest two agents before the move
+    heading: np.ndarray  # (P, 2) one env's at a time
+    force: np.ndarray  # (P, 2)
+    push: np.ndarray  # (P, 2)
+
+    @classmethod
+    def make(cls, envs: int, agents: int, boxes: int) -> Scratch:
+        return cls(np.empty((envs, boxes, 2)), np.empty((envs, agents, 2)),
+                   np.empty((envs, agents, 2)), np.empty((envs, agents)), np.empty(envs),
+                   np.empty((agents, 2)), np.empty((agents, 2)), np.empty((agents, 2)))
