@@ -247,6 +247,12 @@ def _parser() -> argparse.ArgumentParser:
     bridge.add_argument("--venv", default=None, help="the ROS venv (default: as ros setup)")
     bridge.add_argument("--view", action="store_true",
                         help="show env 0 in MuJoCo's viewer while serving (needs a display)")
+    bridge.add_argument("--allow-root", action="append", default=[], metavar="DIR",
+                        help="a folder spawn requests may read files from, besides the "
+                        "robot's and the asset folders (repeatable)")
+    bridge.add_argument("--package-path", action="append", default=[], metavar="DIR",
+                        help="a folder where package:// URIs of spawned URDFs resolve "
+                        "(repeatable; inside the allowed folders)")
     bridge.set_defaults(run=_bridge)
     rec = commands.add_parser(
         "record", help="write the bridge's messages to an MCAP file (no ROS install needed)",
@@ -314,7 +320,8 @@ def _bridge(args: argparse.Namespace) -> int:
     if args.view:
         _need_display()
     return run(args.world, args.robot, args.envs, args.lockstep, args.rt_factor, args.seed,
-               args.venv, view=args.view)
+               args.venv, view=args.view, allow_roots=tuple(args.allow_root),
+               package_paths=tuple(args.package_path))
 
 
 def _record(args: argparse.Namespace) -> int:

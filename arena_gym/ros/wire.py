@@ -21,6 +21,9 @@ from pathlib import Path
 import numpy as np
 
 SLOTS = 4  # frames in flight: acks are read a few at a time (one recv, not one per tick)
+# what one service request may ask (a bigger one is answered success false, naming these)
+MAX_ITEMS = 10_000  # prims, walls, slabs, pedestrians, lights or names per request
+MAX_STEPS = 1_000_000  # physics steps per Step request (2000 s of sim time at 2 ms)
 _HEADER = struct.Struct("!I")
 
 
