@@ -48,6 +48,7 @@ from std_srvs.srv import Trigger
 from tf2_msgs.msg import TFMessage
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from arena_services import ArenaServices  # noqa: E402
 from messages import CAMERA_TOPICS, frame_messages, static_messages  # noqa: E402
 from wire import MAX_ITEMS, Frames, Link  # noqa: E402
 
@@ -245,6 +246,7 @@ class BridgeNode:
             node.create_service(kind, f"/mujoco/{op}",
                                 functools.partial(self._call, op, fields), qos_profile=qos,
                                 callback_group=self.group)
+        ArenaServices(self, qos, too_many)  # the Arena server's, beside ours
 
     async def request(self, op: str, fields: dict) -> dict:
         """Send a command and await the simulator's reply (the reader thread sets it)."""

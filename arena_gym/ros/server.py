@@ -44,6 +44,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from arena_gym.ros import camera
+from arena_gym.ros.arena_commands import ArenaCommands
 from arena_gym.ros.commands import Commands
 from arena_gym.ros.roster import Roster
 from arena_gym.ros.setup_venv import RosSetupError, default_venv, venv_python
@@ -57,6 +58,8 @@ NODE = Path(__file__).resolve().parent / "node.py"
 READY_TIMEOUT = 120.0  # s: the node's first start imports rclpy (the wheels re-exec Python)
 # commands that may spawn or delete a robot (reset_world deletes all but the bridged one)
 SCENE_OPS = frozenset({"spawn_urdf", "delete_prims", "reset_world"})
+# Arena's: their robots may change even when some item failed
+ARENA_SCENE_OPS = frozenset({"arena_spawn_urdf", "arena_delete_prims", "arena_reset_world"})
 _EOF = {"op": "eof"}  # the reader's last message: the node closed the channel
 
 
@@ -85,6 +88,7 @@ class Bridge:
         self._files = itertools.count(len(frames))
         self.serving = True
         self.commands = Commands(sim, robot, on_reset=lambda env: suite.reset([env]))
+        self.arena = ArenaCommands(self.commands)  # the /mujoco/CamelCase services
         self.rt_factor = 1.0
         self.frames_sent = 0
         self.frames_dropped = 0  # free-running ticks the node was too busy to take
@@ -280,16 +284,25 @@ class Bridge:
     def handle(self, message: dict) -> None:
         """Run one command (on the stepping side) and answer it."""
         self._apply_watchers()
-        reply = self.commands.run(message)
-        if reply["success"] and message.get("op") in SCENE_OPS:
+        op = message.get("op", "")
+        arena = op.startswith("arena_")
+        reply = (self.arena if arena else self.commands).run(message)
+        if (reply["success"] and op in SCENE_OPS) or op in ARENA_SCENE_OPS:
             self.sim.stepping_groups()  # compile what changed
             self.follow()  # a robot's topics exist (or are gone) when the caller hears back
+        if arena and reply["message"]:  # Arena's answers carry no message: say it here
+            self._warn(f"{op.removeprefix('arena_')}: {reply['message']}")
         if "id" in message:
             self.reply(message, reply)
-        elif not reply["success"] and reply["message"] not in self._warned:
-            # a topic (cmd_vel, joint commands) has nobody to answer: say it once
-            self._warned.add(reply["message"])
-            print(f"bridge: ignored {reply['message']}", file=sys.stderr, flush=True)
+        elif not arena and not reply["success"]:
+            self._warn(f"ignored {reply['message']}")
+
+    def _warn(self, text: str) -> None:
+        """Say something once on stderr (a topic's message or an Arena request has nobody
+        to tell why it failed)."""
+        if text not in self._warned:
+            self._warned.add(text)
+            print(f"bridge: {text}", file=sys.stderr, flush=True)
 
     def serve(self, lockstep: bool = False, duration: float | None = None) -> None:
         """Serve until the node exits (or `duration` wall seconds), physics on the
