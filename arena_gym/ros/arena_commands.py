@@ -43,6 +43,10 @@ from arena_gym.sim.free_bodies import FreeBodyState
 
 Reply = dict[str, Any]
 _ID_BAD = re.compile(r"[^0-9A-Za-z_]+")
+_TOPIC = re.compile(r"(/[A-Za-z_][A-Za-z0-9_]*)+")  # a ROS topic name, absolute
+# Arena's sensor kinds (arena_mujoco_msgs/Sensor.type) and the topic of ours each names
+SENSOR_TOPICS = {"laserscan": "scan", "pointcloud": "points", "imu": "imu",
+                 "image": "image_raw", "depth": "depth/image_raw", "camera_info": "camera_info"}
 TILT = 1e-6  # a quaternion's roll or pitch beyond this is a tilt our bodies cannot take
 SUCCESS, FAILED_PARSE, FAILED_CREATE, NOT_FOUND = 0, 1, 2, 1  # arena_people_msgs results
 _ERRORS = (SceneError, ValueError, KeyError, TypeError, OSError)
@@ -70,9 +74,10 @@ def yaw_of(pose: list[float]) -> float:
 class ArenaCommands:
     """Arena's requests (ops "arena_*") on the bridge's store, through its `commands`."""
 
-    def __init__(self, commands: Commands) -> None:
+    def __init__(self, commands: Commands, naming: dict[tuple[int, str], dict]) -> None:
         self.commands = commands
         self.sim, self.store = commands.sim, commands.store
+        self.naming = naming  # the roster's: (env, robot) -> what SpawnUrdf named
         self.lights: dict[int, LightTable] = {}  # per env, built by the first light
         self._uris: dict[str, str] = {}  # pedestrian -> the model_uri asked for it
 
@@ -332,9 +337,11 @@ class ArenaCommands:
         try:
             x, y = message["pose"][:2]
             urdf = message["urdf_path"]
+            self.naming[(env, name)] = naming(message)
             self.store.spawn_urdf(env, name, urdf, pose=(x, y, yaw_of(message["pose"])),
                                   package_paths=self.commands.packages(urdf))
         except _ERRORS as exc:
+            self.naming.pop((env, name), None)
             problems.append(f"robot {message['name']!r} not spawned: {_text(exc)}")
             return {"path": ""}
         return {"path": name}
@@ -477,6 +484,43 @@ class ArenaCommands:
 
     def _delete_lights(self, message: dict, problems: list[str]) -> Reply:
         return self._lights(message, problems, lambda t, name: t.remove(name))
+
+
+def topic(name: str, what: str) -> str:
+    """A topic a request names, absolute; ValueError for one ROS would refuse."""
+    absolute = name if name.startswith("/") else "/" + name
+    if not _TOPIC.fullmatch(absolute):
+        raise ValueError(f"{what}: expected a ROS topic name (letters, digits, '_', '/'), "
+                         f"got {name!r}")
+    return absolute
+
+
+def naming(m: dict) -> dict:
+    """The topics and frames an Arena SpawnUrdf request names (frames.describe merges them
+    into the robot's entry): frames `tf_prefix` + name, odom on `odom_topic` (none when
+    empty), joint states and commands under `mujoco/` beside `joint_states_topic`, cmd_vel on
+    `cmd_vel_topic`, each listed sensor on its topic (an empty list keeps our names), and an
+    identity map -> odom in /tf."""
+    out: dict[str, Any] = {"tf_prefix": m["tf_prefix"], "map": True}
+    if m["base_frame"]:
+        out["base"] = m["base_frame"]
+    topics = {"odom": topic(m["odom_topic"], "odom_topic") if m["odom_topic"] else ""}
+    if m["joint_states_topic"]:
+        space = topic(m["joint_states_topic"], "joint_states_topic").removesuffix(
+            "/joint_states")
+        topics["joint_states"] = f"{space}/mujoco/joint_states"
+        out["commands"] = f"{space}/mujoco"
+    if m["cmd_vel_topic"]:
+        out["cmd_vel"] = topic(m["cmd_vel_topic"], "cmd_vel_topic")
+    if m["sensors"]:
+        topics |= {kind: "" for kind in SENSOR_TOPICS.values()}  # only the listed ones
+        topics["depth/points"] = ""
+        for sensor in m["sensors"]:
+            kind = SENSOR_TOPICS.get(sensor["type"])
+            if kind is not None and not topics[kind]:
+                topics[kind] = topic(sensor["topic"], f"sensor {sensor['name']!r} topic")
+    out["topics"] = topics
+    return out
 
 
 def _text(exc: BaseException) -> str:

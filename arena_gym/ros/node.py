@@ -49,7 +49,13 @@ from tf2_msgs.msg import TFMessage
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from arena_services import ArenaServices  # noqa: E402
-from messages import CAMERA_TOPICS, frame_messages, static_messages  # noqa: E402
+from messages import (  # noqa: E402
+    CAMERA_TOPICS,
+    frame_messages,
+    static_messages,
+    topics_of,
+)
+from viewport_services import ViewportServices  # noqa: E402
 from wire import MAX_ITEMS, Frames, Link  # noqa: E402
 
 DEPTH = 1000  # bursts of requests from several envs are not dropped
@@ -140,18 +146,21 @@ class BridgeNode:
             types["imu"] = Imu
         if meta["camera"]:
             types |= {name: CAMERA_TYPES[kind] for name, kind in CAMERA_TOPICS.items()}
-        return {f"/{r['ns']}/{name}": kind for r in meta["robots"] for name, kind in types.items()}
+        return {topic: kind for r in meta["robots"] for name, kind in types.items()
+                if (topic := topics_of(r)[name])}
 
     def _commands(self, robot: str, r: dict) -> list:
-        """The cmd_vel and joint command subscriptions of one robot (one namespace)."""
+        """The cmd_vel and joint command subscriptions of one robot (one namespace; the
+        topics its spawn request named, if any)."""
         node, qos, ns = self.node, QoSProfile(depth=DEPTH), "/" + r["ns"]
         target = {"env": r["env"], "robot": robot}
-        subs = [node.create_subscription(Twist, f"{ns}/cmd_vel",
+        subs = [node.create_subscription(Twist, r.get("cmd_vel") or f"{ns}/cmd_vel",
                                          lambda msg, t=target: self._cmd_vel(t, msg), qos,
                                          callback_group=self.group)]
+        commands = r.get("commands") or f"{ns}/mujoco"
         for mode in JOINT_MODES:
             subs.append(node.create_subscription(
-                JointState, f"{ns}/mujoco/joint_commands_{mode}",
+                JointState, f"{commands}/joint_commands_{mode}",
                 lambda msg, t=target, mode=mode: self._joints(t, mode, msg), qos,
                 callback_group=self.group))
         return subs
@@ -165,7 +174,8 @@ class BridgeNode:
         frames = Frames(meta["shm"], {k: tuple(v) for k, v in meta["layout"].items()},
                         create=False)
         wanted = self._wanted(meta)
-        spaces = {r["ns"]: r for r in meta["robots"]}
+        # a robot's command subscriptions, by where they listen
+        spaces = {(r["ns"], r.get("cmd_vel"), r.get("commands")): r for r in meta["robots"]}
         with self._lock:
             owned = self._owned.get(name, set())
             for topic in owned - wanted.keys():
@@ -247,6 +257,7 @@ class BridgeNode:
                                 functools.partial(self._call, op, fields), qos_profile=qos,
                                 callback_group=self.group)
         ArenaServices(self, qos, too_many)  # the Arena server's, beside ours
+        ViewportServices(self, stamp)  # /arena/viewport
 
     async def request(self, op: str, fields: dict) -> dict:
         """Send a command and await the simulator's reply (the reader thread sets it)."""
@@ -305,7 +316,7 @@ class BridgeNode:
                 if not meta["camera"]:
                     continue
                 envs = [r["env"] for r in meta["robots"]
-                        if any(f"/{r['ns']}/{topic}" in self.wanted for topic in CAMERA_TOPICS)]
+                        if any(topics_of(r)[topic] in self.wanted for topic in CAMERA_TOPICS)]
                 if envs != self._watched.get(name):
                     self._watched[name] = envs
                     self.link.send({"op": "watchers", "robot": name, "envs": envs})

@@ -50,6 +50,8 @@ from arena_gym.ros.roster import Roster
 from arena_gym.ros.setup_venv import RosSetupError, default_venv, venv_python
 from arena_gym.ros.shm import make_folder
 from arena_gym.ros.stepping import Stepper
+from arena_gym.ros.viewport_control import ViewportControl
+from arena_gym.ros.viewport_requests import ViewportRequests
 from arena_gym.ros.wire import SLOTS, Frames, Link
 from arena_gym.sensors.suite import SensorSuite
 from arena_gym.sim.simulator import Simulator
@@ -88,7 +90,9 @@ class Bridge:
         self._files = itertools.count(len(frames))
         self.serving = True
         self.commands = Commands(sim, robot, on_reset=lambda env: suite.reset([env]))
-        self.arena = ArenaCommands(self.commands)  # the /mujoco/CamelCase services
+        self.arena = ArenaCommands(self.commands, roster.naming)  # /mujoco/CamelCase
+        self.viewport = ViewportRequests(
+            ViewportControl(sim, lambda env: self.arena.lights.get(env)), Path(folder.name))
         self.rt_factor = 1.0
         self.frames_sent = 0
         self.frames_dropped = 0  # free-running ticks the node was too busy to take
@@ -194,6 +198,12 @@ class Bridge:
 
     def _on_tick(self, sim: Simulator) -> None:
         self.publish_frame()
+        self.captures_due()
+
+    def captures_due(self) -> None:
+        """Answer the viewport captures whose sim time came (or whose wait ran out)."""
+        for message, reply in self.viewport.due():
+            self.reply(message, reply)
 
     def publish_frame(self, paused: bool = False) -> None:
         """Copy the current readings into the next free slot and hand it to the node;
@@ -285,6 +295,11 @@ class Bridge:
         """Run one command (on the stepping side) and answer it."""
         self._apply_watchers()
         op = message.get("op", "")
+        if op.startswith("viewport_"):
+            reply = self.viewport.run(message)
+            if reply is not None:  # None: a capture waiting for its sim time
+                self.reply(message, reply)
+            return
         arena = op.startswith("arena_")
         reply = (self.arena if arena else self.commands).run(message)
         if (reply["success"] and op in SCENE_OPS) or op in ARENA_SCENE_OPS:
@@ -338,7 +353,10 @@ class Bridge:
                     self._post(message)
                     if paused and not self.commands.paused:
                         next_frame = time.perf_counter()
-                elif paused and not lockstep and time.perf_counter() >= next_frame:
+                elif self.viewport.waiting:  # their wait may run out while nothing ticks
+                    sim.call_soon(self.captures_due)
+                if message is None and paused and not lockstep and \
+                        time.perf_counter() >= next_frame:
                     # paused while free-running: the clock stands, tf and joint states go on
                     if self.publishing:
                         sim.call_soon(lambda: self.publish_frame(paused=True))
@@ -346,6 +364,9 @@ class Bridge:
             raise sim.error
         finally:
             self.stepper.stopping = True  # a Step running ends at its next tick
+            if sim.error is None:  # the capture's GL context is the loop thread's: free it there
+                with contextlib.suppress(Exception):
+                    sim.call_soon(self.viewport.control.close).result(timeout=10)
             sim.stop()
             self._may_wait = True
 
@@ -385,7 +406,7 @@ class Bridge:
         with contextlib.suppress(OSError):
             self.link.sock.shutdown(socket.SHUT_RDWR)  # the reader's recv returns
         self._reader.join(timeout=10)
-        self.link.sock.close()
+        self.link.sock.close()  # (serve frees the viewport's GL context on its loop thread)
         for file in self.frames.values():
             file.close(unlink=True)
         self._folder.cleanup()

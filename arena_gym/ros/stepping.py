@@ -79,5 +79,6 @@ class Stepper:
             with bridge.waiting():  # the short last tick: published as a full one is
                 bridge.suite.update()
                 bridge.publish_frame()
+        bridge.captures_due()  # captures waiting for this clock go out before the answer
         bridge.reply(job.message, {"success": True, "message": f"stepped {job.steps}",
                                    "clock": sim.clock})
