@@ -209,6 +209,9 @@ def _parser() -> argparse.ArgumentParser:
                       help="--foxglove's address (default: 127.0.0.1, this machine only)")
     view.add_argument("--port", type=_port, default=None,
                       help="--foxglove's port (default: 8765; 0: any free port)")
+    view.add_argument("--allow-origin", action="append", default=[], metavar="URL",
+                      help="a web page allowed to connect to --foxglove besides this "
+                      "machine's (e.g. https://app.foxglove.dev; repeatable)")
     _config_args(view)
     view.set_defaults(run=_view)
     version = commands.add_parser(
@@ -269,6 +272,7 @@ def _parser() -> argparse.ArgumentParser:
     rec.add_argument("--cmd-vel", type=float, nargs=2, default=(0.0, 0.0),
                      metavar=("V", "OMEGA"), help="every robot's command (m/s, rad/s)")
     rec.add_argument("--seed", type=_seed, default=0)
+    rec.add_argument("--overwrite", action="store_true", help="replace an existing --out file")
     rec.set_defaults(run=_record)
     # --debug after the command name too
     for command in (demo, train, evaluate, bench, view, version, plugins, ros, bridge, rec):
@@ -328,7 +332,7 @@ def _record(args: argparse.Namespace) -> int:
     from arena_gym.ros.record import record
 
     counts = record(args.out, args.world, args.robot, args.envs, args.seconds,
-                    tuple(args.cmd_vel), args.seed)
+                    tuple(args.cmd_vel), args.seed, overwrite=args.overwrite)
     print(f"wrote {sum(counts.values())} messages to {args.out}:")
     for topic, count in sorted(counts.items()):
         print(f"  {topic:32} {count}")
@@ -450,8 +454,9 @@ def _view(args: argparse.Namespace) -> int:
         require_sdk()  # the install hint before any work
         host = DEFAULT_HOST if args.host is None else args.host
         port = DEFAULT_PORT if args.port is None else args.port
-    elif args.host is not None or args.port is not None:
-        raise UsageError("--host/--port: expected --foxglove too (they are its address)")
+    elif args.host is not None or args.port is not None or args.allow_origin:
+        raise UsageError("--host/--port/--allow-origin: expected --foxglove too (they are its "
+                         "address)")
     else:
         _need_display()
     config, overrides = _overrides(args)
@@ -462,7 +467,7 @@ def _view(args: argparse.Namespace) -> int:
         if args.foxglove:
             from arena_gym.ros.foxglove_server import start_foxglove
 
-            shown = start_foxglove(env, host, port)
+            shown = start_foxglove(env, host, port, tuple(args.allow_origin))
             print(f"serving Foxglove on {shown.url} (open it in Foxglove: Open connection > "
                   "Foxglove WebSocket)", flush=True)
         obs, _ = env.reset(seed=args.seed)
