@@ -451,9 +451,12 @@ class ArenaCommands:
 
     # ------------------------------------------------------------ lights
     def _light(self, item: dict) -> Light:
-        return Light(item["name"], item["kind"], pos=tuple(item["position"]),
-                     dir=tuple(item["direction"]), colour=tuple(item["color"][:3]),
-                     level=item["level"], on=item["on"], cutoff=item["cutoff"])
+        """Our Light of a Light message: an unset (zero) direction points down, an unset
+        (zero) colour is white (Light.msg)."""
+        direction = tuple(item["direction"]) if any(item["direction"]) else (0.0, 0.0, -1.0)
+        colour = tuple(item["color"][:3]) if any(item["color"][:3]) else (1.0, 1.0, 1.0)
+        return Light(item["name"], item["kind"], pos=tuple(item["position"]), dir=direction,
+                     colour=colour, level=item["level"], on=item["on"], cutoff=item["cutoff"])
 
     def _lights(self, message: dict, problems: list[str], change: Callable) -> Reply:
         items = list(message.get("lights") or message.get("names") or [])
@@ -499,8 +502,8 @@ def naming(m: dict) -> dict:
     """The topics and frames an Arena SpawnUrdf request names (frames.describe merges them
     into the robot's entry): frames `tf_prefix` + name, odom on `odom_topic` (none when
     empty), joint states and commands under `mujoco/` beside `joint_states_topic`, cmd_vel on
-    `cmd_vel_topic`, each listed sensor on its topic (an empty list keeps our names), and an
-    identity map -> odom in /tf."""
+    `cmd_vel_topic`, each listed sensor on its topic and in its frame (an empty list keeps our
+    names), and an identity map -> odom in /tf."""
     out: dict[str, Any] = {"tf_prefix": m["tf_prefix"], "map": True}
     if m["base_frame"]:
         out["base"] = m["base_frame"]
@@ -515,10 +518,13 @@ def naming(m: dict) -> dict:
     if m["sensors"]:
         topics |= {kind: "" for kind in SENSOR_TOPICS.values()}  # only the listed ones
         topics["depth/points"] = ""
+        frames = out["frames"] = {}
         for sensor in m["sensors"]:
             kind = SENSOR_TOPICS.get(sensor["type"])
             if kind is not None and not topics[kind]:
                 topics[kind] = topic(sensor["topic"], f"sensor {sensor['name']!r} topic")
+                if sensor["frame"]:
+                    frames[kind] = sensor["frame"]
     out["topics"] = topics
     return out
 

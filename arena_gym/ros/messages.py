@@ -153,6 +153,12 @@ def frame_id(r: dict, name: str) -> str:
     return f"{r['ns']}/{name}" if prefix is None else prefix + name
 
 
+def sensor_frame(r: dict, kind: str, mount: str) -> str:
+    """The frame a sensor's messages carry: its mount's (`ns/mount`), or the frame its
+    spawn request listed for that kind of sensor (`tf_prefix` + frame)."""
+    return frame_id(r, r.get("frames", {}).get(kind, mount))
+
+
 def topics_of(r: dict) -> dict[str, str]:
     """A robot's topic per kind (TOPICS): `/ns/kind`, or what its spawn request named ("":
     not published)."""
@@ -205,7 +211,7 @@ def scan_template(lidar: dict, r: dict) -> Template:
     """LaserScan of one lidar: a multi-ring lidar's middle ring (as Arena's backend), its
     `beams` float32 ranges (as bytes) the only values that change."""
     c = Cdr()
-    stamp_at = c.header(0, frame_id(r, lidar["frame"]))
+    stamp_at = c.header(0, sensor_frame(r, "scan", lidar["frame"]))
     c.f32s((lidar["angle_min"], lidar["angle_max"], lidar["angle_increment"], 0.0,
             lidar["scan_time"], lidar["range_min"], lidar["range_max"]))
     c.f32_seq(np.zeros(lidar["beams"]))
@@ -253,7 +259,8 @@ def _templates(meta: dict) -> dict:
         robots, imu, lidar = meta["robots"], meta["imu"], meta["lidar"]
         cached = meta["_templates"] = {
             "odom": [odom_template(r) for r in robots],
-            "imu": [imu_template(frame_id(r, imu["frame"])) if imu else None for r in robots],
+            "imu": [imu_template(sensor_frame(r, "imu", imu["frame"])) if imu else None
+                    for r in robots],
             "joints": [joints_template(r["joints"]) for r in robots],
             "scan": [scan_template(lidar, r) if lidar else None for r in robots],
             # the lidar's unit beam directions (rings * beams, 3), ring-major as its ranges
@@ -367,7 +374,7 @@ def _robot_messages(meta: dict, f: Columns, want: Callable[[str], bool]) -> Iter
                        templates["scan"][i].fill(t, ranges[size * e:size * (e + 1)]), t)
             if topics["points"] and want(topics["points"]):
                 yield topics["points"], "sensor_msgs/msg/PointCloud2", cloud(
-                    t, frame_id(r, lidar["frame"]), lidar["rings"], lidar["beams"],
+                    t, sensor_frame(r, "points", lidar["frame"]), lidar["rings"], lidar["beams"],
                     lidar_points(f.frame["scan.ranges"][e], templates["directions"])), t
         if imu and f["imu.fresh"][e] and topics["imu"] and want(topics["imu"]):
             t = nanos(f["imu.stamp"][e])
