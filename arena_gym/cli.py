@@ -235,8 +235,10 @@ def _parser() -> argparse.ArgumentParser:
             "/env_i/ROBOT), take cmd_vel and mujoco/joint_commands_{velocity,position}, and "
             "serve /mujoco/* (pause, unpause, step, reset_world, spawn_prims, edit_prims, "
             "delete_prims, spawn_walls, spawn_floors, spawn_ceilings, spawn_urdf, "
-            "pedestrians). The rclpy node runs in the "
-            "venv of 'arena-gym ros setup'. SIGUSR1 prints every thread's stack."))
+            "pedestrians) and, beside them, the Arena MuJoCo server's /mujoco/CamelCase "
+            "services, /mujoco/arena_peds and /arena/viewport. Spawn requests read files only "
+            "in the robot's and the asset folders (--allow-root adds more). The rclpy node "
+            "runs in the venv of 'arena-gym ros setup'. SIGUSR1 prints every thread's stack."))
     bridge.add_argument("--world", default="default", help="default (a room with random "
                         "boxes), empty, a world source name (random) or a ROS map.yaml path "
                         "(default: default)")
