@@ -98,8 +98,10 @@ def _parser() -> argparse.ArgumentParser:
             "Train on ArenaMujoco-v0 (by default the reference world: a 6 x 6 m room with "
             "6-10 random boxes and the built-in robot) for a wall-time budget, evaluating the "
             "deterministic policy every --eval-every seconds over 100 episodes. Writes "
-            "TensorBoard logs, checkpoints and curve.csv to --out, and prints the final "
-            "success, collision and timeout rates. Needs: pip install 'arena_gym[train]'."
+            "run.json, TensorBoard logs, best and final models and curve.csv (a row per "
+            "evaluation) to --out, and prints the final success, collision and timeout "
+            "rates. Ctrl-C saves the model; --resume DIR continues a run. Needs: pip "
+            "install 'arena_gym[train]'."
         ),
     )
     train.add_argument("--algo", choices=("ppo", "sac"), default="ppo")
@@ -115,6 +117,11 @@ def _parser() -> argparse.ArgumentParser:
                        help="episodes per evaluation (default: 100; long paths on maps "
                        "make each one slow)")
     train.add_argument("--out", default="runs/arena", help="run folder (default: runs/arena)")
+    train.add_argument("--overwrite", action="store_true",
+                       help="replace the run --out holds (else such a folder is refused)")
+    train.add_argument("--resume", default=None, metavar="DIR",
+                       help="continue the run in DIR (its model, normaliser, curve and "
+                       "settings) for --minutes more, at most --steps more env steps")
     train.add_argument("--no-progress", action="store_true", help="no progress bar")
     train.add_argument("--shards", type=_positive_int, default=None, metavar="K",
                        help="run the training envs as K Ray actors (needs: pip install "
@@ -125,7 +132,8 @@ def _parser() -> argparse.ArgumentParser:
                        help="with --shards: the Ray cluster to join (default: RAY_ADDRESS, "
                        "else a local one; 'auto': the running one)")
     _config_args(train)
-    train.set_defaults(run=_train)
+    train.set_defaults(run=_train, resumed_defaults={dest: train.get_default(dest)
+                                                     for dest in _RESUMED})
     evaluate = commands.add_parser(
         "eval",
         help="run a saved policy or a baseline over N episodes and print its rates",
@@ -171,7 +179,10 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--envs", type=_positive_int, default=None, metavar="N",
                        help="envs per stage (default: the suite's)")
     bench.add_argument("--out", default=None, metavar="DIR",
-                       help="run folder (default: runs/bench/SUITE-POLICY; compare: A/compare)")
+                       help="run folder (default: runs/bench/SUITE-POLICY, numbered -2, -3, "
+                       "... when it holds a run; compare: A/compare-B)")
+    bench.add_argument("--overwrite", action="store_true",
+                       help="replace the run --out (or the default folder) holds")
     bench.add_argument("--seed", type=_seed, default=None, help="base seed (default: the suite's)")
     bench.add_argument("--episodes", type=_positive_int, default=None, metavar="K",
                        help="episodes per stage instead of the suite's (quick runs)")
@@ -375,11 +386,26 @@ def _overrides(args: argparse.Namespace) -> tuple[str | None, dict]:
     return args.config, out
 
 
+# what --resume takes from the run's run.json: none of these may be given with it
+_RESUMED = ("algo", "num_envs", "seed", "eval_every", "eval_episodes", "out", "overwrite",
+            "shards", "on_failure", "ray_address", "config", "set")
+
+
 def _train(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from arena_gym.training import TrainSettings, train
+    from arena_gym.training import TrainSettings, resume, train
 
+    if args.resume is not None:
+        given = ["--" + dest.replace("_", "-") for dest, default in args.resumed_defaults.items()
+                 if getattr(args, dest) != default]
+        if given:
+            raise UsageError(f"--resume: expected only --minutes, --steps and --no-progress "
+                             f"with it (the run keeps its settings, "
+                             f"{Path(args.resume) / 'run.json'}), got {', '.join(given)}")
+        out = resume(args.resume, args.minutes, args.steps, progress_bar=not args.no_progress)
+        print(f"run folder: {out}")
+        return 0
     config, overrides = _overrides(args)
     if Path(args.out).exists() and not Path(args.out).is_dir():
         raise UsageError(f"--out: expected a folder, got the file {args.out!r}")
@@ -398,7 +424,7 @@ def _train(args: argparse.Namespace) -> int:
                              timesteps=args.steps, seed=args.seed, eval_every_s=args.eval_every,
                              eval_episodes=args.eval_episodes,
                              out=args.out, progress_bar=not args.no_progress,
-                             distributed=distributed)
+                             distributed=distributed, overwrite=args.overwrite)
     out = train(settings, overrides)
     print(f"run folder: {out}")
     return 0
@@ -522,9 +548,18 @@ def _bench(args: argparse.Namespace) -> int:
         suite = dataclasses.replace(suite, stages=tuple(
             dataclasses.replace(s, episodes=args.episodes) for s in suite.stages))
     label = Path(args.policy).stem if args.policy.endswith(".zip") else args.policy
-    out = args.out or f"runs/bench/{suite.name}-{label.replace(':', '-')}"
+    out = args.out
+    if out is None:
+        from arena_gym.bench.runner import RUN_FILES
+        from arena_gym.run_folders import numbered
+
+        base = Path(f"runs/bench/{suite.name}-{label.replace(':', '-')}")
+        out = str(base if args.overwrite else numbered(base, RUN_FILES))
+        if out != str(base):
+            print(f"bench: {base} holds a run; this one goes to {out} (--overwrite replaces "
+                  "it instead)", file=sys.stderr, flush=True)
     run_suite(suite, args.policy, out, envs=args.envs, seed=args.seed, video=args.video,
-              progress=not args.no_progress, trust=args.trust_model)
+              progress=not args.no_progress, trust=args.trust_model, overwrite=args.overwrite)
     print((Path(out) / "report.md").read_text(encoding="utf-8").split("\n## Metrics")[0].strip())
     print(f"run folder: {out}")
     return 0
@@ -541,6 +576,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             _parser().print_help()
             return 2
         return args.run(args)
+    except KeyboardInterrupt:  # Ctrl-C: the command said what it kept
+        if debug:
+            raise
+        print("arena-gym: interrupted", file=sys.stderr)
+        return 130
     except (ValueError, OSError, ImportError) as exc:  # the domain errors are ValueErrors
         if debug:
             raise

@@ -72,13 +72,23 @@ def sb3_policy(path: str | Path, obs_space: spaces.Dict, action_space: spaces.Bo
         raise ImportError(
             "loading a policy needs stable-baselines3: pip install 'arena_gym[train]'") from exc
     from arena_gym.model_files import ModelFileError, load_sb3
-    from arena_gym.wrappers.policy_obs import flat_space, flatten
+    from arena_gym.wrappers.policy_obs import flat_space, observation_layout
 
     if not isinstance(action_space, spaces.Box):
         raise ModelFileError(f"model file {str(path)!r}: expected an env with continuous "
                              f"actions (action=continuous), got {action_space}")
     policy_actions = spaces.Box(-1.0, 1.0, action_space.shape, np.float32)
-    model = load_sb3(path, flat_space(obs_space), policy_actions, trust=trust)
+    model = load_sb3(path, flat_space(obs_space), policy_actions, trust=trust,
+                     layout=observation_layout(obs_space))
+    return model_policy(model, obs_space, action_space, deterministic)
+
+
+def model_policy(model: Any, obs_space: spaces.Dict, action_space: spaces.Box,
+                 deterministic: bool = True) -> Policy:
+    """A policy acting with an SB3 model (loaded, or the one a run is training) on batched
+    Dict observations: flat observations in, actions in [-1, 1] scaled to the robot's."""
+    from arena_gym.wrappers.policy_obs import flatten
+
     low, high = action_space.low, action_space.high
 
     def act(obs: dict[str, np.ndarray]) -> np.ndarray:

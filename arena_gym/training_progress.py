@@ -15,6 +15,7 @@ def progress_callback(minutes: float, steps: int | None) -> Any:
     class Bar(BaseCallback):
         def _on_training_start(self) -> None:
             self.start = time.perf_counter()
+            self.first = self.num_timesteps  # a resumed run starts at its step count
             if steps is not None:
                 self.bar = tqdm(total=steps, unit="step", desc="env steps")
             else:
@@ -24,7 +25,7 @@ def progress_callback(minutes: float, steps: int | None) -> Any:
 
         def _on_step(self) -> bool:
             if steps is not None:
-                self.bar.update(self.num_timesteps - self.bar.n)
+                self.bar.update(self.num_timesteps - self.first - self.bar.n)
             else:
                 elapsed = min(time.perf_counter() - self.start, minutes * 60)
                 self.bar.update(elapsed - self.bar.n)

@@ -15,7 +15,10 @@ def compare(a: str | Path, b: str | Path, out: str | Path | None = None) -> Path
     A/compare-<B's folder name>): the stages both runs share, A's numbers beside B's."""
     from arena_gym.bench import plots
 
-    sa, sb = read_run(a, "summary.json"), read_run(b, "summary.json")
+    sa, sb = read_summary(a), read_summary(b)
+    if sa["suite"] != sb["suite"]:
+        raise ValueError(f"compare: expected two runs of one suite, got {a} (suite "
+                         f"{sa['suite']!r}) and {b} (suite {sb['suite']!r})")
     la, lb = _labels(sa, sb, Path(a), Path(b))
     shared = [s for s in sa["stages"] if s in sb["stages"]]
     if not shared:
@@ -50,6 +53,32 @@ def compare(a: str | Path, b: str | Path, out: str | Path | None = None) -> Path
     ]
     write_blocks(out, "compare", blocks)
     return out
+
+
+def read_summary(run: str | Path) -> dict[str, Any]:
+    """A run's summary.json, checked for what a comparison reads (a ValueError naming the
+    file otherwise)."""
+    data = read_run(run, "summary.json")
+    problem = None
+    if not isinstance(data, dict) or not {"suite", "policy", "seed", "stages"} <= set(data):
+        problem = (f"keys {sorted(data)}" if isinstance(data, dict)
+                   else f"a JSON {type(data).__name__}")
+    elif not isinstance(data["stages"], dict) or not all(
+            _stage_ok(stage) for stage in data["stages"].values()):
+        problem = "stages without their rates and means"
+    if problem:
+        raise ValueError(f"{Path(run) / 'summary.json'}: expected the summary of a benchmark "
+                         f"run (suite, policy, seed, stages), got {problem}")
+    return data
+
+
+def _stage_ok(stage: Any) -> bool:
+    """Whether a summary's stage holds its episodes, rates and metric means."""
+    if not isinstance(stage, dict) or not {"episodes", "means", *RATE_KEYS} <= set(stage):
+        return False
+    rates = all(isinstance(stage[k], dict) and {"rate", "ci_low", "ci_high"} <= set(stage[k])
+                for k in RATE_KEYS)
+    return rates and isinstance(stage["means"], dict) and set(METRICS) <= set(stage["means"])
 
 
 def _labels(sa: dict[str, Any], sb: dict[str, Any], a: Path, b: Path) -> tuple[str, str]:

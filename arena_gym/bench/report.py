@@ -69,6 +69,7 @@ def write_report(out: Path, suite: Suite, summary: dict[str, Any],
               f"{sum(s['episodes'] for s in stages.values())} episodes in {seconds:.1f} s. "
               "Rates with 95% Wilson intervals; metrics are means over all episodes "
               "(arena_gym.tasks.metrics), time and path to goal over the successful ones."),
+        *_partial(suite, summary),
         ("h2", "Results"), results_table(stages),
         ("h2", "Metrics"), metrics_table(stages),
     ]
@@ -84,6 +85,8 @@ def write_report(out: Path, suite: Suite, summary: dict[str, Any],
     plots.distributions(out / "plots" / "distributions.png", records, names)
     blocks.append(("img", "plots/distributions.png", "metric distributions per stage"))
     for stage in suite.stages:
+        if stage.name not in stages:  # a run that stopped before it
+            continue
         cfg = stage_config(suite, stage)[2]
         layout = make_layout(cfg.world, cfg.scenario, cfg.room_size)
         file = f"plots/trajectories_{stage.name}.png"
@@ -95,6 +98,20 @@ def write_report(out: Path, suite: Suite, summary: dict[str, Any],
         blocks.append(("h2", "Videos"))
         blocks += [("p", f"[{v.name}]({v.relative_to(out).as_posix()})") for v in videos]
     write_blocks(out, "report", blocks)
+
+
+def _partial(suite: Suite, summary: dict[str, Any]) -> list[Block]:
+    """A run that stopped early says so first: what stopped it, what ran."""
+    if summary.get("complete", True):
+        return []
+    done = sum(s["episodes"] for s in summary["stages"].values())
+    total = sum(s.episodes for s in suite.stages)
+    missing = [s.name for s in suite.stages if s.name not in summary["stages"]]
+    text = (f"Partial run: stopped by {summary['stopped']} after {done} of {total} episodes. "
+            "A stage's numbers cover the episodes that ended (in a stage cut short, the "
+            "short ones: collisions end sooner than timeouts)")
+    text += f"; not run: {', '.join(missing)}." if missing else "."
+    return [("p", text)]
 
 
 def _where(path: str) -> str:

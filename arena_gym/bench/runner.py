@@ -5,13 +5,13 @@
     out = run_suite(load_suite("default"), "reactive", "runs/bench/reactive", envs=8)
 
 Stage i's episode k is seeded `suite.seed + 1000 i + k`, whichever env runs it, so records
-do not depend on `envs` (for policies that act on each env's observation alone: the
-reactive baseline, a model; the random baseline draws for the whole batch at once).
-Writes to `out`: records.csv and records.json (one record per episode, see
-arena_gym.bench.records), summary.json (per-stage rates with Wilson intervals and metric
-means), report.md and report.html with plots (arena_gym.bench.report), and with `video`
-K > 0, K episodes per stage as MP4 under videos/STAGE/ (the same seeds, replayed in
-one env).
+do not depend on `envs` (for policies that act on each env's observation alone: the reactive
+baseline, a model; the random baseline draws for the whole batch at once). Writes to `out`
+(a folder that holds no other run: see run_suite): records.csv and records.json (one record
+per episode, see arena_gym.bench.records), summary.json (per-stage rates with Wilson
+intervals and metric means), report.md and report.html with plots (arena_gym.bench.report),
+and with `video` K > 0, K episodes per stage as MP4 under videos/STAGE/ (the same seeds,
+replayed in one env).
 """
 
 from __future__ import annotations
@@ -22,11 +22,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from arena_gym.bench.records import stage_records, write_records
+from arena_gym.bench.records import append_record, episode_record, write_records
 from arena_gym.bench.stats import summarise
 from arena_gym.bench.suite import Stage, Suite
 from arena_gym.config import EnvConfig, load_config
 from arena_gym.policies import Policy, is_named
+from arena_gym.run_folders import claim
 
 PolicySpec = str | Policy
 
@@ -38,11 +39,22 @@ def stage_config(suite: Suite, stage: Stage) -> tuple[str, dict[str, Any], EnvCo
     return suite.config, overrides, load_config(suite.config, **overrides)
 
 
+# what a benchmark run writes into its folder (run_folders: a folder holds one run)
+RUN_FILES = ("records.csv", "records.json", "summary.json", "report.md", "report.html",
+             "plots", "videos", "compare-*")
+
+
 def run_suite(suite: Suite, policy: PolicySpec, out: str | Path, envs: int | None = None,
               seed: int | None = None, video: int = 0, progress: bool = True,
-              trust: bool = False, report: bool = True) -> Path:
+              trust: bool = False, report: bool = True, overwrite: bool = False) -> Path:
     """Run every stage of `suite` with `policy` ("random", "reactive", a model .zip,
-    "module:callable", or any callable obs -> action) and write the run folder `out`."""
+    "module:callable", or any callable obs -> action) and write the run folder `out`
+    (refused when it holds a run, unless `overwrite`: then that run's files go first).
+
+    Each episode's record is appended to records.csv as it ends. A run stopped by Ctrl-C
+    or an error (a later stage's world, say) still writes the records, summary and report
+    of the episodes that ended (summary.json: `"complete": false` and what stopped it),
+    says so on stderr, and raises what stopped it."""
     from arena_gym.envs.vector_env import ArenaVectorEnv
     from arena_gym.evaluation import run_episodes
 
@@ -56,10 +68,14 @@ def run_suite(suite: Suite, policy: PolicySpec, out: str | Path, envs: int | Non
         from arena_gym.model_files import check_model_file
 
         check_model_file(policy)
+    claim(out, RUN_FILES, overwrite, "benchmark run")
     n = envs or suite.envs
-    bar = _progress(sum(s.episodes for s in suite.stages), progress)
+    total = sum(s.episodes for s in suite.stages)
+    bar = _progress(total, progress)
     records: list[dict[str, Any]] = []
     timing: dict[str, dict[str, float]] = {}
+    run = {"suite": suite.name, "suite_path": suite.path, "policy": name,
+           "seed": suite.seed if seed is None else seed, "envs": n}
     try:
         for i, (stage, (config, overrides, cfg)) in enumerate(zip(suite.stages, configs,
                                                                   strict=True)):
@@ -68,29 +84,46 @@ def run_suite(suite: Suite, policy: PolicySpec, out: str | Path, envs: int | Non
             env = ArenaVectorEnv(min(n, stage.episodes), config=config, **overrides)
             try:
                 act = _policy(policy, env, stage_seed, trust)
-                episodes = [None] * stage.episodes
                 for k, episode in run_episodes(env, act, stage.episodes, stage_seed):
-                    episodes[k] = episode
+                    record = episode_record(suite, stage, name, stage_seed, k, episode,
+                                            cfg.robot)
+                    append_record(out, record)
+                    records.append(record)
                     bar(stage.name)
             finally:
                 env.close()
-            timing[stage.name] = {"seconds": time.perf_counter() - t0}
-            records += stage_records(suite, stage, name, stage_seed, episodes, cfg.robot)
+                timing[stage.name] = {"seconds": time.perf_counter() - t0}
             if video:
                 _record_videos(stage, config, overrides, policy, stage_seed, video,
                                out / "videos" / stage.name, trust)
-    finally:
+    except BaseException as exc:  # Ctrl-C or an error: keep what ended, then stop
         bar(None)
+        if not records:
+            raise
+        stopped = type(exc).__name__
+        _finish(out, suite, records, {**run, "complete": False, "stopped": stopped},
+                timing, report)
+        print(f"bench: stopped by {stopped} after {len(records)} of {total} episodes; the "
+              f"records, summary and report of those are in {out}", file=sys.stderr,
+              flush=True)
+        raise
+    bar(None)
+    _finish(out, suite, records, {**run, "complete": True}, timing, report)
+    return out
+
+
+def _finish(out: Path, suite: Suite, records: list[dict[str, Any]], run: dict[str, Any],
+            timing: dict[str, dict[str, float]], report: bool) -> None:
+    """records.csv/.json ordered by stage and episode, summary.json and the report."""
+    order = {stage.name: i for i, stage in enumerate(suite.stages)}
+    records = sorted(records, key=lambda r: (order[r["stage"]], r["episode"]))
     write_records(out, records)
-    summary = {"suite": suite.name, "suite_path": suite.path, "policy": name,
-               "seed": suite.seed if seed is None else seed, "envs": n,
-               "stages": summarise(suite, records), "timing": timing}
+    summary = {**run, "stages": summarise(suite, records), "timing": timing}
     _write_json(out / "summary.json", summary)
     if report:
         from arena_gym.bench.report import write_report
 
         write_report(out, suite, summary, records)
-    return out
 
 
 def _policy(policy: PolicySpec, env: Any, seed: int, trust: bool) -> Policy:

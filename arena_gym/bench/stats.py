@@ -64,6 +64,11 @@ def social_summary(records: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 
 def summarise(suite: Suite, records: list[dict[str, Any]]) -> dict[str, Any]:
-    """stage name -> stage_summary, in the suite's order."""
-    return {stage.name: stage_summary([r for r in records if r["stage"] == stage.name])
-            for stage in suite.stages}
+    """stage name -> stage_summary, in the suite's order, of the stages with records (all
+    of them but in a run that stopped early)."""
+    out = {}
+    for stage in suite.stages:
+        rows = [r for r in records if r["stage"] == stage.name]
+        if rows:
+            out[stage.name] = stage_summary(rows)
+    return out

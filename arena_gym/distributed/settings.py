@@ -6,7 +6,9 @@ CLI's `--shards`, RLlib's `env_config["distributed"]`), so every door checks it 
 
 from __future__ import annotations
 
+import contextlib
 import difflib
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -21,8 +23,9 @@ class DistributedSettings:
     on_failure: "raise" (close the env and raise ShardDiedError, naming the shard and its
     env ids) or "restart" (re-create the shard's actor and re-seed it deterministically).
     address: the Ray cluster to join when Ray is not initialised yet (None: RAY_ADDRESS or a
-    new local cluster; "auto": the running one). actor_options: Ray's `.options(...)` for
-    every shard actor (default one CPU each; e.g. {"scheduling_strategy": "SPREAD"})."""
+    new local cluster listening on 127.0.0.1 only; "auto": the running one).
+    actor_options: Ray's `.options(...)` for every shard actor (default one CPU each; e.g.
+    {"scheduling_strategy": "SPREAD"})."""
 
     shards: int = 2
     on_failure: str = "raise"
@@ -64,6 +67,45 @@ def import_ray():
     except ImportError as exc:
         raise ImportError(INSTALL_HINT) from exc
     return ray
+
+
+LOCAL_HOST = "127.0.0.1"  # where a local cluster listens: this machine only
+
+
+def init_ray(ray, address: str | None = None, **options: Any) -> None:
+    """Join the cluster at `address` (or RAY_ADDRESS), else start a local one whose
+    processes (GCS, raylet, workers, agents) listen on 127.0.0.1 only: nothing on the
+    network can reach it. `options` go to `ray.init`."""
+    if address is not None or os.environ.get("RAY_ADDRESS"):
+        ray.init(address=address, **options)
+        return
+    with _single_machine(ray):
+        ray.init(_node_ip_address=LOCAL_HOST, **options)
+    host = ray.get_runtime_context().gcs_address.rpartition(":")[0]
+    if host != LOCAL_HOST:
+        ray.shutdown()
+        raise RuntimeError(f"distributed: expected the local Ray cluster on {LOCAL_HOST}, got "
+                           f"it on {host}; pass an address (--ray-address) to use a cluster")
+
+
+@contextlib.contextmanager
+def _single_machine(ray):
+    """Ray's single-machine mode while a local cluster starts: without it, Ray replaces the
+    node address 127.0.0.1 by the machine's network address (its processes inherit the
+    variable; the driver read it at import, hence its constant too)."""
+    from ray._private import ray_constants
+
+    name = ray_constants.ENABLE_RAY_CLUSTERS_ENV_VAR
+    saved_env, saved = os.environ.get(name), ray_constants.ENABLE_RAY_CLUSTER
+    os.environ[name], ray_constants.ENABLE_RAY_CLUSTER = "0", False
+    try:
+        yield
+    finally:
+        ray_constants.ENABLE_RAY_CLUSTER = saved
+        if saved_env is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = saved_env
 
 
 def shard_slices(num_envs: int, shards: int) -> list[range]:

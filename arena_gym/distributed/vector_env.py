@@ -36,7 +36,12 @@ from gymnasium.vector.utils import batch_space
 
 from arena_gym.config import load_config
 from arena_gym.distributed.gather import concat_obs, merge_infos
-from arena_gym.distributed.settings import DistributedSettings, import_ray, shard_slices
+from arena_gym.distributed.settings import (
+    DistributedSettings,
+    import_ray,
+    init_ray,
+    shard_slices,
+)
 from arena_gym.distributed.shard import ShardEnv
 from arena_gym.envs.rendering import RENDER_MODES, check_render_mode
 from arena_gym.envs.validation import (
@@ -83,7 +88,7 @@ class DistributedVectorEnv(VectorEnv):
         self._curriculum = Curriculum(cfg.curriculum)
         self._ray = import_ray()
         if not self._ray.is_initialized():
-            self._ray.init(address=self.settings.address)
+            init_ray(self._ray, self.settings.address)
         self._remote = self._ray.remote(ShardEnv).options(**self.settings.actor_options)
         self._args = (config, dict(overrides), render_mode, wrap)
         self.actors = [self._make_actor(ids) for ids in self.slices]

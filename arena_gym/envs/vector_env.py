@@ -34,6 +34,7 @@ from gymnasium.vector.utils import batch_space
 
 from arena_gym.config import EnvConfig, load_config
 from arena_gym.envs.core import NavigationCore, StepResult
+from arena_gym.envs.memory import check_memory
 from arena_gym.envs.rendering import RENDER_MODES, check_render_mode
 from arena_gym.envs.validation import (
     check_actions,
@@ -59,6 +60,7 @@ class ArenaVectorEnv(VectorEnv):
         self.render_mode = check_render_mode(render_mode)
         self.cfg: EnvConfig = load_config(config, **overrides)
         self.num_envs = num_envs
+        check_memory(num_envs, lambda n: NavigationCore(n, self.cfg))  # a bound, before
         self.core = NavigationCore(num_envs, self.cfg)
         self.view = EnvView(self.core, self.render_mode)
         self.metadata = {**self.metadata, "render_fps": self.view.fps}

@@ -49,7 +49,7 @@ def restore(folder: Path):
     """The ActorAsset stored in `folder`, or None when the entry is absent or not intact."""
     from arena_gym.scene.actors import ActorAsset, Clip, SkinPart
 
-    manifest = mesh_cache.read_entry(folder)
+    manifest = mesh_cache.read_entry(folder, required=("name", "bones", "parts", "clips"))
     if manifest is None:
         return None
     try:

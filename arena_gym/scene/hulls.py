@@ -46,7 +46,7 @@ def collision_hulls(paths: Iterable[Path], cache: Path | None = None,
             out[path] = MeshUnavailable(f"missing file {str(path)!r}")
             continue
         folder = mesh_cache.entry_dir(KIND, mesh_cache.source_key(path, KIND), cache)
-        manifest = mesh_cache.read_entry(folder)
+        manifest = mesh_cache.read_entry(folder, required=("hulls",))
         if manifest is None:
             todo[path] = folder
         else:
@@ -70,7 +70,7 @@ def _build(item: tuple[Path, Path]) -> tuple[Path, ...] | MeshUnavailable:
     except MeshUnavailable as exc:
         return exc
     files = {f"hull_{i}.obj": obj_text(v, f, None).encode() for i, (v, f) in enumerate(pieces)}
-    mesh_cache.write_entry(folder, files, {"source": str(path), "hulls": list(files)})
+    folder, _ = mesh_cache.write_entry(folder, files, {"source": str(path), "hulls": list(files)})
     stats["decomposed"] += 1
     stats["seconds"] += time.perf_counter() - start
     return tuple(folder / name for name in files)

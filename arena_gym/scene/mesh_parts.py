@@ -81,10 +81,11 @@ def mesh_parts(path: Path, cache: Path | None = None, root: Path | None = None
     root = Path(root) if root is not None else path.parent
     key = mesh_cache.source_key(path, f"{KIND}|{root.resolve()}")
     folder = mesh_cache.entry_dir(KIND, key, cache)
-    manifest = mesh_cache.read_entry(folder)
+    manifest = mesh_cache.read_entry(folder, required=("parts",))
     if manifest is None:
         files, parts = _convert(path, root)
-        manifest = mesh_cache.write_entry(folder, files, {"source": str(path), "parts": parts})
+        folder, manifest = mesh_cache.write_entry(folder, files,
+                                                  {"source": str(path), "parts": parts})
     return tuple(
         MeshPart(folder / p["file"], tuple(p["rgba"]) if p["rgba"] else None,
                  folder / p["texture"] if p["texture"] else None)

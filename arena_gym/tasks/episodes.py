@@ -25,6 +25,25 @@ CANDIDATES = 64  # points tried per draw of start or goal
 ATTEMPTS = 40
 
 
+class NoRoomError(ValueError):
+    """A world with no room for an episode: no start and goal where the robot fits (the
+    message names the world)."""
+
+
+def where(layout: object) -> str:
+    """How a message names a layout's world: its file, else "the world"."""
+    source = getattr(layout, "source", None)
+    return f"world {str(source)!r}" if source else "the world"
+
+
+def no_room(layout: object, what: str) -> NoRoomError:
+    """A NoRoomError for `layout` saying `what` was not found; a world with doors or
+    elevators says that their sweeps are kept clear."""
+    kept = (" (no start or goal lies where its doors and elevators move)"
+            if getattr(layout, "mechanisms", None) else "")
+    return NoRoomError(f"{where(layout)}: {what}{kept}")
+
+
 class Layout(Protocol):
     def bounds(self) -> tuple[np.ndarray, np.ndarray]: ...
     def free(self, points: np.ndarray, clearance: float) -> np.ndarray: ...
@@ -136,10 +155,9 @@ def sample_episode(
         yaw0 = float(rng.uniform(-math.pi, math.pi))
         return Episode((float(start[0]), float(start[1]), yaw0),
                        (float(goal[0]), float(goal[1])), boxes)
-    raise RuntimeError(
-        f"no collision-free start and goal {min_distance} m apart after {ATTEMPTS} attempts; "
-        "expected a world with more free space or fewer obstacles"
-    )
+    raise no_room(layout, f"no collision-free start and goal {min_distance} m apart after "
+                  f"{ATTEMPTS} attempts; expected a world with more free space or fewer "
+                  "obstacles")
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,8 @@ from arena_gym.registry import WORLDS
 from arena_gym.scene.records import WALL_THICKNESS
 from arena_gym.scene.store import SceneStore
 from arena_gym.worlds.default import ROOM_SIZE, WALL_HEIGHT, room_walls
-from arena_gym.worlds.mechanisms import MechanismSet, mechanisms_next_to
+from arena_gym.worlds.mechanisms import FILE_NAME as MECHANISMS_FILE
+from arena_gym.worlds.mechanisms import MechanismSet, check_doors, mechanisms_next_to
 
 
 @dataclass(frozen=True)
@@ -72,9 +73,13 @@ class MapLayout:
         from arena_gym.worlds.occupancy import load_map
 
         self.map = load_map(map_yaml)
+        self.source = str(map_yaml)  # how messages name the world
         self.mechanisms = mechanisms_next_to(map_yaml)
         self.wall_height = wall_height
         self._free: dict[float, np.ndarray] = {}
+        if self.mechanisms:
+            check_doors(self.mechanisms, lambda p: self._on_free_cells(p, 0.0),
+                        Path(map_yaml).parent / MECHANISMS_FILE)
         self._walls = None
         rows, cols = np.nonzero(self.map.free)
         if rows.size == 0:
@@ -108,6 +113,13 @@ class MapLayout:
         return self.map
 
     def free(self, points: np.ndarray, clearance: float) -> np.ndarray:
+        out = self._on_free_cells(points, clearance)
+        if self.mechanisms:
+            out &= ~self.mechanisms.keep_out(np.atleast_2d(points), clearance)
+        return out
+
+    def _on_free_cells(self, points: np.ndarray, clearance: float) -> np.ndarray:
+        """Whether each point (P, 2) lies at least `clearance` from the map's walls."""
         from arena_gym.worlds.occupancy import free_cells
 
         key = round(float(clearance), 4)
@@ -121,8 +133,6 @@ class MapLayout:
         inside = (rows >= 0) & (rows < grid.shape[0]) & (cols >= 0) & (cols < grid.shape[1])
         out = np.zeros(len(points), bool)
         out[inside] = grid[rows[inside], cols[inside]]
-        if self.mechanisms:
-            out &= ~self.mechanisms.keep_out(points, clearance)
         return out
 
 class ScenarioLayout(MapLayout):
@@ -139,6 +149,7 @@ class ScenarioLayout(MapLayout):
         if not map_yaml.is_file():
             raise ValueError(f"{scenario_json}: expected its world's map at {map_yaml}, found none")
         super().__init__(map_yaml, wall_height)
+        self.source = str(scenario_json)
         if not self.scenario.robots:
             raise ValueError(f"{scenario_json}: expected at least one robot task, got none")
         check_on_map(self.scenario, self.map, map_yaml, clearance)  # clearance: robot radius

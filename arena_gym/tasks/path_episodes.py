@@ -18,7 +18,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from arena_gym.config import PathConfig
-from arena_gym.tasks.episodes import ATTEMPTS, CANDIDATES, Episode, Layout, ObstaclePool
+from arena_gym.tasks.episodes import (
+    ATTEMPTS,
+    CANDIDATES,
+    Episode,
+    Layout,
+    ObstaclePool,
+    no_room,
+)
 from arena_gym.tasks.footprints import BoxFrames
 from arena_gym.worlds.paths import DistanceField, PathGrid, resample
 
@@ -54,11 +61,11 @@ def sample_path_episode(rng: np.random.Generator, layout: Layout, grid: PathGrid
                         pool: ObstaclePool, count: tuple[int, int], radius: float,
                         start_clearance: float, min_distance: float,
                         cfg: PathConfig) -> PathEpisode:
-    """Goal, start and obstacles as the module says; RuntimeError naming the wanted path
+    """Goal, start and obstacles as the module says; NoRoomError naming the wanted path
     length when ATTEMPTS goals found no start (e.g. every free region is too small)."""
     if grid.count == 0:
-        raise RuntimeError(f"no free cell where the robot fits (clearance {grid.clearance:g} m);"
-                           " expected a world with room for the robot")
+        raise no_room(layout, f"no free cell where the robot fits (clearance "
+                      f"{grid.clearance:g} m); expected a world with room for the robot")
     k = int(rng.integers(count[0], count[1] + 1))
     keep, fit = radius + start_clearance, radius + 0.05
     hi = cfg.max_length or math.inf
@@ -91,9 +98,9 @@ def sample_path_episode(rng: np.random.Generator, layout: Layout, grid: PathGrid
                           (float(goal[0][0]), float(goal[0][1])), boxes)
         return PathEpisode(episode, field, path)
     length = f"[{cfg.min_length:g}, {hi:g}] m" if cfg.max_length else f">= {cfg.min_length:g} m"
-    raise RuntimeError(
-        f"no start at a path length of {length} from a goal (and >= {min_distance:g} m "
-        f"straight) after {ATTEMPTS} goals; expected a free region that long")
+    raise no_room(layout, f"no start at a path length of {length} from a goal (and >= "
+                  f"{min_distance:g} m straight) after {ATTEMPTS} goals; expected a free "
+                  "region that long")
 
 
 def _boxes(rng: np.random.Generator, layout: Layout, grid: PathGrid, pool: ObstaclePool,

@@ -254,6 +254,8 @@ def _elevator(read: _Reader, f: str, raw: object) -> Elevator:
     if not isinstance(levels, (list, tuple)) or len(levels) < 2:
         raise read.error(f"{f}.levels", "a list of at least 2 heights", levels)
     levels = read.numbers(f"{f}.levels", levels, len(levels))
+    if len(set(levels)) != len(levels):
+        raise read.error(f"{f}.levels", "distinct heights, one per storey", e["levels"])
     indices = {}
     for key, default in (("start", 0), ("destination", 1)):
         value = e.get(key, default)
@@ -330,6 +332,17 @@ def load_mechanisms(path: str | Path) -> MechanismSet:
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise MechanismError(f"{path}: expected a readable YAML file, got {exc}") from None
     return parse_mechanisms(doc, str(path))
+
+
+def check_doors(mechanisms: MechanismSet, free: Any, source: str | Path) -> None:
+    """MechanismError for a door whose centre lies on no free cell of the world's map
+    (`free(points (P, 2)) -> (P,) bool`): a door stands in a doorway, not inside a wall."""
+    for i, door in enumerate(mechanisms.doors):
+        x, y, _ = door.pose
+        if not free(np.array([[x, y]]))[0]:
+            raise MechanismError(
+                f"{source}: doors[{i}].pose: expected the door's centre on a free cell of the "
+                f"map (a doorway), got ({x:g}, {y:g}) inside a wall or outside the map")
 
 
 def mechanisms_next_to(map_yaml: str | Path) -> MechanismSet:

@@ -110,3 +110,48 @@ def test_plots_without_matplotlib_say_how_to_install_it(monkeypatch, tmp_path):
             "benchmark plots need matplotlib: pip install 'arena_gym[bench]'")):
         plots.success_rates(tmp_path / "s.png", [("a", {})])
     assert not (tmp_path / "s.png").exists()
+
+
+ONE_STAGE = """\
+name: {name}
+seed: 7
+envs: 1
+stages:
+  - name: empty
+    obstacles: [0, 0]
+    episodes: 1
+    time_limit: 3
+"""
+
+
+def test_compare_refuses_runs_of_different_suites_and_names_bad_run_files(tmp_path, capsys):
+    runs = {}
+    for name in ("tiny", "other"):
+        suite = tmp_path / f"{name}.yaml"
+        suite.write_text(ONE_STAGE.format(name=name), encoding="utf-8")
+        runs[name] = tmp_path / name
+        assert main(["bench", str(suite), "--policy", "reactive", "--out", str(runs[name]),
+                     "--no-progress"]) == 0
+    capsys.readouterr()
+    tiny, other = runs["tiny"], runs["other"]
+    assert main(["bench", "compare", str(tiny), str(other)]) == 2  # both have a stage "empty"
+    assert capsys.readouterr().err == (
+        f"arena-gym: error: compare: expected two runs of one suite, got {tiny} (suite 'tiny') "
+        f"and {other} (suite 'other')\n")
+    assert not list(tiny.glob("compare-*"))
+
+    summary = other / "summary.json"
+    summary.write_text(summary.read_text()[:40])  # cut short by a full disk
+    assert main(["bench", "compare", str(tiny), str(other)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"arena-gym: error: {summary}: expected the JSON summary.json of a "
+                          "benchmark run, got JSONDecodeError: ")
+    summary.write_text('{"suite": "tiny", "stages": {}}')
+    assert main(["bench", "compare", str(tiny), str(other)]) == 2
+    assert capsys.readouterr().err == (
+        f"arena-gym: error: {summary}: expected the summary of a benchmark run (suite, policy, "
+        "seed, stages), got keys ['stages', 'suite']\n")
+    file = tmp_path / "tiny.yaml"
+    assert main(["bench", "compare", str(tiny), str(file)]) == 2
+    assert capsys.readouterr().err == (
+        f"arena-gym: error: {file}: expected a benchmark run folder, got a file\n")

@@ -65,3 +65,43 @@ def test_a_world_declares_its_lights_and_frames_follow_their_regime(tmp_path):
     # the world's only light off: all but the overlays (goal, beams: they glow) goes black
     assert (lit == 0).mean() < 0.05 < 0.5 < (dark == 0).mean()
     env.close()
+
+
+def tiny_room_with_a_door(folder: Path) -> Path:
+    """A 2 x 2 m room whose swinging door's sweep covers every start and goal."""
+    folder.mkdir()
+    pixels = np.full((20, 20), 255, np.uint8)
+    pixels[:2], pixels[-2:], pixels[:, :2], pixels[:, -2:] = 0, 0, 0, 0
+    (folder / "map.pgm").write_bytes(b"P5\n20 20\n255\n" + pixels.tobytes())
+    (folder / "map.yaml").write_text(
+        f"image: map.pgm\nresolution: {RES}\norigin: [0.0, 0.0, 0.0]\nnegate: 0\n"
+        "occupied_thresh: 0.65\nfree_thresh: 0.196\n")
+    (folder / "mechanisms.yaml").write_text(
+        "doors:\n  - {name: door, pose: [1.0, 1.0, 0.0], size: [1.6, 0.05, 1.0], "
+        "motion: swing}\n")
+    return folder / "map.yaml"
+
+
+def test_doors_that_leave_no_start_are_a_one_line_error_naming_the_world(tmp_path, capsys):
+    from arena_gym.cli import main
+
+    world = tiny_room_with_a_door(tmp_path / "tiny")
+    assert main(["eval", "reactive", "--episodes", "2", "--num-envs", "1",
+                 "--set", f"world={world}"]) == 2
+    assert capsys.readouterr().err == (
+        f"arena-gym: error: world {str(world)!r}: no collision-free start and goal 2.0 m apart "
+        "after 40 attempts; expected a world with more free space or fewer obstacles (no "
+        "start or goal lies where its doors and elevators move)\n")
+
+
+def test_a_door_inside_a_wall_is_refused_naming_the_file(tmp_path, capsys):
+    from arena_gym.cli import main
+
+    world = two_rooms(tmp_path)
+    (tmp_path / "mechanisms.yaml").write_text(  # in the wall at x = 4 m, below the doorway
+        f"doors:\n  - {{name: door, pose: [4.0, 0.5, {math.pi / 2}], size: [0.8, 0.05, 1.0]}}\n")
+    assert main(["eval", "reactive", "--episodes", "1", "--set", f"world={world}"]) == 2
+    assert capsys.readouterr().err == (
+        f"arena-gym: error: {tmp_path / 'mechanisms.yaml'}: doors[0].pose: expected the door's "
+        "centre on a free cell of the map (a doorway), got (4, 0.5) inside a wall or outside "
+        "the map\n")

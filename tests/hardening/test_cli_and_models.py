@@ -156,3 +156,23 @@ def test_random_baseline_runs_with_discrete_actions(capsys):
     assert main(["eval", "random", "--set", "action=discrete", "--episodes", "2",
                  "--num-envs", "2", "--set", "max_episode_steps=5"]) == 0
     assert capsys.readouterr().out.startswith("random: 2 episodes: success")
+
+
+def test_a_zip_bomb_is_refused_before_anything_is_unpacked(run, tmp_path, capsys):
+    model = run / "final_model.zip"
+    if not model.is_file():
+        _train(run, capsys)
+    bomb = tmp_path / "bomb.zip"
+    with zipfile.ZipFile(model) as zin, zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as zout:
+        for item in zin.namelist():
+            content = zin.read(item)
+            if item == "data":  # still valid JSON: 200 MB of blanks after the object
+                content += b" " * 200_000_000
+            zout.writestr(item, content)
+    with zipfile.ZipFile(bomb) as archive:  # the weights are stored: no zip inside expands
+        unpacked = sum(info.file_size for info in archive.infolist())
+    assert bomb.stat().st_size < 1_000_000 and unpacked > 200_000_000
+    assert main(["eval", str(bomb), "--episodes", "2", "--num-envs", "2"]) == 2
+    assert capsys.readouterr().err == (
+        f"arena-gym: error: model file {str(bomb)!r}: expected at most 100 MB unpacked "
+        f"(arena_gym.model_files.MAX_UNPACKED_BYTES), got {unpacked / 1e6:.1f} MB\n")

@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pytest
 
-from arena_gym.scene import hulls
+from arena_gym.scene import hulls, mesh_cache
 from arena_gym.scene.hulls import MAX_HULL_VERTICES, MAX_PIECES, collision_hulls
 from arena_gym.scene.meshes import MeshUnavailable
 from tests.meshes.shapes import box, l_prism, write_obj
@@ -58,7 +58,10 @@ def test_second_load_decomposes_nothing_and_a_corrupt_hull_is_rebuilt(tmp_path):
     assert hulls.stats["decomposed"] == before["decomposed"] + 1  # warm: read, not decomposed
     assert hulls.stats["seconds"] - before["seconds"] == cold_seconds  # 0 s of decomposition
     cold[0].write_text("v 0 0 0\n")  # a corrupt piece: its hash no longer matches
-    again = collision_hulls([path], cache)[path]
+    with pytest.warns(mesh_cache.CacheWarning, match=re.escape(
+            f"mesh cache entry {str(cold[0].parent)!r}: {cold[0].name} does not match its "
+            "hash; rebuilding it")):
+        again = collision_hulls([path], cache)[path]
     assert hulls.stats["decomposed"] == before["decomposed"] + 2
     assert [p.read_text() for p in again] == texts
 

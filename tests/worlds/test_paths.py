@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from arena_gym.config import PathConfig
-from arena_gym.tasks.episodes import ObstaclePool
+from arena_gym.tasks.episodes import NoRoomError, ObstaclePool
 from arena_gym.tasks.path_episodes import sample_path_episode
 from arena_gym.tasks.subgoals import PathFollower
 from arena_gym.worlds.paths import NoPathError, PathGrid
@@ -120,9 +120,9 @@ POOL = ObstaclePool.make(8, (0.2, 0.6))
 def test_episode_sampling_with_no_long_enough_region_is_a_clear_error():
     grid = PathGrid(box_map(10.0, 5.0, [(4.9, 0.0, 5.1, 5.0)]), CLEARANCE)  # two 5 x 5 m rooms
     cfg = PathConfig(subgoal=True, min_length=8.0)  # longer than either room allows
-    with pytest.raises(RuntimeError, match=re.escape(
-            "no start at a path length of >= 8 m from a goal (and >= 2 m straight) after "
-            "40 goals; expected a free region that long")):
+    with pytest.raises(NoRoomError, match=re.escape(
+            "the world: no start at a path length of >= 8 m from a goal (and >= 2 m straight) "
+            "after 40 goals; expected a free region that long")):
         sample_path_episode(np.random.default_rng(0), _Layout(grid), grid, POOL, (0, 0),
                             0.11, 0.1, 2.0, cfg)
 
