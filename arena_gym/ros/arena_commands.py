@@ -38,7 +38,7 @@ from arena_gym.scene.errors import SceneError
 from arena_gym.scene.mdl import read_mdl
 from arena_gym.scene.meshes import inside
 from arena_gym.scene.pedestrians import Pedestrian, split_env
-from arena_gym.scene.records import MIN_HALF_EXTENT, Prim, PrimEdit, Slab, Wall
+from arena_gym.scene.records import MIN_HALF_EXTENT, SLAB_THICKNESS, Prim, PrimEdit, Slab, Wall
 from arena_gym.sim.free_bodies import FreeBodyState
 
 Reply = dict[str, Any]
@@ -135,25 +135,32 @@ class ArenaCommands:
                             "colour is used")
             return default
 
-    def _each(self, items: list, problems: list[str], what: str,
-              build: Callable[[dict], object]) -> list[object | None]:
-        """`build(item)` of each item, None (and the reason) where it fails."""
-        out: list[object | None] = []
+    def _records(self, message: dict, key: str, problems: list[str], what: str,
+                 build: Callable[[dict, str], Any]) -> tuple[int | None, list]:
+        """(env, the record of each item of `message[key]`): `build(item, name)` with the
+        item's unique id, None (and the reason) where it fails; env None: no such env."""
+        items = list(message[key])
+        env = self._env(message, problems)
+        if env is None:
+            return None, [None] * len(items)
+        taken = set(self.store.names(env))
+        out: list = []
         for item in items:
             try:
-                out.append(build(item))
+                record = build(item, self._unique(env, item["name"], taken))
+                taken.add(record.name)
+                out.append(record)
             except _ERRORS as exc:
                 problems.append(f"{what} {item.get('name', '')!r} not spawned: {_text(exc)}")
                 out.append(None)
-        return out
+        return env, out
 
     # ------------------------------------------------------------ world
     def _reset_world(self, message: dict, problems: list[str]) -> Reply:
         env = self._env(message, problems)
         if env is None:
             return {"ret": False}
-        self.store.reset_world(env)
-        self.sim.reset_envs([env])
+        self.store.reset_world(env)  # as Arena's: the bodies go, the clock and state stay
         self.lights.pop(env, None)
         return {"ret": True}
 
@@ -220,28 +227,21 @@ class ArenaCommands:
                                                  scale=new_scale)])
 
     def _spawn_prims(self, message: dict, problems: list[str]) -> Reply:
-        prims = list(message["prims"])
-        env = self._env(message, problems)
-        if env is None:
-            return {"ret": [False] * len(prims)}
-        taken = set(self.store.names(env))
-
-        def build(p: dict) -> Prim:
-            name = self._unique(env, p["name"], taken)
+        def build(p: dict, name: str) -> Prim:
             x, y, z = p["pose"][:3]
-            mesh = p["mesh_path"].strip()
+            pose = (x, y, z, yaw_of(p["pose"]))
             rgba = self._rgba(p.get("material"), problems, f"prim {p['name']!r}",
                               Prim.__dataclass_fields__["rgba"].default)
+            mesh = p["mesh_path"].strip()
             if mesh:
-                record = Prim(name, pose=(x, y, z, yaw_of(p["pose"])), scale=tuple(p["scale"]),
-                              mesh_path=mesh, rgba=rgba)
-            else:  # Arena: full extents, 1 mm a side at least
-                size = tuple(max(float(s), 2 * MIN_HALF_EXTENT) for s in p["scale"])
-                record = Prim(name, pose=(x, y, z, yaw_of(p["pose"])), scale=size, rgba=rgba)
-            taken.add(name)
-            return record
+                return Prim(name, pose=pose, scale=tuple(p["scale"]), mesh_path=mesh, rgba=rgba)
+            # Arena: a box of full extents, 1 mm a side at least
+            size = tuple(max(float(s), 2 * MIN_HALF_EXTENT) for s in p["scale"])
+            return Prim(name, pose=pose, scale=size, rgba=rgba)
 
-        records = self._each(prims, problems, "prim", build)
+        env, records = self._records(message, "prims", problems, "prim", build)
+        if env is None:
+            return {"ret": [False] * len(records)}
         spawned = set(self._spawn_records(env, [r for r in records if r is not None],
                                           problems))
         return {"ret": [r is not None and r.name in spawned for r in records]}
@@ -264,60 +264,42 @@ class ArenaCommands:
             return names
 
     def _spawn_walls(self, message: dict, problems: list[str]) -> Reply:
-        walls = list(message["walls"])
-        env = self._env(message, problems)
-        if env is None:
-            return {"ret": [False] * len(walls)}
-        taken = set(self.store.names(env))
-
-        def build(w: dict) -> Wall:
+        def build(w: dict, name: str) -> Wall:
             (x0, y0, z0), (x1, y1, z1) = w["start"], w["end"]
-            name = self._unique(env, w["name"], taken)
-            wall = Wall(name, (x0, y0), (x1, y1), height=abs(z1 - z0),
-                        thickness=w["thickness"], z=min(z0, z1),
+            return Wall(name, (x0, y0), (x1, y1), height=abs(z1 - z0), thickness=w["thickness"],
+                        z=min(z0, z1),
                         rgba=self._rgba(w.get("material"), problems, f"wall {w['name']!r}",
                                         Wall.__dataclass_fields__["rgba"].default))
-            taken.add(name)
-            return wall
 
-        records = self._each(walls, problems, "wall", build)
-        good = [r for r in records if r is not None]
+        env, records = self._records(message, "walls", problems, "wall", build)
+        return self._all(env, records, problems, "walls", self.store.spawn_walls)
+
+    def _all(self, env: int | None, records: list, problems: list[str], what: str,
+             spawn: Callable[[int, list], None]) -> Reply:
+        """Spawn the good records in one go; as Arena, a batch that does not go in fails
+        whole."""
+        if env is None:
+            return {"ret": [False] * len(records)}
         try:
-            self.store.spawn_walls(env, good)
-        except _ERRORS as exc:  # as Arena: a batch that does not go in fails whole
-            problems.append(f"walls not spawned: {_text(exc)}")
-            return {"ret": [False] * len(walls)}
+            spawn(env, [r for r in records if r is not None])
+        except _ERRORS as exc:
+            problems.append(f"{what} not spawned: {_text(exc)}")
+            return {"ret": [False] * len(records)}
         return {"ret": [r is not None for r in records]}
 
     def _floors(self, message: dict, problems: list[str], ceiling: bool) -> Reply:
-        slabs = list(message["slabs"])
-        env = self._env(message, problems)
-        if env is None:
-            return {"ret": [False] * len(slabs)}
-        taken = set(self.store.names(env))
         kind = "ceiling" if ceiling else "floor"
 
-        def build(s: dict) -> Slab:
-            name = self._unique(env, s["name"], taken)
+        def build(s: dict, name: str) -> Slab:
             x, y, z = s["pos"]
             # Arena: a floor's bottom face at pos.z (ours: its top face), a ceiling at pos.z
-            slab = Slab(name, (x, y, z + (0.0 if ceiling else 0.02)), tuple(s["size"]),
+            return Slab(name, (x, y, z + (0.0 if ceiling else SLAB_THICKNESS)), tuple(s["size"]),
                         rgba=self._rgba(s.get("material"), problems, f"{kind} {s['name']!r}",
                                         Slab.__dataclass_fields__["rgba"].default))
-            taken.add(name)
-            return slab
 
-        records = self._each(slabs, problems, kind, build)
-        good = [r for r in records if r is not None]
-        try:
-            if ceiling:
-                self.store.spawn_ceilings(env, good)
-            else:
-                self.store.spawn_floors(env, good)
-        except _ERRORS as exc:
-            problems.append(f"{kind}s not spawned: {_text(exc)}")
-            return {"ret": [False] * len(slabs)}
-        return {"ret": [r is not None for r in records]}
+        env, records = self._records(message, "slabs", problems, kind, build)
+        return self._all(env, records, problems, f"{kind}s",
+                         self.store.spawn_ceilings if ceiling else self.store.spawn_floors)
 
     def _spawn_floors(self, message: dict, problems: list[str]) -> Reply:
         return self._floors(message, problems, ceiling=False)

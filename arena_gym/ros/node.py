@@ -324,11 +324,7 @@ class BridgeNode:
     # ------------------------------------------------------------ reader thread
     def read(self) -> None:
         """Serve the link until the simulator closes it or says quit."""
-        while True:
-            try:
-                message = self.link.recv(None)
-            except (EOFError, OSError):
-                break
+        for message in self.link.messages():
             op = message.get("op")
             if op == "frame":
                 self.publish(message["slot"])

@@ -256,11 +256,7 @@ class Bridge:
     def _read(self) -> None:
         """The reader thread: acks free their slots, camera watchers wait for the stepping
         side, everything else queues for the serving thread; then an eof message."""
-        while True:
-            try:
-                message = self.link.recv(None)
-            except (EOFError, OSError):
-                break
+        for message in self.link.messages():
             op = message.get("op")
             if op == "ack":
                 with self._acks:

@@ -16,6 +16,7 @@ import json
 import socket
 import struct
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -70,6 +71,15 @@ class Link:
         body = json.dumps(message, separators=(",", ":")).encode()
         with self._send_lock:
             self.sock.sendall(_HEADER.pack(len(body)) + body)
+
+    def messages(self) -> Iterator[dict]:
+        """Every message until the other side closes (or the socket is shut)."""
+        while True:
+            try:
+                message = self.recv(None)
+            except (EOFError, OSError):
+                return
+            yield message  # type: ignore[misc]
 
     def recv(self, timeout: float | None = None) -> dict | None:
         """The next message; None on timeout; EOFError when the other side closed."""

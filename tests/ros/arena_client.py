@@ -20,6 +20,7 @@ import threading
 import time
 
 import rclpy
+import rclpy.duration
 from arena_mujoco_msgs.msg import Light, Material, Prim, Scale, Sensor, Wall
 from arena_mujoco_msgs.srv import (
     DeletePrims,
@@ -122,6 +123,7 @@ class Client:
         while publisher.get_subscription_count() == 0 and time.monotonic() < deadline:
             time.sleep(0.01)
         publisher.publish(msg)
+        publisher.wait_for_all_acked(rclpy.duration.Duration(seconds=TIMEOUT))  # delivered
         self.transcript.append({"topic": topic, "published": len(msg.pedestrians)})
 
 
