@@ -108,8 +108,9 @@ class Bridge:
         self._warned: set[str] = set()
         sim.add_tick_hook(self._on_tick)  # after the suite's hook: readings are current
         self._publishing = True
-        self._reader = threading.Thread(target=self._read, name="bridge-link", daemon=True)
-        self._reader.start()
+        # serving: one reader thread takes everything the node sends; before (a sidecar, a
+        # simulator stepped directly) the stepping thread reads acks itself, a few per recv
+        self._reader: threading.Thread | None = None
 
     @classmethod
     def start(cls, sim: Simulator, suite: SensorSuite, robot: str, venv: Path | None = None,
@@ -232,6 +233,15 @@ class Bridge:
 
     def _wait_free(self, slots) -> bool:
         """Wait for the node's acks of `slots`; False when the node is gone."""
+        if self._reader is None:  # not serving: read them here
+            while any(self._busy[s] for s in slots) and not self._gone:
+                try:
+                    message = self.link.recv(None)
+                except (EOFError, OSError):
+                    self._gone = True
+                    break
+                self._take(message)
+            return not self._gone
         with self._acks:
             while any(self._busy[s] for s in slots) and not self._gone:
                 self._acks.wait()
@@ -254,22 +264,27 @@ class Bridge:
         return True
 
     def _read(self) -> None:
-        """The reader thread: acks free their slots, camera watchers wait for the stepping
-        side, everything else queues for the serving thread; then an eof message."""
+        """The reader thread (while serving): every message the node sends (_take), then an
+        eof message."""
         for message in self.link.messages():
-            op = message.get("op")
-            if op == "ack":
-                with self._acks:
-                    self._busy[message["slot"]] = False
-                    self._acks.notify_all()
-            elif op == "watchers":
-                self._watchers.append(message)
-            else:
-                self._inbox.put(message)
+            self._take(message)
         with self._acks:
             self._gone = True
             self._acks.notify_all()
         self._inbox.put(_EOF)
+
+    def _take(self, message: dict) -> None:
+        """Acks free their slots, camera watchers wait for the stepping side, everything
+        else queues for the serving thread."""
+        op = message.get("op")
+        if op == "ack":
+            with self._acks:
+                self._busy[message["slot"]] = False
+                self._acks.notify_all()
+        elif op == "watchers":
+            self._watchers.append(message)
+        else:
+            self._inbox.put(message)
 
     def _apply_watchers(self) -> None:
         """Which envs render each robot's camera (the node's "watchers" messages)."""
@@ -326,6 +341,9 @@ class Bridge:
         sim.rt_factor = self.rt_factor
         self._may_wait = False
         self.stepper.stopping = False
+        if self._reader is None:
+            self._reader = threading.Thread(target=self._read, name="bridge-link", daemon=True)
+            self._reader.start()
         sim.start(paused=lockstep)
         period = sim.tick_steps * sim.timestep
         next_frame = time.perf_counter()
@@ -401,7 +419,8 @@ class Bridge:
             self.process.wait()
         with contextlib.suppress(OSError):
             self.link.sock.shutdown(socket.SHUT_RDWR)  # the reader's recv returns
-        self._reader.join(timeout=10)
+        if self._reader is not None:
+            self._reader.join(timeout=10)
         self.link.sock.close()  # (serve frees the viewport's GL context on its loop thread)
         for file in self.frames.values():
             file.close(unlink=True)
