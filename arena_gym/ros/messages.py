@@ -324,13 +324,21 @@ def _pose(f: Columns, e: int) -> list[float]:
 _IDENTITY = [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]
 
 
+def _tf_key(r: dict) -> tuple:
+    """What a robot adds to /tf's template (made once per robot entry)."""
+    key = r.get("_tf")
+    if key is None:
+        key = r["_tf"] = (r["ns"], frame_id(r, "odom"), bool(r.get("map")))
+    return key
+
+
 def _tf(columns: list[tuple[dict, Columns]], now: int) -> bytes:
     """The TFMessage of every robot with a valid odometry reading (of each robot name):
     odom -> base, and for a robot spawned by Arena's SpawnUrdf an identity map -> odom
     before it (as Arena's server sends)."""
     robots = [(r, f) for meta, f in columns for r in meta["robots"]
               if f["odom.valid"][r["env"]]]
-    key = tuple((r["ns"], frame_id(r, "odom"), bool(r.get("map"))) for r, _ in robots)
+    key = tuple(_tf_key(r) for r, _ in robots)
     cache = _templates(columns[0][0])["tf"]
     template = cache.get(key)
     if template is None:
