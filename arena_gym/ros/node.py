@@ -257,7 +257,7 @@ class BridgeNode:
                                 functools.partial(self._call, op, fields), qos_profile=qos,
                                 callback_group=self.group)
         ArenaServices(self, qos, too_many)  # the Arena server's, beside ours
-        ViewportServices(self, stamp)  # /arena/viewport
+        self.viewport = ViewportServices(self, stamp)  # /arena/viewport
 
     async def request(self, op: str, fields: dict) -> dict:
         """Send a command and await the simulator's reply (the reader thread sets it)."""
@@ -333,6 +333,8 @@ class BridgeNode:
                 self.bridge(message["meta"])
             elif op == "unbridge":
                 self.unbridge(message["robot"])
+            elif op == "camera_pose":
+                self.viewport.publish_pose(message["pose"])
             elif op == "reply":
                 self._pending.pop(message["id"]).set_result(message)
                 self._wake.trigger()  # the executor resumes the request awaiting it

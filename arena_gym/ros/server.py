@@ -308,7 +308,9 @@ class Bridge:
         op = message.get("op", "")
         if op.startswith("viewport_"):
             reply = self.viewport.run(message)
-            if reply is not None:  # None: a capture waiting for its sim time
+            if op == "viewport_pose" and reply is not None and reply["success"]:
+                self._send({"op": "camera_pose", "pose": reply["pose"]})  # the node publishes
+            elif reply is not None:  # None: a capture waiting for its sim time
                 self.reply(message, reply)
             return
         arena = op.startswith("arena_")

@@ -3,12 +3,18 @@ simulator backend serves it: set_view, set_reference_frame, set_projection and c
 services, the cmd_view keyframe stream in, camera_pose (PoseStamped in `map`) out at 10 Hz
 of wall time while someone subscribes. Runs in the ROS venv, loaded by node.py by path; the
 simulator side is viewport_requests.py.
+
+camera_pose is paced by a plain thread, not an executor timer: every wake-up of rclpy's
+executor walks all of the node's services and subscriptions (milliseconds of Python), so
+the node wakes only for requests and messages. The thread asks the simulator for the pose
+({"op": "viewport_pose"}), whose answer ({"op": "camera_pose"}) the node's reader publishes.
 """
 
 from __future__ import annotations
 
 import os
-import sys
+import threading
+import time
 
 from geometry_msgs.msg import PoseStamped
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
@@ -53,7 +59,7 @@ class ViewportServices:
         node.create_subscription(ViewportView, f"{NAMESPACE}/cmd_view", self._cmd_view,
                                  STREAM_QOS, callback_group=group)
         self.pose_pub = node.create_publisher(PoseStamped, f"{NAMESPACE}/camera_pose", 10)
-        node.create_timer(POSE_PERIOD, self._publish_pose, callback_group=group)
+        threading.Thread(target=self._pace, name="viewport-pose", daemon=True).start()
 
     async def _ask(self, op: str, fields: dict, response):
         reply = await self.bridge.request(op, fields)
@@ -104,14 +110,19 @@ class ViewportServices:
                                    "pose": pose7(msg.pose),
                                    "world_orientation": msg.world_orientation, "fov": msg.fov})
 
-    async def _publish_pose(self) -> None:
-        if not self.bridge.serving or not self.pose_pub.get_subscription_count():
-            return
-        reply = await self.bridge.request("viewport_pose", {})
-        if not reply.get("success"):
-            print(f"bridge: viewport: {reply.get('message')}", file=sys.stderr, flush=True)
-            return
-        x, y, z, qw, qx, qy, qz = reply["pose"]
+    def _pace(self) -> None:
+        """Ask for the camera's pose each POSE_PERIOD while someone subscribes."""
+        while True:
+            time.sleep(POSE_PERIOD)
+            try:
+                if self.bridge.serving and self.pose_pub.get_subscription_count():
+                    self.bridge.link.send({"op": "viewport_pose"})
+            except Exception:  # noqa: BLE001 - the node is shutting down
+                return
+
+    def publish_pose(self, pose: list[float]) -> None:
+        """The simulator's answer (the node's reader thread): publish it."""
+        x, y, z, qw, qx, qy, qz = pose
         msg = PoseStamped()
         msg.header.stamp = self.bridge.node.get_clock().now().to_msg()
         msg.header.frame_id = FRAME
