@@ -220,6 +220,9 @@ def _parser() -> argparse.ArgumentParser:
                       help="--foxglove's address (default: 127.0.0.1, this machine only)")
     view.add_argument("--port", type=_port, default=None,
                       help="--foxglove's port (default: 8765; 0: any free port)")
+    view.add_argument("--allow-origin", action="append", default=[], metavar="URL",
+                      help="a web page allowed to connect to --foxglove besides this "
+                      "machine's (e.g. https://app.foxglove.dev; repeatable)")
     _config_args(view)
     view.set_defaults(run=_view)
     version = commands.add_parser(
@@ -243,8 +246,10 @@ def _parser() -> argparse.ArgumentParser:
             "/env_i/ROBOT), take cmd_vel and mujoco/joint_commands_{velocity,position}, and "
             "serve /mujoco/* (pause, unpause, step, reset_world, spawn_prims, edit_prims, "
             "delete_prims, spawn_walls, spawn_floors, spawn_ceilings, spawn_urdf, "
-            "pedestrians). The rclpy node runs in the "
-            "venv of 'arena-gym ros setup'. SIGUSR1 prints every thread's stack."))
+            "pedestrians) and, beside them, the Arena MuJoCo server's /mujoco/CamelCase "
+            "services, /mujoco/arena_peds and /arena/viewport. Spawn requests read files only "
+            "in the robot's and the asset folders (--allow-root adds more). The rclpy node "
+            "runs in the venv of 'arena-gym ros setup'. SIGUSR1 prints every thread's stack."))
     bridge.add_argument("--world", default="default", help="default (a room with random "
                         "boxes), empty, a world source name (random) or a ROS map.yaml path "
                         "(default: default)")
@@ -258,6 +263,12 @@ def _parser() -> argparse.ArgumentParser:
     bridge.add_argument("--venv", default=None, help="the ROS venv (default: as ros setup)")
     bridge.add_argument("--view", action="store_true",
                         help="show env 0 in MuJoCo's viewer while serving (needs a display)")
+    bridge.add_argument("--allow-root", action="append", default=[], metavar="DIR",
+                        help="a folder spawn requests may read files from, besides the "
+                        "robot's and the asset folders (repeatable)")
+    bridge.add_argument("--package-path", action="append", default=[], metavar="DIR",
+                        help="a folder where package:// URIs of spawned URDFs resolve "
+                        "(repeatable; inside the allowed folders)")
     bridge.set_defaults(run=_bridge)
     rec = commands.add_parser(
         "record", help="write the bridge's messages to an MCAP file (no ROS install needed)",
@@ -274,6 +285,7 @@ def _parser() -> argparse.ArgumentParser:
     rec.add_argument("--cmd-vel", type=float, nargs=2, default=(0.0, 0.0),
                      metavar=("V", "OMEGA"), help="every robot's command (m/s, rad/s)")
     rec.add_argument("--seed", type=_seed, default=0)
+    rec.add_argument("--overwrite", action="store_true", help="replace an existing --out file")
     rec.set_defaults(run=_record)
     # --debug after the command name too
     for command in (demo, train, evaluate, bench, view, version, plugins, ros, bridge, rec):
@@ -325,14 +337,15 @@ def _bridge(args: argparse.Namespace) -> int:
     if args.view:
         _need_display()
     return run(args.world, args.robot, args.envs, args.lockstep, args.rt_factor, args.seed,
-               args.venv, view=args.view)
+               args.venv, view=args.view, allow_roots=tuple(args.allow_root),
+               package_paths=tuple(args.package_path))
 
 
 def _record(args: argparse.Namespace) -> int:
     from arena_gym.ros.record import record
 
     counts = record(args.out, args.world, args.robot, args.envs, args.seconds,
-                    tuple(args.cmd_vel), args.seed)
+                    tuple(args.cmd_vel), args.seed, overwrite=args.overwrite)
     print(f"wrote {sum(counts.values())} messages to {args.out}:")
     for topic, count in sorted(counts.items()):
         print(f"  {topic:32} {count}")
@@ -469,8 +482,9 @@ def _view(args: argparse.Namespace) -> int:
         require_sdk()  # the install hint before any work
         host = DEFAULT_HOST if args.host is None else args.host
         port = DEFAULT_PORT if args.port is None else args.port
-    elif args.host is not None or args.port is not None:
-        raise UsageError("--host/--port: expected --foxglove too (they are its address)")
+    elif args.host is not None or args.port is not None or args.allow_origin:
+        raise UsageError("--host/--port/--allow-origin: expected --foxglove too (they are its "
+                         "address)")
     else:
         _need_display()
     config, overrides = _overrides(args)
@@ -481,7 +495,7 @@ def _view(args: argparse.Namespace) -> int:
         if args.foxglove:
             from arena_gym.ros.foxglove_server import start_foxglove
 
-            shown = start_foxglove(env, host, port)
+            shown = start_foxglove(env, host, port, tuple(args.allow_origin))
             print(f"serving Foxglove on {shown.url} (open it in Foxglove: Open connection > "
                   "Foxglove WebSocket)", flush=True)
         obs, _ = env.reset(seed=args.seed)

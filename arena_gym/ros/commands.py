@@ -4,9 +4,12 @@ answer (success False, the error's text), never the end of the server."""
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+from arena_gym.ros.files import package_paths
 from arena_gym.scene.pedestrians import Pedestrian
 from arena_gym.scene.records import Prim, PrimEdit, Slab, Wall
 from arena_gym.sim.simulator import Simulator
@@ -20,6 +23,7 @@ class Commands:
     def __init__(self, sim: Simulator, robot: str, on_reset: Callable[[int], None]) -> None:
         self.sim, self.store, self.robot = sim, sim.store, robot
         self.paused = True
+        self.package_paths: tuple[Path, ...] = ()  # where package:// URIs resolve first
         self._on_reset = on_reset
 
     def run(self, message: dict) -> Reply:
@@ -50,11 +54,6 @@ class Commands:
         self.paused = False
         return {"message": f"running from {self.sim.clock:.3f} s"}
 
-    def _step(self, message: dict) -> Reply:
-        steps = message.get("steps")
-        self.sim.step(steps)
-        return {"clock": self.sim.clock, "message": f"stepped {steps}"}
-
     def _cmd_vel(self, message: dict) -> Reply:
         vx, vy, wz = message["twist"]
         twist = (vx, wz) if vy == 0.0 else (vx, vy, wz)
@@ -79,6 +78,7 @@ class Commands:
     def _reset_world(self, message: dict) -> Reply:
         env = self._env(message)
         self.store.delete_prims(env, [n for n in self.store.names(env) if n != self.robot])
+        self.store.delete_pedestrians(self.store.pedestrians(env), env)  # names free again
         self.sim.reset_envs([env])
         self._on_reset(env)
         return {}
@@ -123,20 +123,34 @@ class Commands:
         return {}
 
     def _delete_prims(self, message: dict) -> Reply:
+        """Names, fnmatch patterns ('box*') or prefixes ending in '/' (DeletePrims.srv); the
+        bridged robot stays (a pattern passes it over, its name is refused)."""
         env = self._env(message)
         names = list(message["names"])
         if self.robot in names:
             raise ValueError(f"{self.robot!r} is the bridged robot; expected other names")
-        deleted = self.store.delete_prims(env, names)
+        have = self.store.names(env)
+        selected = [n for n in names if not _pattern(n)]
+        for pattern in filter(_pattern, names):
+            matched = [n for n in fnmatch.filter(have, pattern) if n != self.robot]
+            if not matched:
+                raise ValueError(f"nothing in env {env} matches {pattern!r}; it has {have}")
+            selected += matched
+        deleted = self.store.delete_prims(env, list(dict.fromkeys(selected)))
         if not deleted:
-            raise ValueError(f"nothing in env {env} matches {names}; it has "
-                             f"{self.store.names(env)}")
+            raise ValueError(f"nothing in env {env} matches {names}; it has {have}")
         return {"deleted": deleted}
 
     def _spawn_urdf(self, message: dict) -> Reply:
         env = self._env(message)
-        self.store.spawn_urdf(env, message["name"], message["urdf"], pose=tuple(message["pose"]))
+        urdf = message["urdf"]
+        self.store.spawn_urdf(env, message["name"], urdf, pose=tuple(message["pose"]),
+                              package_paths=self.packages(urdf))
         return {}
+
+    def packages(self, urdf: str) -> list[Path]:
+        """Where a spawned URDF's package:// URIs resolve (files.package_paths)."""
+        return package_paths(urdf, self.store.scenes[0].path_roots, self.package_paths)
 
     def _peds(self, message: dict) -> list[Pedestrian]:
         return [_ped(p) for p in message["pedestrians"]]
@@ -158,6 +172,11 @@ class Commands:
     def _delete_pedestrians(self, message: dict) -> Reply:
         env = self._env(message)
         return {"deleted": self.store.delete_pedestrians(message["names"], env).get(env, [])}
+
+
+def _pattern(name: str) -> bool:
+    """Whether a DeletePrims name is an fnmatch pattern (holds *, ? or [)."""
+    return isinstance(name, str) and any(c in name for c in "*?[")
 
 
 def _ped(p: dict) -> Pedestrian:

@@ -10,7 +10,9 @@ decodes them as it decodes a ROS 2 bridge's. The server's time is the sim clock.
     env.reset(seed=0); env.step(actions)      # each control step is published
     server.close()
 
-Loopback (127.0.0.1) unless a host is given: the server has no authentication.
+Loopback (127.0.0.1) unless a host is given: the server has no authentication. A browser
+page connects only when it is served by this machine or its origin is allowed
+(`allowed_origins`, `arena-gym view --allow-origin`): origin_guard.py stands in front.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 
 from arena_gym.ros.messages import Message
 from arena_gym.ros.msgdefs import definition
+from arena_gym.ros.origin_guard import OriginGuard
 from arena_gym.ros.stream import MessageStream, camera_topics, env_odometry
 from arena_gym.sensors.suite import SensorSuite
 from arena_gym.sim.simulator import Simulator
@@ -60,9 +63,11 @@ class FoxgloveServer:
     once `attach`ed (robots spawned later too; a deleted robot's channels close);
     `publish()` sends the current frame (after a tick or a control step). Camera images
     render only while a client subscribes to one of their channels. `port=0` picks a free
-    port (see `.port`)."""
+    port (see `.port`). `allowed_origins`: web pages (origins such as
+    "https://app.foxglove.dev") allowed besides this machine's (origin_guard.py)."""
 
-    def __init__(self, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> None:
+    def __init__(self, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT,
+                 allowed_origins: tuple[str, ...] = ()) -> None:
         if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
             raise ValueError(f"port: expected an integer in 0..65535 (0: any free port), "
                              f"got {port!r}")
@@ -70,14 +75,20 @@ class FoxgloveServer:
         self.context = self._fox.Context()
         self._static_wanted = threading.Event()
         try:
-            self.server = self._fox.start_server(
-                name="arena_gym", host=host, port=port, context=self.context,
-                capabilities=[capability.Time], server_listener=_listener(self._static_wanted))
-        except RuntimeError as exc:  # the SDK's FoxgloveError: a bad host, a port in use
+            self.guard = OriginGuard(host, port, upstream=0, allowed=allowed_origins)
+        except (OSError, OverflowError) as exc:  # a bad host, a port in use
             raise OSError(f"foxglove: cannot serve on {host}:{port} ({exc}); expected a "
                           "free port (--port) on a local address (--host)") from None
+        try:  # the SDK's server on loopback only: clients come through the guard
+            self.server = self._fox.start_server(
+                name="arena_gym", host="127.0.0.1", port=0, context=self.context,
+                capabilities=[capability.Time], server_listener=_listener(self._static_wanted))
+        except RuntimeError as exc:  # the SDK's FoxgloveError
+            self.guard.close()
+            raise OSError(f"foxglove: cannot start the server ({exc})") from None
+        self.guard.upstream = self.server.port
         self.host = host
-        self.port: int = self.server.port
+        self.port: int = self.guard.port
         self.stream: MessageStream | None = None
         self.sim: Simulator | None = None
         self._channels: dict[str, Any] = {}
@@ -168,14 +179,16 @@ class FoxgloveServer:
         if self._hooked:
             self.sim.remove_tick_hook(self._on_tick)
             self._hooked = False
+        self.guard.close()
         self.server.stop()
 
 
-def start_foxglove(env: Any, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT
-                   ) -> FoxgloveServer:
+def start_foxglove(env: Any, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT,
+                   allowed_origins: tuple[str, ...] = ()) -> FoxgloveServer:
     """Serve an ArenaVectorEnv or ArenaEnv: each control step is published after the env
     has sampled its sensors (env 0 under /robot, env i under /env_i/robot)."""
-    server = FoxgloveServer(host, port)  # a busy port fails before the env is touched
+    # a busy port fails before the env is touched
+    server = FoxgloveServer(host, port, allowed_origins)
     try:
         core, odom = env_odometry(env)
         server.attach(core.sim, core.sensor_suite, odom.robot)

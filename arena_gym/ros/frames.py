@@ -4,8 +4,8 @@ tick hook that copies the readings into a shared-memory slot.
 
 One path: odometry, scan, IMU and camera are the SensorSuite's readings (the arrays a policy
 sees), copied as they are (camera images only in the envs that took one this tick); joint
-states are the simulator's qpos/qvel columns of the robot's joints. Nothing here casts a ray
-or reads a sensor of its own.
+states are the simulator's qpos/qvel/qfrc_actuator columns of the robot's joints. Nothing
+here casts a ray or reads a sensor of its own.
 """
 
 from __future__ import annotations
@@ -65,8 +65,8 @@ def layout(readings: dict[str, Reading], num_envs: int, njoints: int) -> dict:
         for field in ("valid", "fresh", "stamp"):
             array = getattr(reading, field)
             out[f"{role}.{field}"] = (list(array.shape), array.dtype.str)
-    out["joint_pos"] = ([num_envs, njoints], "f8")
-    out["joint_vel"] = ([num_envs, njoints], "f8")
+    for field in ("joint_pos", "joint_vel", "joint_eff"):
+        out[field] = ([num_envs, njoints], "f8")
     return out
 
 
@@ -115,8 +115,11 @@ def mount_transforms(store: SceneStore, robot: str) -> list[dict]:
     return out
 
 
-def describe(sim: Simulator, suite: SensorSuite, robot: str) -> dict:
-    """The static part of the bridge (everything but the per-tick arrays)."""
+def describe(sim: Simulator, suite: SensorSuite, robot: str,
+             naming: dict[tuple[int, str], dict] | None = None) -> dict:
+    """The static part of the bridge (everything but the per-tick arrays). `naming`: per
+    (env, robot), the topics and frames a spawn request named (arena_commands.py), merged
+    into that env's robot entry (messages.frame_id, messages.topics_of)."""
     store = sim.store
     readings = role_readings(suite, robot)
     envs = holders(store, robot)
@@ -125,7 +128,7 @@ def describe(sim: Simulator, suite: SensorSuite, robot: str) -> dict:
     names, _, _ = joint_columns(store, envs[0], robot)
     info = store.robot(envs[0], robot)
     robots = [{"env": e, "ns": namespace(e, robot), "base": info.root_body.removeprefix(
-        info.prefix), "joints": names} for e in envs]
+        info.prefix), "joints": names, **(naming or {}).get((e, robot), {})} for e in envs]
     lidar = readings.get("scan")
     meta: dict = {"robot": robot, "dt": sim.timestep, "tick_steps": sim.tick_steps,
                   "robots": robots, "static": mount_transforms(store, robot), "lidar": None,
@@ -194,6 +197,7 @@ class FrameWriter:
             if cols is not None:
                 slot["joint_pos"][...] = self.sim.gather("qpos", cols[0])
                 slot["joint_vel"][...] = self.sim.gather("qvel", cols[1])
+                slot["joint_eff"][...] = self.sim.gather("qfrc_actuator", cols[1])
             else:  # layouts differ (a robot was spawned into one env): env by env
                 store = self.sim.store
                 for e in self._envs:
@@ -201,3 +205,4 @@ class FrameWriter:
                     data = store.data(e)
                     slot["joint_pos"][e] = data.qpos[qpos]
                     slot["joint_vel"][e] = data.qvel[qvel]
+                    slot["joint_eff"][e] = data.qfrc_actuator[qvel]

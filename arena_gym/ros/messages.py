@@ -27,6 +27,8 @@ CAMERA_TOPICS = {"image_raw": "sensor_msgs/msg/Image",
                  "depth/image_raw": "sensor_msgs/msg/Image",
                  "depth/points": "sensor_msgs/msg/PointCloud2",
                  "camera_info": "sensor_msgs/msg/CameraInfo"}
+# every topic of a robot (the camera's too), as named in its namespace by default
+TOPICS = ("odom", "scan", "points", "imu", "joint_states", *CAMERA_TOPICS)
 _FLOAT32 = 7  # sensor_msgs/PointField.FLOAT32
 _ZEROS_36 = np.zeros(36).tobytes()
 _ZEROS_9 = np.zeros(9).tobytes()
@@ -144,10 +146,33 @@ class Template:
         return self._struct.pack(*args)
 
 
-def odom_template(ns: str, base: str) -> Template:
+def frame_id(r: dict, name: str) -> str:
+    """A robot's frame `name` as published: under its namespace (`ns/name`), or under the
+    tf prefix its spawn request named (Arena's SpawnUrdf: `tf_prefix` + name)."""
+    prefix = r.get("tf_prefix")
+    return f"{r['ns']}/{name}" if prefix is None else prefix + name
+
+
+def sensor_frame(r: dict, kind: str, mount: str) -> str:
+    """The frame a sensor's messages carry: its mount's (`ns/mount`), or the frame its
+    spawn request listed for that kind of sensor (`tf_prefix` + frame)."""
+    return frame_id(r, r.get("frames", {}).get(kind, mount))
+
+
+def topics_of(r: dict) -> dict[str, str]:
+    """A robot's topic per kind (TOPICS): `/ns/kind`, or what its spawn request named ("":
+    not published)."""
+    topics = r.get("_topics")
+    if topics is None:
+        topics = r["_topics"] = {kind: f"/{r['ns']}/{kind}" for kind in TOPICS} | \
+            r.get("topics", {})
+    return topics
+
+
+def odom_template(r: dict) -> Template:
     c = Cdr()
-    stamp_at = c.header(0, f"{ns}/odom")
-    c.string(f"{ns}/{base}")
+    stamp_at = c.header(0, frame_id(r, "odom"))
+    c.string(frame_id(r, r["base"]))
     pose = c.f64s(np.zeros(7))
     c.f64_bytes(_ZEROS_36)
     twist = c.f64s(np.zeros(6))
@@ -169,24 +194,24 @@ def imu_template(frame: str) -> Template:
 
 
 def joints_template(names: list[str]) -> Template:
+    """JointState: position, velocity and effort (the actuators' force on each joint)."""
     c = Cdr()
     stamp_at = c.header(0, "")
     c.u32(len(names))
     for name in names:
         c.string(name)
-    c.u32(len(names))
-    position = c.f64s(np.zeros(len(names)))
-    c.u32(len(names))
-    velocity = c.f64s(np.zeros(len(names)))
-    c.u32(0)  # no efforts
-    return Template(c, [stamp_at], [(position, len(names), "d"), (velocity, len(names), "d")])
+    values = []
+    for _ in range(3):
+        c.u32(len(names))
+        values.append((c.f64s(np.zeros(len(names))), len(names), "d"))
+    return Template(c, [stamp_at], values)
 
 
-def scan_template(lidar: dict, ns: str) -> Template:
+def scan_template(lidar: dict, r: dict) -> Template:
     """LaserScan of one lidar: a multi-ring lidar's middle ring (as Arena's backend), its
     `beams` float32 ranges (as bytes) the only values that change."""
     c = Cdr()
-    stamp_at = c.header(0, f"{ns}/{lidar['frame']}")
+    stamp_at = c.header(0, sensor_frame(r, "scan", lidar["frame"]))
     c.f32s((lidar["angle_min"], lidar["angle_max"], lidar["angle_increment"], 0.0,
             lidar["scan_time"], lidar["range_min"], lidar["range_max"]))
     c.f32_seq(np.zeros(lidar["beams"]))
@@ -222,7 +247,7 @@ def static_messages(metas: list[dict]) -> Iterator[Message]:
     """/tf_static: every sensor mount of every bridged robot (of each meta: a robot name) in
     one message (a latched topic keeps only the last)."""
     mounts = [(r, m) for meta in metas for r in meta["robots"] for m in meta["static"]]
-    template = tf_template([(f"{r['ns']}/{m.get('parent', r['base'])}", f"{r['ns']}/{m['child']}")
+    template = tf_template([(frame_id(r, m.get("parent", r["base"])), frame_id(r, m["child"]))
                             for r, m in mounts])
     w_last = [[*m["xyz"], *m["quat"][1:], m["quat"][0]] for _, m in mounts]  # ROS: x, y, z, w
     yield "/tf_static", "tf2_msgs/msg/TFMessage", template.fill(0, *w_last), 0
@@ -233,18 +258,18 @@ def _templates(meta: dict) -> dict:
     if cached is None:
         robots, imu, lidar = meta["robots"], meta["imu"], meta["lidar"]
         cached = meta["_templates"] = {
-            "odom": [odom_template(r["ns"], r["base"]) for r in robots],
-            "imu": [imu_template(f"{r['ns']}/{imu['frame']}") if imu else None for r in robots],
+            "odom": [odom_template(r) for r in robots],
+            "imu": [imu_template(sensor_frame(r, "imu", imu["frame"])) if imu else None
+                    for r in robots],
             "joints": [joints_template(r["joints"]) for r in robots],
-            "scan": [scan_template(lidar, r["ns"]) if lidar else None for r in robots],
+            "scan": [scan_template(lidar, r) if lidar else None for r in robots],
             # the lidar's unit beam directions (rings * beams, 3), ring-major as its ranges
             "directions": (np.asarray(lidar["directions"], dtype=np.float32)
                            if lidar else None),
-            "camera_info": [camera_info_template(f"{r['ns']}/{meta['camera']['optical']}",
+            "camera_info": [camera_info_template(frame_id(r, meta["camera"]["optical"]),
                                                  meta["camera"]) if meta["camera"] else None
                             for r in robots],
-            "topics": [{kind: f"/{r['ns']}/{kind}" for kind in
-                        ("odom", "scan", "points", "imu", "joint_states")} for r in robots],
+            "topics": [topics_of(r) for r in robots],
             "tf": {},  # the /tf template of each set of robots with valid odometry
         }
     return cached
@@ -296,19 +321,41 @@ def _pose(f: Columns, e: int) -> list[float]:
     return [*f["odom.position"][e], x, y, z, w]
 
 
+_IDENTITY = [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]
+
+
+def _tf_key(r: dict) -> tuple:
+    """What a robot adds to /tf's template (made once per robot entry)."""
+    key = r.get("_tf")
+    if key is None:
+        key = r["_tf"] = (r["ns"], frame_id(r, "odom"), bool(r.get("map")))
+    return key
+
+
 def _tf(columns: list[tuple[dict, Columns]], now: int) -> bytes:
-    """The TFMessage of every robot with a valid odometry reading (of each robot name)."""
+    """The TFMessage of every robot with a valid odometry reading (of each robot name):
+    odom -> base, and for a robot spawned by Arena's SpawnUrdf an identity map -> odom
+    before it (as Arena's server sends)."""
     robots = [(r, f) for meta, f in columns for r in meta["robots"]
               if f["odom.valid"][r["env"]]]
-    key = tuple(r["ns"] for r, _ in robots)
+    key = tuple(_tf_key(r) for r, _ in robots)
     cache = _templates(columns[0][0])["tf"]
     template = cache.get(key)
     if template is None:
         if len(cache) > 64:  # validity flickering through many sets: keep memory bounded
             cache.clear()
-        template = cache[key] = tf_template(
-            [(f"{r['ns']}/odom", f"{r['ns']}/{r['base']}") for r, _ in robots])
-    return template.fill(now, *[_pose(f, r["env"]) for r, f in robots])
+        frames = []
+        for r, _ in robots:
+            if r.get("map"):
+                frames.append(("map", frame_id(r, "odom")))
+            frames.append((frame_id(r, "odom"), frame_id(r, r["base"])))
+        template = cache[key] = tf_template(frames)
+    values = []
+    for r, f in robots:
+        if r.get("map"):
+            values.append(_IDENTITY)
+        values.append(_pose(f, r["env"]))
+    return template.fill(now, *values)
 
 
 def _robot_messages(meta: dict, f: Columns, want: Callable[[str], bool]) -> Iterator[Message]:
@@ -317,14 +364,14 @@ def _robot_messages(meta: dict, f: Columns, want: Callable[[str], bool]) -> Iter
     lidar, imu = meta["lidar"], meta["imu"]
     ranges = None
     for i, r in enumerate(meta["robots"]):
-        e, ns, topics = r["env"], r["ns"], templates["topics"][i]
-        if f["odom.fresh"][e] and want(topics["odom"]):
+        e, topics = r["env"], templates["topics"][i]
+        if f["odom.fresh"][e] and topics["odom"] and want(topics["odom"]):
             t = nanos(f["odom.stamp"][e])
             yield topics["odom"], "nav_msgs/msg/Odometry", templates["odom"][i].fill(
                 t, _pose(f, e), f["odom.linear_velocity"][e] + f["odom.angular_velocity"][e]), t
         if lidar and f["scan.fresh"][e]:
             t = nanos(f["scan.stamp"][e])
-            if want(topics["scan"]):
+            if topics["scan"] and want(topics["scan"]):
                 if ranges is None:  # a multi-ring lidar's middle ring, as Arena's backend
                     scan = f.frame["scan.ranges"]
                     ranges = np.ascontiguousarray(
@@ -333,19 +380,20 @@ def _robot_messages(meta: dict, f: Columns, want: Callable[[str], bool]) -> Iter
                 size = 4 * lidar["beams"]
                 yield (topics["scan"], "sensor_msgs/msg/LaserScan",
                        templates["scan"][i].fill(t, ranges[size * e:size * (e + 1)]), t)
-            if want(topics["points"]):
+            if topics["points"] and want(topics["points"]):
                 yield topics["points"], "sensor_msgs/msg/PointCloud2", cloud(
-                    t, f"{ns}/{lidar['frame']}", lidar["rings"], lidar["beams"],
+                    t, sensor_frame(r, "points", lidar["frame"]), lidar["rings"], lidar["beams"],
                     lidar_points(f.frame["scan.ranges"][e], templates["directions"])), t
-        if imu and f["imu.fresh"][e] and want(topics["imu"]):
+        if imu and f["imu.fresh"][e] and topics["imu"] and want(topics["imu"]):
             t = nanos(f["imu.stamp"][e])
             w, x, y, z = f["imu.orientation"][e]
             yield topics["imu"], "sensor_msgs/msg/Imu", templates["imu"][i].fill(
                 t, [x, y, z, w], f["imu.angular_velocity"][e],
                 f["imu.linear_acceleration"][e]), t
         if meta["camera"] and f["camera.fresh"][e]:  # rendered only while watched
-            yield from (m for m in camera_messages(meta["camera"], ns, f.frame, e,
-                                                   templates["camera_info"][i]) if want(m[0]))
+            yield from (m for m in camera_messages(meta["camera"], r, f.frame, e,
+                                                   templates["camera_info"][i])
+                        if m[0] and want(m[0]))
 
 
 def _joint_states(meta: dict, f: Columns, now: int,
@@ -353,9 +401,9 @@ def _joint_states(meta: dict, f: Columns, now: int,
     templates = _templates(meta)
     for i, r in enumerate(meta["robots"]):
         e, topic = r["env"], templates["topics"][i]["joint_states"]
-        if r["joints"] and want(topic):
-            yield (topic, "sensor_msgs/msg/JointState",
-                   templates["joints"][i].fill(now, f["joint_pos"][e], f["joint_vel"][e]), now)
+        if r["joints"] and topic and want(topic):
+            yield (topic, "sensor_msgs/msg/JointState", templates["joints"][i].fill(
+                now, f["joint_pos"][e], f["joint_vel"][e], f["joint_eff"][e]), now)
 
 
 def lidar_points(ranges: np.ndarray, directions: np.ndarray) -> np.ndarray:
@@ -421,17 +469,18 @@ def camera_info_template(frame: str, camera: dict) -> Template:
     return Template(c, [stamp_at], [])
 
 
-def camera_messages(camera: dict, ns: str, f: dict[str, np.ndarray], e: int,
+def camera_messages(camera: dict, r: dict, f: dict[str, np.ndarray], e: int,
                     info: Template) -> Iterator[Message]:
-    """Env e's image, depth image, point cloud (in the mount frame) and camera info."""
+    """Env e's image, depth image, point cloud (in the mount frame) and camera info (topic
+    "": not published)."""
     t = nanos(float(f["camera.stamp"][e]))
     h, w = camera["height"], camera["width"]
-    optical = f"{ns}/{camera['optical']}"
-    kind = CAMERA_TOPICS
-    yield (f"/{ns}/image_raw", kind["image_raw"],
+    optical = frame_id(r, camera["optical"])
+    kind, topic = CAMERA_TOPICS, topics_of(r)
+    yield (topic["image_raw"], kind["image_raw"],
            image(t, optical, h, w, "rgb8", f["camera.rgb"][e]), t)
-    yield (f"/{ns}/depth/image_raw", kind["depth/image_raw"],
+    yield (topic["depth/image_raw"], kind["depth/image_raw"],
            image(t, optical, h, w, "32FC1", f["camera.depth"][e].astype("<f4", copy=False)), t)
-    yield (f"/{ns}/depth/points", kind["depth/points"],
-           cloud(t, f"{ns}/{camera['frame']}", h, w, f["camera.points"][e]), t)
-    yield f"/{ns}/camera_info", kind["camera_info"], info.fill(t), t
+    yield (topic["depth/points"], kind["depth/points"],
+           cloud(t, frame_id(r, camera["frame"]), h, w, f["camera.points"][e]), t)
+    yield topic["camera_info"], kind["camera_info"], info.fill(t), t

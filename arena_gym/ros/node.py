@@ -12,14 +12,21 @@ commands on the link; the simulator process answers them. The node also tells it
 envs' camera topics have subscribers, per robot name ("watchers"): images render only there.
 Robot names come and go ("robot", "unbridge" on the link, between frames): the node creates,
 keeps or destroys their publishers and subscriptions to match.
+
+Service callbacks are coroutines: each awaits its reply while the executor serves the
+others (a long Step never holds the rest). A request of more than MAX_ITEMS items is
+answered at once. The node ignores SIGINT (the simulator process stops it), and it warns
+once when another node serves the same services on this ROS domain.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import json
 import os
+import signal
 import socket
 import sys
 import threading
@@ -30,22 +37,35 @@ import rclpy
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Twist
 from nav_msgs.msg import Odometry
+from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.qos import DurabilityPolicy, QoSProfile
+from rclpy.signals import SignalHandlerOptions
+from rclpy.task import Future
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import CameraInfo, Image, Imu, JointState, LaserScan, PointCloud2
 from std_srvs.srv import Trigger
 from tf2_msgs.msg import TFMessage
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from messages import CAMERA_TOPICS, frame_messages, static_messages  # noqa: E402
-from wire import Frames, Link  # noqa: E402
+from arena_services import ArenaServices  # noqa: E402
+from messages import (  # noqa: E402
+    CAMERA_TOPICS,
+    frame_messages,
+    static_messages,
+    topics_of,
+)
+from viewport_services import ViewportServices  # noqa: E402
+from wire import MAX_ITEMS, Frames, Link  # noqa: E402
 
 DEPTH = 1000  # bursts of requests from several envs are not dropped
 CAMERA_TYPES = {"sensor_msgs/msg/Image": Image, "sensor_msgs/msg/CameraInfo": CameraInfo,
                 "sensor_msgs/msg/PointCloud2": PointCloud2}
 JOINT_MODES = ("velocity", "position")
 WATCH_PERIOD = 0.05  # s of wall time between looks at the topics' subscriber counts
+RIVALS_PERIOD = 1.0  # s between looks for another node serving our services
+ITEMS = ("prims", "edits", "walls", "slabs", "pedestrians", "names", "lights", "floors",
+         "ceilings")  # the list fields a request may hold (MAX_ITEMS each)
 
 
 def slabs(request) -> dict:
@@ -66,6 +86,17 @@ def names(request) -> dict:
     return {"names": list(request.names)}
 
 
+def too_many(request) -> str:
+    """Why a request is refused before it is read ("" when it is not): a list field of more
+    than MAX_ITEMS items."""
+    for field in ITEMS:
+        n = len(getattr(request, field, ()))
+        if n > MAX_ITEMS:
+            return (f"expected at most {MAX_ITEMS} {field} per request (split it into "
+                    f"several), got {n}")
+    return ""
+
+
 def with_env(request, fields: dict) -> dict:
     """The command of a request: its fields, and its env_id if it has one."""
     return {"env": request.env_id, **fields} if hasattr(request, "env_id") else fields
@@ -79,11 +110,15 @@ def stamp(t: float) -> Time:
 class BridgeNode:
     """`meta`: {"serving": bool, "members": [the description of each robot name]}."""
 
-    def __init__(self, node: rclpy.node.Node, link: Link, meta: dict) -> None:
+    def __init__(self, node: rclpy.node.Node, link: Link, meta: dict, executor) -> None:
         self.node, self.link, self.serving = node, link, meta["serving"]
+        self.executor = executor
         self._ids = itertools.count(1)
-        self._replies: dict[int, dict] = {}
-        self._events: dict[int, threading.Event] = {}
+        self._pending: dict[int, Future] = {}  # request id -> its reply, once it comes
+        # one reentrant group: a request awaiting its reply holds no other callback (in the
+        # default, mutually exclusive group the executor would not even wait on `_wake`)
+        self.group = ReentrantCallbackGroup()
+        self._wake = node.create_guard_condition(lambda: None, self.group)  # a reply came
         qos = QoSProfile(depth=DEPTH)
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
         self.publishers = {"/clock": node.create_publisher(Clock, "/clock", qos),
@@ -111,18 +146,23 @@ class BridgeNode:
             types["imu"] = Imu
         if meta["camera"]:
             types |= {name: CAMERA_TYPES[kind] for name, kind in CAMERA_TOPICS.items()}
-        return {f"/{r['ns']}/{name}": kind for r in meta["robots"] for name, kind in types.items()}
+        return {topic: kind for r in meta["robots"] for name, kind in types.items()
+                if (topic := topics_of(r)[name])}
 
     def _commands(self, robot: str, r: dict) -> list:
-        """The cmd_vel and joint command subscriptions of one robot (one namespace)."""
+        """The cmd_vel and joint command subscriptions of one robot (one namespace; the
+        topics its spawn request named, if any)."""
         node, qos, ns = self.node, QoSProfile(depth=DEPTH), "/" + r["ns"]
         target = {"env": r["env"], "robot": robot}
-        subs = [node.create_subscription(Twist, f"{ns}/cmd_vel",
-                                         lambda msg, t=target: self._cmd_vel(t, msg), qos)]
+        subs = [node.create_subscription(Twist, r.get("cmd_vel") or f"{ns}/cmd_vel",
+                                         lambda msg, t=target: self._cmd_vel(t, msg), qos,
+                                         callback_group=self.group)]
+        commands = r.get("commands") or f"{ns}/mujoco"
         for mode in JOINT_MODES:
             subs.append(node.create_subscription(
-                JointState, f"{ns}/mujoco/joint_commands_{mode}",
-                lambda msg, t=target, mode=mode: self._joints(t, mode, msg), qos))
+                JointState, f"{commands}/joint_commands_{mode}",
+                lambda msg, t=target, mode=mode: self._joints(t, mode, msg), qos,
+                callback_group=self.group))
         return subs
 
     def bridge(self, meta: dict, latch: bool = True) -> None:
@@ -134,7 +174,8 @@ class BridgeNode:
         frames = Frames(meta["shm"], {k: tuple(v) for k, v in meta["layout"].items()},
                         create=False)
         wanted = self._wanted(meta)
-        spaces = {r["ns"]: r for r in meta["robots"]}
+        # a robot's command subscriptions, by where they listen
+        spaces = {(r["ns"], r.get("cmd_vel"), r.get("commands")): r for r in meta["robots"]}
         with self._lock:
             owned = self._owned.get(name, set())
             for topic in owned - wanted.keys():
@@ -181,9 +222,11 @@ class BridgeNode:
     def _services(self, qos: QoSProfile) -> None:
         node = self.node
         node.create_service(Trigger, "/mujoco/pause_simulation",
-                            lambda q, r: self._trigger("pause", r), qos_profile=qos)
+                            functools.partial(self._trigger, "pause"), qos_profile=qos,
+                            callback_group=self.group)
         node.create_service(Trigger, "/mujoco/unpause_simulation",
-                            lambda q, r: self._trigger("unpause", r), qos_profile=qos)
+                            functools.partial(self._trigger, "unpause"), qos_profile=qos,
+                            callback_group=self.group)
         # each request's fields as a command; the env_id of those that have one is added
         plain = {
             "step": (srv.Step, lambda q: {"steps": q.steps}),
@@ -211,30 +254,32 @@ class BridgeNode:
         }
         for op, (kind, fields) in plain.items():
             node.create_service(kind, f"/mujoco/{op}",
-                                lambda q, r, op=op, fields=fields: self._call(
-                                    op, with_env(q, fields(q)), r),
-                                qos_profile=qos)
+                                functools.partial(self._call, op, fields), qos_profile=qos,
+                                callback_group=self.group)
+        ArenaServices(self, qos, too_many)  # the Arena server's, beside ours
+        self.viewport = ViewportServices(self, stamp)  # /arena/viewport
 
-    def request(self, op: str, fields: dict) -> dict:
-        """Send a command and wait for the simulator's reply (read by the reader thread)."""
+    async def request(self, op: str, fields: dict) -> dict:
+        """Send a command and await the simulator's reply (the reader thread sets it)."""
         if not self.serving:
             return {"success": False, "message": f"{op}: refused, this bridge is a sidecar "
                     "of an env that drives the simulator"}
         self.watch()  # a Step renders for whoever subscribed just before it
         k = next(self._ids)
-        event = threading.Event()
-        self._events[k] = event
+        future = Future(executor=self.executor)
+        self._pending[k] = future
         self.link.send({"op": op, "id": k, **fields})
-        event.wait()
-        return self._replies.pop(k)
+        return await future
 
-    def _trigger(self, op: str, response: Trigger.Response) -> Trigger.Response:
-        reply = self.request(op, {})
+    async def _trigger(self, op: str, request, response: Trigger.Response) -> Trigger.Response:
+        reply = await self.request(op, {})
         response.success, response.message = reply["success"], reply["message"]
         return response
 
-    def _call(self, op: str, fields: dict, response):
-        reply = self.request(op, fields)
+    async def _call(self, op: str, fields, request, response):
+        refused = too_many(request)
+        reply = ({"success": False, "message": f"{op}: {refused}"} if refused else
+                 await self.request(op, with_env(request, fields(request))))
         response.success, response.message = reply["success"], reply["message"]
         if "clock" in reply and hasattr(response, "clock"):
             response.clock = stamp(reply["clock"])
@@ -271,7 +316,7 @@ class BridgeNode:
                 if not meta["camera"]:
                     continue
                 envs = [r["env"] for r in meta["robots"]
-                        if any(f"/{r['ns']}/{topic}" in self.wanted for topic in CAMERA_TOPICS)]
+                        if any(topics_of(r)[topic] in self.wanted for topic in CAMERA_TOPICS)]
                 if envs != self._watched.get(name):
                     self._watched[name] = envs
                     self.link.send({"op": "watchers", "robot": name, "envs": envs})
@@ -279,11 +324,7 @@ class BridgeNode:
     # ------------------------------------------------------------ reader thread
     def read(self) -> None:
         """Serve the link until the simulator closes it or says quit."""
-        while True:
-            try:
-                message = self.link.recv(None)
-            except (EOFError, OSError):
-                break
+        for message in self.link.messages():
             op = message.get("op")
             if op == "frame":
                 self.publish(message["slot"])
@@ -292,10 +333,11 @@ class BridgeNode:
                 self.bridge(message["meta"])
             elif op == "unbridge":
                 self.unbridge(message["robot"])
+            elif op == "camera_pose":
+                self.viewport.publish_pose(message["pose"])
             elif op == "reply":
-                k = message["id"]
-                self._replies[k] = message
-                self._events.pop(k).set()
+                self._pending.pop(message["id"]).set_result(message)
+                self._wake.trigger()  # the executor resumes the request awaiting it
             elif op == "quit":
                 break
 
@@ -321,12 +363,15 @@ def main() -> int:
     with open(args.meta) as fh:
         meta = json.load(fh)
     link = Link(socket.socket(fileno=args.fd))
-    rclpy.init()
+    # Ctrl-C reaches the whole process group: the simulator process stops this node itself
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     node = rclpy.create_node("arena_gym_bridge")
-    bridge = BridgeNode(node, link, meta)
     executor = SingleThreadedExecutor()
+    bridge = BridgeNode(node, link, meta, executor)
     executor.add_node(node)
     threading.Thread(target=spin, args=(executor,), name="bridge-executor", daemon=True).start()
+    threading.Thread(target=rivals, args=(node,), name="bridge-rivals", daemon=True).start()
     link.send({"op": "ready"})
     try:
         bridge.read()  # until the simulator process ends (EOF) or says quit
@@ -336,6 +381,23 @@ def main() -> int:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)  # the executor thread may sit in a DDS wait: do not join it
+
+
+def rivals(node: rclpy.node.Node, service: str = "/mujoco/step") -> None:
+    """Warn once when another node serves our services on this domain: a client's calls
+    would reach either bridge."""
+    while rclpy.ok():
+        try:
+            count = node.count_services(service)
+        except Exception:  # noqa: BLE001 - the graph during shutdown: nothing to warn about
+            return
+        if count > 1:
+            domain = os.environ.get("ROS_DOMAIN_ID", "0")
+            print(f"bridge: warning: {count} nodes serve {service} on ROS_DOMAIN_ID {domain} "
+                  "(this bridge and another): a client's requests reach either; give each "
+                  "bridge its own ROS_DOMAIN_ID", file=sys.stderr, flush=True)
+            return
+        time.sleep(RIVALS_PERIOD)
 
 
 def spin(executor: SingleThreadedExecutor) -> None:

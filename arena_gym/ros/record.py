@@ -65,12 +65,15 @@ class Recorder:
 
 
 def record(path: str | Path, world: str, robot: str, num_envs: int, seconds: float,
-           cmd_vel: tuple[float, float], seed: int) -> dict[str, int]:
+           cmd_vel: tuple[float, float], seed: int, overwrite: bool = False) -> dict[str, int]:
     """Step `seconds` of sim time with every robot driving `cmd_vel` (v, omega); returns
-    the message count per topic."""
+    the message count per topic. An existing `path` is refused unless `overwrite`."""
     from arena_gym.ros.run import build_envs
 
     _writer_class()  # the install hint before any work
+    if Path(path).exists() and not overwrite:
+        raise ValueError(f"--out: {str(path)!r} exists; expected a new file (or --overwrite "
+                         "to replace it)")
     store, name = build_envs(world, robot, num_envs, seed)
     sim = Simulator(store)
     suite = SensorSuite(sim, seed=seed)

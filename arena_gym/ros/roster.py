@@ -39,6 +39,8 @@ class Roster:
     def __init__(self, sim: Simulator, suite: SensorSuite, robot: str) -> None:
         self.sim, self.suite, self.robot = sim, suite, robot
         self.members: dict[str, Member] = {}
+        # per (env, robot): the topics and frames its spawn request named (frames.describe)
+        self.naming: dict[tuple[int, str], dict] = {}
         self._version: tuple[int, ...] | None = None
 
     def sync(self) -> tuple[list[Member], list[str]]:
@@ -49,6 +51,9 @@ class Roster:
             return [], []
         self._version = version
         found = self._robots()
+        held = {(e, name) for name, records in found.items() for e, _ in records}
+        for key in [k for k in self.naming if k not in held]:  # deleted: named afresh
+            del self.naming[key]
         gone = [name for name in self.members if name not in found]
         for name in gone:  # nobody can watch it any more
             camera.watch(self.suite, self.members[name].camera, [])
@@ -80,5 +85,5 @@ class Roster:
                 if spec.robot == name and spec.reading_key not in self.suite.readings:
                     self.suite.add(spec)
         reading = camera.add_camera(self.suite, name)  # rendered only where watched
-        return Member(name, describe(self.sim, self.suite, name),
+        return Member(name, describe(self.sim, self.suite, name, self.naming),
                       FrameWriter(self.sim, self.suite, name), reading, records)

@@ -1,6 +1,10 @@
 """`arena-gym bridge`: build the envs, start the node, serve until interrupted.
 
     arena-gym bridge --world default --robot builtin --envs 2 --lockstep
+    arena-gym bridge --robot jackal/jackal.urdf --allow-root /data/obstacles
+
+Spawn requests read files only inside the robot's and the asset folders (files.py; more
+with --allow-root). Exit status 0 after Ctrl-C or SIGTERM, 1 when the ROS node died.
 """
 
 from __future__ import annotations
@@ -20,20 +24,31 @@ BUILT_IN = ("default", "empty")
 DEFAULT_RADIUS = 0.3  # m: a URDF robot's footprint when no model_params.yaml comes with it
 
 
-def build_envs(world: str, robot: str, num_envs: int, seed: int) -> tuple[SceneStore, str]:
-    """`num_envs` envs of `world` with `robot` ("builtin" or a URDF path) in each; returns the
-    store and the robot's name. `world`: "default" (the 6 x 6 m room with random boxes, env
-    i seeded seed + i), "empty" (a floor, the robot at the origin), a world source of the
-    WORLDS registry ("random": the task's square room) or a ROS map.yaml path (its occupied
-    cells as walls); in those two the robot starts at a free spot drawn with seed + i."""
-    from arena_gym.worlds.default import ROBOT_NAME, build_default_world, builtin_robot_urdf
+def robot_urdf(robot: str) -> Path:
+    """The URDF of --robot: "builtin" or a URDF path."""
+    from arena_gym.worlds.default import builtin_robot_urdf
 
     urdf = builtin_robot_urdf() if robot == "builtin" else Path(robot)
     if not urdf.is_file():
         raise ValueError(f"--robot: expected 'builtin' or a URDF file, got {robot!r}")
+    return urdf
+
+
+def build_envs(world: str, robot: str, num_envs: int, seed: int,
+               path_roots: tuple[Path, ...] | None = None) -> tuple[SceneStore, str]:
+    """`num_envs` envs of `world` with `robot` ("builtin" or a URDF path) in each; returns the
+    store and the robot's name. `world`: "default" (the 6 x 6 m room with random boxes, env
+    i seeded seed + i), "empty" (a floor, the robot at the origin), a world source of the
+    WORLDS registry ("random": the task's square room) or a ROS map.yaml path (its occupied
+    cells as walls); in those two the robot starts at a free spot drawn with seed + i.
+    `path_roots`: the store reads spawned files only inside these folders (files.py)."""
+    from arena_gym.ros.files import package_paths
+    from arena_gym.worlds.default import ROBOT_NAME, build_default_world
+
+    urdf = robot_urdf(robot)
     layout = None if world in BUILT_IN else world_layout(world)
     name = ROBOT_NAME if robot == "builtin" else urdf.stem
-    store = SceneStore(num_envs=num_envs)
+    store = SceneStore(num_envs=num_envs, path_roots=path_roots)
     for env in range(num_envs):
         rng = np.random.default_rng(seed + env)
         pose = (0.0, 0.0, 0.0)
@@ -45,7 +60,8 @@ def build_envs(world: str, robot: str, num_envs: int, seed: int) -> tuple[SceneS
             layout.build(store, env)
             pose = free_start(layout, rng, robot_radius(urdf))
         if world != "default" or robot != "builtin":
-            store.spawn_urdf(env, name, urdf, pose=pose)
+            store.spawn_urdf(env, name, urdf, pose=pose,
+                             package_paths=package_paths(urdf, path_roots))
     return store, name
 
 
@@ -84,10 +100,13 @@ def _interrupt(signum: int, frame: object) -> None:
 
 
 def run(world: str, robot: str, num_envs: int, lockstep: bool, rt_factor: float, seed: int,
-        venv: str | None, view: bool = False) -> int:
-    from arena_gym.ros.server import Bridge
+        venv: str | None, view: bool = False, allow_roots: tuple[str, ...] = (),
+        package_paths: tuple[str, ...] = ()) -> int:
+    from arena_gym.ros.files import file_roots
+    from arena_gym.ros.server import Bridge, NodeExited
 
-    store, name = build_envs(world, robot, num_envs, seed)
+    roots = file_roots(robot_urdf(robot), allow_roots)
+    store, name = build_envs(world, robot, num_envs, seed, roots)
     # kill -USR1: every thread's stack to the real stderr, the server keeps running
     faulthandler.register(signal.SIGUSR1, file=sys.__stderr__, all_threads=True)
     signal.signal(signal.SIGTERM, _interrupt)  # clean up (node, shared memory) as on Ctrl-C
@@ -95,10 +114,14 @@ def run(world: str, robot: str, num_envs: int, lockstep: bool, rt_factor: float,
     suite = SensorSuite(sim, seed=seed)
     bridge = Bridge.start(sim, suite, name, venv=Path(venv) if venv else None)
     bridge.rt_factor = rt_factor
+    bridge.commands.package_paths = tuple(Path(p) for p in package_paths)
     mode = (f"free-running x{rt_factor:g}" if not lockstep
             else "lockstep (paused; /mujoco/step advances)")
     print(f"bridge up: {num_envs} env(s) of {world!r}, robot {name!r}, {mode}", flush=True)
+    print(f"bridge: spawn requests may read files in {', '.join(map(str, roots))}",
+          flush=True)
     viewer = None
+    status = 0
     try:
         if view:  # MuJoCo's viewer on env 0, fed from its own thread: serving never waits
             from arena_gym.render.live_viewer import LiveViewer
@@ -107,10 +130,13 @@ def run(world: str, robot: str, num_envs: int, lockstep: bool, rt_factor: float,
         bridge.serve(lockstep=lockstep)
     except KeyboardInterrupt:
         pass
+    except NodeExited as exc:
+        print(f"bridge: {exc}", file=sys.stderr, flush=True)
+        status = 1
     finally:
         if viewer is not None:
             viewer.close()
         bridge.close()
         suite.close()
         sim.close()
-    return 0
+    return status

@@ -9,35 +9,49 @@ tells the node, which publishes them; a slot is written again only after the nod
 acknowledged it.
 
 Physics runs on the simulator's own loop (sim.start(), sim/container.py) at the real-time
-factor, paused in lockstep: the serving thread reads the node's messages and hands every
-command (service calls, cmd_vel) to the loop (sim.call_soon), which runs it between ticks,
-so one thread steps, renders and edits the scenes. A free-running tick never waits on the
-node: when the node still holds every slot, its frame is dropped (`frames_dropped`). The
-Step service steps regardless of pause, and each tick it steps waits for a free slot (every
-tick is published). Paused while free-running (PauseSimulation), the loop publishes /tf and
-joint states at the frozen clock each 1/50 s of wall time (late subscribers such as RViz
-still see the robots); in lockstep only Step publishes.
+factor, paused in lockstep. One reader thread takes everything the node sends: acks free
+their slots at once, the rest queues for the serving thread, which hands every command
+(service calls, cmd_vel) to the loop (sim.call_soon) without waiting for it; the loop runs
+them between ticks, so one thread steps, renders and edits the scenes, and replies when
+done. A free-running tick never waits on the node: when the node still holds every slot,
+its frame is dropped (`frames_dropped`). The Step service steps regardless of pause, a tick
+at a time with the commands that came meanwhile in between (stepping.py), and each tick it
+steps waits for a free slot (every tick is published). Paused while free-running
+(PauseSimulation), the loop publishes /tf and joint states at the frozen clock each 1/50 s
+of wall time (late subscribers such as RViz still see the robots); in lockstep only Step
+publishes.
+
+The node dying (killed, crashed) ends `serve` with NodeExited; a Step running when the
+bridge stops (a signal) ends at its next tick.
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
+import queue
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import traceback
 from collections import deque
-from concurrent.futures import Future
-from concurrent.futures import TimeoutError as FutureTimeout
+from collections.abc import Iterator
 from pathlib import Path
 
 from arena_gym.ros import camera
+from arena_gym.ros.arena_commands import ArenaCommands
 from arena_gym.ros.commands import Commands
 from arena_gym.ros.roster import Roster
 from arena_gym.ros.setup_venv import RosSetupError, default_venv, venv_python
+from arena_gym.ros.shm import make_folder
+from arena_gym.ros.stepping import Stepper
+from arena_gym.ros.viewport_control import ViewportControl
+from arena_gym.ros.viewport_requests import ViewportRequests
 from arena_gym.ros.wire import SLOTS, Frames, Link
 from arena_gym.sensors.suite import SensorSuite
 from arena_gym.sim.simulator import Simulator
@@ -46,6 +60,13 @@ NODE = Path(__file__).resolve().parent / "node.py"
 READY_TIMEOUT = 120.0  # s: the node's first start imports rclpy (the wheels re-exec Python)
 # commands that may spawn or delete a robot (reset_world deletes all but the bridged one)
 SCENE_OPS = frozenset({"spawn_urdf", "delete_prims", "reset_world"})
+# Arena's: their robots may change even when some item failed
+ARENA_SCENE_OPS = frozenset({"arena_spawn_urdf", "arena_delete_prims", "arena_reset_world"})
+_EOF = {"op": "eof"}  # the reader's last message: the node closed the channel
+
+
+class NodeExited(RuntimeError):
+    """The bridge's ROS node ended while the bridge was serving (killed, crashed)."""
 
 
 def frames_file(meta: dict, path: Path) -> Frames:
@@ -55,6 +76,9 @@ def frames_file(meta: dict, path: Path) -> Frames:
 
 
 class Bridge:
+    """The simulator side of the ROS bridge: its node process, the frames it publishes and
+    the commands it serves (see the module docstring)."""
+
     def __init__(self, sim: Simulator, suite: SensorSuite, robot: str, link: Link,
                  roster: Roster, frames: dict[str, Frames], process: subprocess.Popen,
                  folder: tempfile.TemporaryDirectory) -> None:
@@ -66,17 +90,27 @@ class Bridge:
         self._files = itertools.count(len(frames))
         self.serving = True
         self.commands = Commands(sim, robot, on_reset=lambda env: suite.reset([env]))
+        self.arena = ArenaCommands(self.commands, roster.naming)  # /mujoco/CamelCase
+        self.viewport = ViewportRequests(
+            ViewportControl(sim, lambda env: self.arena.lights.get(env)), Path(folder.name))
         self.rt_factor = 1.0
         self.frames_sent = 0
         self.frames_dropped = 0  # free-running ticks the node was too busy to take
         self._may_wait = True  # False on the free-running loop's own ticks: never block
         self._busy = [False] * SLOTS
-        self._deferred: deque[dict] = deque()  # commands that came while waiting for acks
+        self._acks = threading.Condition()  # guards _busy and _gone
+        self._gone = False  # the node closed the channel
+        self._inbox: queue.Queue[dict] = queue.Queue()  # for the serving thread
+        self._watchers: deque[dict] = deque()  # camera watchers, applied by the stepping side
+        self.stepper = Stepper(self)
         self._slot = 0
         self._closed = False
         self._warned: set[str] = set()
         sim.add_tick_hook(self._on_tick)  # after the suite's hook: readings are current
         self._publishing = True
+        # serving: one reader thread takes everything the node sends; before (a sidecar, a
+        # simulator stepped directly) the stepping thread reads acks itself, a few per recv
+        self._reader: threading.Thread | None = None
 
     @classmethod
     def start(cls, sim: Simulator, suite: SensorSuite, robot: str, venv: Path | None = None,
@@ -91,8 +125,7 @@ class Bridge:
         sim.stepping_groups()  # compile first: the description reads the models
         roster = Roster(sim, suite, robot)
         members, _ = roster.sync()
-        folder = tempfile.TemporaryDirectory(prefix="arena-bridge-",
-                                             dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
+        folder = make_folder()  # removes the folders dead bridges left behind
         frames = {m.robot: frames_file(m.meta, Path(folder.name) / f"frames_{k}")
                   for k, m in enumerate(members)}
         meta_path = Path(folder.name) / "meta.json"
@@ -166,21 +199,31 @@ class Bridge:
 
     def _on_tick(self, sim: Simulator) -> None:
         self.publish_frame()
+        self.captures_due()
+
+    def captures_due(self) -> None:
+        """Answer the viewport captures whose sim time came (or whose wait ran out)."""
+        for message, reply in self.viewport.due():
+            self.reply(message, reply)
 
     def publish_frame(self, paused: bool = False) -> None:
         """Copy the current readings into the next free slot and hand it to the node;
         `paused`: a frame of tf and joint states only (the clock stands still). On the
         free-running loop's own ticks, a busy slot drops the frame instead of waiting."""
         slot = self._slot
+        self._apply_watchers()
         if not self._may_wait and self._busy[slot]:
             self.frames_dropped += 1
             return
         self.follow()  # a robot spawned or deleted since: before its frames are written
-        self._wait_free([slot])
+        if not self._wait_free([slot]):
+            return  # the node is gone: nobody to publish to
         for name, member in self.roster.members.items():
             member.writer.write(self.frames[name].slots[slot], paused)
-        self._busy[slot] = True
-        self.link.send({"op": "frame", "slot": slot})
+        with self._acks:
+            self._busy[slot] = True
+        if not self._send({"op": "frame", "slot": slot}):
+            return
         self.frames_sent += 1
         self._slot = (slot + 1) % SLOTS
 
@@ -188,51 +231,121 @@ class Bridge:
         """Wait until the node has published every frame sent."""
         self._wait_free(range(SLOTS))
 
-    def _wait_free(self, slots) -> None:
-        while any(self._busy[s] for s in slots):
-            message = self.link.recv(None)
-            if message is not None and not self._internal(message):
-                self._deferred.append(message)
+    def _wait_free(self, slots) -> bool:
+        """Wait for the node's acks of `slots`; False when the node is gone."""
+        if self._reader is None:  # not serving: read them here
+            while any(self._busy[s] for s in slots) and not self._gone:
+                try:
+                    message = self.link.recv(None)
+                except (EOFError, OSError):
+                    self._gone = True
+                    break
+                self._take(message)
+            return not self._gone
+        with self._acks:
+            while any(self._busy[s] for s in slots) and not self._gone:
+                self._acks.wait()
+            return not self._gone
 
-    def _internal(self, message: dict) -> bool:
-        """Handle the node's own messages (acks, camera watchers), even in a sidecar
-        that serves no commands; False for everything else."""
+    @contextlib.contextmanager
+    def waiting(self) -> Iterator[None]:
+        """Ticks stepped inside wait for a free slot (none dropped): a Step's, a command's."""
+        before, self._may_wait = self._may_wait, True
+        try:
+            yield
+        finally:
+            self._may_wait = before
+
+    def _send(self, message: dict) -> bool:
+        try:
+            self.link.send(message)
+        except OSError:
+            return False  # the node is gone: the serving thread hears of it from the reader
+        return True
+
+    def _read(self) -> None:
+        """The reader thread (while serving): every message the node sends (_take), then an
+        eof message."""
+        for message in self.link.messages():
+            self._take(message)
+        with self._acks:
+            self._gone = True
+            self._acks.notify_all()
+        self._inbox.put(_EOF)
+
+    def _take(self, message: dict) -> None:
+        """Acks free their slots, camera watchers wait for the stepping side, everything
+        else queues for the serving thread."""
         op = message.get("op")
         if op == "ack":
-            self._busy[message["slot"]] = False
+            with self._acks:
+                self._busy[message["slot"]] = False
+                self._acks.notify_all()
         elif op == "watchers":
+            self._watchers.append(message)
+        else:
+            self._inbox.put(message)
+
+    def _apply_watchers(self) -> None:
+        """Which envs render each robot's camera (the node's "watchers" messages)."""
+        while self._watchers:
+            message = self._watchers.popleft()
             member = self.roster.members.get(message["robot"])
             if member is not None:  # else it left since the node looked
                 camera.watch(self.suite, member.camera, message["envs"])
-        else:
-            return False
-        return True
+
+    def reply(self, message: dict, reply: dict) -> None:
+        """Answer a request once the frames sent before reach the node (a Step's ticks
+        are published before its answer)."""
+        if "id" in message:
+            self.flush()
+            self._send({"op": "reply", "id": message["id"], **reply})
 
     # ------------------------------------------------------------ serving
     def handle(self, message: dict) -> None:
-        if self._internal(message):
+        """Run one command (on the stepping side) and answer it."""
+        self._apply_watchers()
+        op = message.get("op", "")
+        if op.startswith("viewport_"):
+            reply = self.viewport.run(message)
+            if op == "viewport_pose" and reply is not None and reply["success"]:
+                self._send({"op": "camera_pose", "pose": reply["pose"]})  # the node publishes
+            elif reply is not None:  # None: a capture waiting for its sim time
+                self.reply(message, reply)
             return
-        reply = self.commands.run(message)
-        if reply["success"] and message.get("op") in SCENE_OPS:
+        arena = op.startswith("arena_")
+        reply = (self.arena if arena else self.commands).run(message)
+        if (reply["success"] and op in SCENE_OPS) or op in ARENA_SCENE_OPS:
             self.sim.stepping_groups()  # compile what changed
             self.follow()  # a robot's topics exist (or are gone) when the caller hears back
+        if arena and reply["message"]:  # Arena's answers carry no message: say it here
+            self._warn(f"{op.removeprefix('arena_')}: {reply['message']}")
         if "id" in message:
-            self.flush()  # the frames of a Step reach the node before its answer
-            self.link.send({"op": "reply", "id": message["id"], **reply})
-        elif not reply["success"] and reply["message"] not in self._warned:
-            # a topic (cmd_vel, joint commands) has nobody to answer: say it once
-            self._warned.add(reply["message"])
-            print(f"bridge: ignored {reply['message']}", file=sys.stderr, flush=True)
+            self.reply(message, reply)
+        elif not arena and not reply["success"]:
+            self._warn(f"ignored {reply['message']}")
+
+    def _warn(self, text: str) -> None:
+        """Say something once on stderr (a topic's message or an Arena request has nobody
+        to tell why it failed)."""
+        if text not in self._warned:
+            self._warned.add(text)
+            print(f"bridge: {text}", file=sys.stderr, flush=True)
 
     def serve(self, lockstep: bool = False, duration: float | None = None) -> None:
         """Serve until the node exits (or `duration` wall seconds), physics on the
         simulator's loop. Free-running unless `lockstep` (then paused: only the Step
-        service advances the clock, and no paused frames go out)."""
+        service advances the clock, and no paused frames go out). NodeExited when the node
+        ends without close() having asked it to."""
         sim = self.sim
         self.commands.paused = lockstep
         end = None if duration is None else time.perf_counter() + duration
         sim.rt_factor = self.rt_factor
         self._may_wait = False
+        self.stepper.stopping = False
+        if self._reader is None:
+            self._reader = threading.Thread(target=self._read, name="bridge-link", daemon=True)
+            self._reader.start()
         sim.start(paused=lockstep)
         period = sim.tick_steps * sim.timestep
         next_frame = time.perf_counter()
@@ -241,57 +354,54 @@ class Bridge:
                 paused = self.commands.paused
                 wait = max(0.0, next_frame - time.perf_counter()) \
                     if paused and not lockstep else 0.05
-                try:
-                    message = self._next(end, wait)
-                except (EOFError, TimeoutError):
+                if end is not None and time.perf_counter() >= end:
                     return
+                try:
+                    message = self._inbox.get(timeout=wait)
+                except queue.Empty:
+                    message = None
+                if message is _EOF:
+                    if self._closed:
+                        return
+                    raise NodeExited(f"the bridge's ROS node exited unexpectedly (exit status "
+                                     f"{self.process.wait()}); the bridge stops")
                 if message is not None:
-                    if message.get("op") == "ack":  # the only message not for the loop
-                        self._internal(message)
-                    else:
-                        self._wait(sim.call_soon(lambda m=message: self._on_loop(m)))
+                    self._post(message)
                     if paused and not self.commands.paused:
                         next_frame = time.perf_counter()
-                elif paused and not lockstep and time.perf_counter() >= next_frame:
+                elif self.viewport.waiting:  # their wait may run out while nothing ticks
+                    sim.call_soon(self.captures_due)
+                if message is None and paused and not lockstep and \
+                        time.perf_counter() >= next_frame:
                     # paused while free-running: the clock stands, tf and joint states go on
                     if self.publishing:
                         sim.call_soon(lambda: self.publish_frame(paused=True))
                     next_frame = max(next_frame + period, time.perf_counter() - 1.0)
             raise sim.error
         finally:
+            self.stepper.stopping = True  # a Step running ends at its next tick
+            if sim.error is None:  # the capture's GL context is the loop thread's: free it there
+                with contextlib.suppress(Exception):
+                    sim.call_soon(self.viewport.control.close).result(timeout=10)
             sim.stop()
             self._may_wait = True
 
-    def _next(self, end: float | None, wait: float) -> dict | None:
-        """The next message (deferred ones first), None after `wait` s; EOFError when the
-        node ended or close() closed the channel, TimeoutError at `end`."""
-        if end is not None and time.perf_counter() >= end:
-            raise TimeoutError
-        if self._deferred:
-            return self._deferred.popleft()
-        try:
-            return self.link.recv(timeout=wait if end is None else
-                                  max(0.0, min(wait, end - time.perf_counter())))
-        except OSError as exc:
-            raise EOFError from exc
-
-    def _wait(self, future: Future) -> None:
-        """The result of a call on the loop; the loop's error if it died meanwhile."""
-        while True:
-            try:
-                return future.result(timeout=0.5)
-            except FutureTimeout:
-                if self.sim.error is not None:
-                    raise self.sim.error from None
+    def _post(self, message: dict) -> None:
+        """Hand a message to the loop (serving thread); it never waits for the command."""
+        if message.get("op") == "step" and "id" in message:
+            self.stepper.start(message)
+        else:
+            self.sim.call_soon(lambda: self._on_loop(message))
 
     def _on_loop(self, message: dict) -> None:
-        """A command on the loop's thread, between ticks (the serving thread waits for it,
-        so the link is this thread's to wait on: the ticks of a Step are all published)."""
-        self._may_wait = True
+        """A command on the loop's thread, between ticks."""
         try:
-            self.handle(message)
-        finally:
-            self._may_wait = False
+            with self.waiting():
+                self.handle(message)
+        except Exception as exc:  # a bug must not leave a caller waiting, nor stop serving
+            traceback.print_exc()
+            self.reply(message, {"success": False,
+                                 "message": f"{message.get('op')}: internal error: {exc!r}"})
         if self.commands.paused:
             self.sim.pause()
         elif not self.sim.running:
@@ -303,16 +413,17 @@ class Bridge:
         self._closed = True
         if self.publishing:
             self.sim.remove_tick_hook(self._on_tick)
-        try:
-            self.link.send({"op": "quit"})
-        except OSError:
-            pass
+        self._send({"op": "quit"})
         try:
             self.process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
-        self.link.sock.close()
+        with contextlib.suppress(OSError):
+            self.link.sock.shutdown(socket.SHUT_RDWR)  # the reader's recv returns
+        if self._reader is not None:
+            self._reader.join(timeout=10)
+        self.link.sock.close()  # (serve frees the viewport's GL context on its loop thread)
         for file in self.frames.values():
             file.close(unlink=True)
         self._folder.cleanup()

@@ -4,8 +4,9 @@
     arena-gym ros setup --distro kilted --venv /opt/ros-venv
 
 ROS 2 is not in Debian 12, but PyPI has wheels of rclpy (with FastDDS) and of the common
-message packages. Two message packages have no wheel: `tf2_msgs` and our own service
-package (`arena_gym_interfaces`); they are built here with the rosidl toolchain that ships
+message packages. Some message packages have no wheel: `tf2_msgs`, our own service package
+(`arena_gym_interfaces`) and the Arena backend's (`arena_mujoco_msgs`, `arena_people_msgs`,
+`viewport_control_msgs`); they are built here with the rosidl toolchain that ships
 inside the wheels (its CMake configs under the venv's share/), ament_cmake from Debian's
 .debs unpacked into the venv's build folder (`apt-get download` + `dpkg -x`, nothing is
 installed system-wide), and stubs for the three CMake packages that neither source has
@@ -33,7 +34,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 INTERFACES = Path(__file__).resolve().parent / "interfaces"
-PACKAGES = ("tf2_msgs", "arena_gym_interfaces")  # built in this order (no wheels for them)
+# built in this order (no wheels for them): tf2_msgs, ours, and the Arena backend's types
+# (written from their documented fields: a client of the Arena server finds the same types)
+PACKAGES = ("tf2_msgs", "arena_gym_interfaces", "arena_mujoco_msgs", "arena_people_msgs",
+            "viewport_control_msgs")
 DEBS = ("ament-cmake", "ament-cmake-core", "ament-cmake-python", "python3-ament-cmake-test",
         "python3-ament-package")
 STAMP = "arena_gym_ros.json"
@@ -130,8 +134,8 @@ def _setup(venv: Path, distro: str, progress: Progress) -> Path:
     t0 = time.perf_counter()
     for tool in ("cmake", "make", "cc", "c++", "apt-get", "dpkg"):
         if shutil.which(tool) is None:
-            raise RosSetupError(f"ROS setup needs the program {tool!r} to build tf2_msgs and "
-                                f"arena_gym_interfaces; expected it on PATH, found none")
+            raise RosSetupError(f"ROS setup needs the program {tool!r} to build "
+                                f"{', '.join(PACKAGES)}; expected it on PATH, found none")
     build = venv / "build"
     if not venv_python(venv).exists():
         progress(f"[1/4] creating the venv {venv}")
@@ -147,7 +151,9 @@ def _setup(venv: Path, distro: str, progress: Progress) -> Path:
         progress(f"[4/4] building {package} ({i + 1}/{len(PACKAGES)}) with rosidl")
         _build_package(venv, package, build, debs, stubs)
     _run([str(venv_python(venv)), "-c",
-          "import rclpy, tf2_msgs.msg, arena_gym_interfaces.srv, sensor_msgs.msg, nav_msgs.msg"],
+          "import rclpy, sensor_msgs.msg, nav_msgs.msg; "
+          + "; ".join(f"import {p}.msg" if p == "tf2_msgs" else f"import {p}.srv"
+                      for p in PACKAGES)],
          "importing the built messages in the ROS venv", build / "check.log")
     (venv / STAMP).write_text(json.dumps(wanted_stamp(distro), indent=1))
     progress(f"ROS 2 {distro} venv ready in {time.perf_counter() - t0:.0f} s: {venv}")
@@ -227,15 +233,16 @@ cmake_language(DEFER CALL _arena_drop_missing_includes)
 """
 
 
-def _dependencies(files: list[Path]) -> list[str]:
-    """Message packages the interface files name (`pkg/Type`), in first-seen order."""
+def _dependencies(files: list[Path], package: str) -> list[str]:
+    """Message packages the interface files name (`pkg/Type`), in first-seen order, not
+    `package` itself."""
     deps: list[str] = []
     for path in files:
         for line in path.read_text().splitlines():
             word = line.split("#")[0].split()[:1]
             if word and "/" in word[0]:
                 pkg = word[0].split("/")[0]
-                if pkg not in deps:
+                if pkg not in deps and pkg != package:
                     deps.append(pkg)
     return deps
 
@@ -243,7 +250,7 @@ def _dependencies(files: list[Path]) -> list[str]:
 def _build_package(venv: Path, package: str, build: Path, debs: Path, stubs: Path) -> None:
     source = INTERFACES / package
     files = sorted([*source.glob("msg/*.msg"), *source.glob("srv/*.srv")])
-    deps = _dependencies(files)
+    deps = _dependencies(files, package)
     work = build / "pkgs" / package
     if work.exists():
         shutil.rmtree(work)

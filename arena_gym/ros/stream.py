@@ -26,6 +26,7 @@ from arena_gym.ros.messages import (
     frame_messages,
     nanos,
     static_messages,
+    topics_of,
 )
 from arena_gym.ros.roster import Member, Roster
 from arena_gym.sensors.readings import OdometryReading
@@ -40,7 +41,8 @@ def camera_topics(member: Member) -> Iterator[tuple[int, str, str]]:
     if member.camera is not None:
         for r in member.meta["robots"]:
             for name, kind in CAMERA_TOPICS.items():
-                yield r["env"], f"/{r['ns']}/{name}", kind
+                if topics_of(r)[name]:
+                    yield r["env"], topics_of(r)[name], kind
 
 
 class MessageStream:

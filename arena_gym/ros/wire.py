@@ -16,11 +16,15 @@ import json
 import socket
 import struct
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 
 SLOTS = 4  # frames in flight: acks are read a few at a time (one recv, not one per tick)
+# what one service request may ask (a bigger one is answered success false, naming these)
+MAX_ITEMS = 10_000  # prims, walls, slabs, pedestrians, lights or names per request
+MAX_STEPS = 1_000_000  # physics steps per Step request (2000 s of sim time at 2 ms)
 _HEADER = struct.Struct("!I")
 
 
@@ -67,6 +71,15 @@ class Link:
         body = json.dumps(message, separators=(",", ":")).encode()
         with self._send_lock:
             self.sock.sendall(_HEADER.pack(len(body)) + body)
+
+    def messages(self) -> Iterator[dict]:
+        """Every message until the other side closes (or the socket is shut)."""
+        while True:
+            try:
+                message = self.recv(None)
+            except (EOFError, OSError):
+                return
+            yield message  # type: ignore[misc]
 
     def recv(self, timeout: float | None = None) -> dict | None:
         """The next message; None on timeout; EOFError when the other side closed."""

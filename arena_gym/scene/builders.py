@@ -73,7 +73,7 @@ def add_wall(spec: mujoco.MjSpec, name: str, wall: Wall) -> mujoco.MjsGeom:
     return frame.add_geom(
         name=name + "/geom",
         type=mujoco.mjtGeom.mjGEOM_BOX,
-        pos=[(x0 + x1) / 2, (y0 + y1) / 2, wall.height / 2],
+        pos=[(x0 + x1) / 2, (y0 + y1) / 2, wall.z + wall.height / 2],
         quat=yaw_quat(yaw),
         size=[wall.length / 2, wall.thickness / 2, wall.height / 2],
         rgba=list(wall.rgba),

@@ -13,6 +13,7 @@ from arena_gym.scene.errors import SceneError
 
 MIN_HALF_EXTENT = 0.0005  # 1 mm per side at least: MuJoCo rejects zero-size geoms
 MAX_SIZE = 1000.0  # m: a bigger thing breaks the physics (a 1e30 box diverges forever)
+MAX_COORD = 10_000.0  # m (and rad): a pose farther out loses all precision (1e300 * 0 ...)
 SLAB_THICKNESS = 0.02
 WALL_THICKNESS = 0.1
 
@@ -26,6 +27,15 @@ def _floats(what: str, value: object, n: int) -> tuple[float, ...]:
         raise SceneError(f"{what}: expected {n} numbers, got {len(out)} ({value!r})")
     if not all(math.isfinite(v) for v in out):
         raise SceneError(f"{what}: expected finite numbers, got {value!r}")
+    return out
+
+
+def _pose(what: str, value: object, n: int) -> tuple[float, ...]:
+    """`n` finite numbers, each within +-MAX_COORD (positions in m, angles in rad)."""
+    out = _floats(what, value, n)
+    if any(abs(v) > MAX_COORD for v in out):
+        raise SceneError(f"{what}: expected numbers within +-{MAX_COORD:g} (m, rad), got "
+                         f"{out}")
     return out
 
 
@@ -103,7 +113,7 @@ class Prim:
 
     def __post_init__(self) -> None:
         _name("Prim.name", self.name)
-        object.__setattr__(self, "pose", _floats(f"Prim {self.name!r} pose", self.pose, 4))
+        object.__setattr__(self, "pose", _pose(f"Prim {self.name!r} pose", self.pose, 4))
         scale = _floats(f"Prim {self.name!r} scale", self.scale, 3)
         object.__setattr__(self, "scale", _positive(f"Prim {self.name!r} scale", scale))
         object.__setattr__(self, "rgba", _floats(f"Prim {self.name!r} rgba", self.rgba, 4))
@@ -146,7 +156,7 @@ class PrimEdit:
         if self.pose is None and self.scale is None:
             raise SceneError(f"PrimEdit {self.name!r}: expected a pose or a scale, got neither")
         if self.pose is not None:
-            object.__setattr__(self, "pose", _floats(f"PrimEdit {self.name!r} pose", self.pose, 4))
+            object.__setattr__(self, "pose", _pose(f"PrimEdit {self.name!r} pose", self.pose, 4))
         if self.scale is not None:
             scale = _floats(f"PrimEdit {self.name!r} scale", self.scale, 3)
             object.__setattr__(self, "scale", _positive(f"PrimEdit {self.name!r} scale", scale))
@@ -154,7 +164,8 @@ class PrimEdit:
 
 @dataclass(frozen=True)
 class Wall:
-    """A vertical wall segment from `start` to `end` (x, y), standing on z = 0."""
+    """A vertical wall segment from `start` to `end` (x, y), its bottom at height `z`
+    (the floor: 0)."""
 
     name: str
     start: tuple[float, float]
@@ -162,11 +173,13 @@ class Wall:
     height: float = 1.0
     thickness: float = WALL_THICKNESS
     rgba: tuple[float, float, float, float] = (0.75, 0.75, 0.78, 1.0)
+    z: float = 0.0
 
     def __post_init__(self) -> None:
         _name("Wall.name", self.name)
-        object.__setattr__(self, "start", _floats(f"Wall {self.name!r} start", self.start, 2))
-        object.__setattr__(self, "end", _floats(f"Wall {self.name!r} end", self.end, 2))
+        object.__setattr__(self, "start", _pose(f"Wall {self.name!r} start", self.start, 2))
+        object.__setattr__(self, "end", _pose(f"Wall {self.name!r} end", self.end, 2))
+        object.__setattr__(self, "z", _pose(f"Wall {self.name!r} z", (self.z,), 1)[0])
         dims = _floats(f"Wall {self.name!r} height/thickness", (self.height, self.thickness), 2)
         _positive(f"Wall {self.name!r} height/thickness", dims)
         if self.length < 2 * MIN_HALF_EXTENT:
@@ -191,6 +204,6 @@ class Slab:
 
     def __post_init__(self) -> None:
         _name("Slab.name", self.name)
-        object.__setattr__(self, "center", _floats(f"Slab {self.name!r} center", self.center, 3))
+        object.__setattr__(self, "center", _pose(f"Slab {self.name!r} center", self.center, 3))
         size = _floats(f"Slab {self.name!r} size", self.size, 2)
         object.__setattr__(self, "size", _positive(f"Slab {self.name!r} size", size))

@@ -19,14 +19,15 @@ MESSAGE_DATA, TIME = 1, 2
 
 
 class FoxgloveClient:
-    def __init__(self, port: int, host: str = "127.0.0.1", timeout: float = 20.0) -> None:
+    def __init__(self, port: int, host: str = "127.0.0.1", timeout: float = 20.0,
+                 origin: str | None = None) -> None:
         from websockets.sync.client import connect
 
         deadline = time.monotonic() + timeout
         while True:  # the server may still be starting (a CLI in another thread)
             try:
                 self.ws = connect(f"ws://{host}:{port}", subprotocols=[SUBPROTOCOL],
-                                  open_timeout=5, legacy=True)
+                                  open_timeout=5, legacy=True, origin=origin)
                 break
             except OSError:
                 if time.monotonic() > deadline:

@@ -145,9 +145,8 @@ def test_a_busy_port_is_a_clear_error_that_leaves_the_env_untouched():
         port = busy.getsockname()[1]
         readings = list(env.sensor_suite.readings)
         with pytest.raises(OSError, match=re.escape(
-                f"foxglove: cannot serve on 127.0.0.1:{port} (FoxgloveError: Failed to bind "
-                "port: Address already in use (os error 98)); expected a free port (--port) "
-                "on a local address (--host)")):
+                f"foxglove: cannot serve on 127.0.0.1:{port} ([Errno 98] Address already in "
+                "use); expected a free port (--port) on a local address (--host)")):
             start_foxglove(env, port=port)
         assert list(env.sensor_suite.readings) == readings  # no odometry added
     env.close()
@@ -169,7 +168,8 @@ def test_without_the_sdk_the_error_names_the_extra(monkeypatch):
 
 @pytest.mark.parametrize(("argv", "message"), [
     (["--port", "70000"], "argument --port: expected a port in 0..65535, got 70000"),
-    (["--port", "9000"], "--host/--port: expected --foxglove too (they are its address)"),
+    (["--port", "9000"], "--host/--port/--allow-origin: expected --foxglove too (they are its "
+                         "address)"),
 ])
 def test_the_view_command_refuses_a_bad_address(argv, capsys, message):
     assert main(["view", *argv]) == 2
@@ -211,6 +211,45 @@ def test_a_robot_spawned_later_is_served_with_its_camera_while_a_client_subscrib
         assert "/env_1/robot/odom" in client.channels
     finally:
         client.close()
+        server.close()
+        suite.close()
+        sim.close()
+
+
+def test_a_web_page_of_another_origin_is_turned_away(tmp_path):
+    from websockets.exceptions import InvalidStatus
+    from websockets.sync.client import connect
+
+    from tests.ros.foxglove_client import SUBPROTOCOL
+
+    store, name = build_envs("empty", "builtin", 1, seed=0)
+    sim = Simulator(store, nthread=1)
+    suite = SensorSuite(sim, seed=0)
+    server = FoxgloveServer(port=0, allowed_origins=("https://app.foxglove.dev",))
+    server.attach(sim, suite, name).publish_ticks()
+    url = f"ws://127.0.0.1:{server.port}"
+    try:
+        with pytest.raises(InvalidStatus) as refused:
+            connect(url, subprotocols=[SUBPROTOCOL], origin="https://evil.example",
+                    open_timeout=5)
+        assert refused.value.response.status_code == 403
+        assert refused.value.response.body.decode() == (
+            "origin 'https://evil.example' is not allowed: this server serves pages of this "
+            "machine only (start it with --allow-origin https://evil.example to allow that "
+            "page)\n")
+        sim.step(10)  # the first frame advertises /tf
+        for origin in ("http://localhost:3000", "https://app.foxglove.dev", None):
+            client = FoxgloveClient(server.port, origin=origin)
+            try:
+                client.subscribe(["/tf"])
+                for _ in range(50):  # the subscription is live once a later frame arrives
+                    sim.step(10)
+                    if client.pump(lambda c=client: "/tf" in c.received, timeout=0.2):
+                        break
+                assert "/tf" in client.received, origin
+            finally:
+                client.close()
+    finally:
         server.close()
         suite.close()
         sim.close()

@@ -89,6 +89,20 @@ def test_the_record_command_reports_its_counts(tmp_path, capsys):
     assert len(read(out)) == 57
 
 
+def test_the_record_command_keeps_an_existing_file_unless_told(tmp_path, capsys):
+    out = tmp_path / "kept.mcap"
+    out.write_bytes(b"an earlier recording")
+    argv = ["record", "--seconds", "0.02", "--world", "empty", "--out", str(out)]
+    assert main(argv) == 2
+    assert capsys.readouterr().err == (
+        f"arena-gym: error: --out: {str(out)!r} exists; expected a new file (or --overwrite to "
+        "replace it)\n")
+    assert out.read_bytes() == b"an earlier recording"
+    assert main([*argv, "--overwrite"]) == 0
+    # replaced: tf_static, then one tick's tf, odom, imu, joint_states, scan, points, clock
+    assert len(read(out)) == 8
+
+
 def test_a_recording_follows_robots_spawned_and_deleted_later_with_camera_images(tmp_path):
     store, name = build_envs("empty", "builtin", 2, seed=0)
     sim = Simulator(store, nthread=1)

@@ -1,0 +1,104 @@
+"""The `/arena/viewport` contract over ROS: the camera follows a reference entity (its pose
+on camera_pose is the entity's pose times the local one), set_view aims it, cmd_view
+keyframes move it, a bad projection is refused, a capture waiting for sim time is answered
+once a Step reaches it."""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from arena_gym.ros.run import build_envs
+from tests.ros.conftest import Probe, served
+
+VP = "viewport_control_msgs/srv/"
+
+
+@pytest.fixture(scope="module")
+def view(ros_env):
+    with served(*build_envs("empty", "builtin", 1, seed=0), ros_env) as b:
+        p = Probe(ros_env)
+        p.listen("/arena/viewport/camera_pose", "geometry_msgs/msg/PoseStamped")
+        yield b, p
+        p.close()
+
+
+def latest_pose(probe: Probe, near: list[float], timeout: float = 20.0) -> list[float]:
+    """The camera's position once camera_pose shows it near `near` (10 Hz of wall time)."""
+    deadline = time.monotonic() + timeout
+    position = None
+    while time.monotonic() < deadline:
+        msgs = probe.take("/arena/viewport/camera_pose", count=1)
+        if msgs:
+            p = msgs[-1]["pose"]["position"]
+            position = [p["x"], p["y"], p["z"]]
+            if np.allclose(position, near, atol=0.02):  # the robot may still settle
+                return position
+    return position
+
+
+def test_the_camera_follows_its_reference_entity(view):
+    bridge, probe = view
+    move = probe.call("/mujoco/EditPrims", "arena_mujoco_msgs/srv/EditPrims", env_id=0,
+                      pose=True, prims=[{"name": "robot", "pose": {
+                          "position": {"x": 1.0, "y": 1.0},
+                          "orientation": {"w": math.cos(math.pi / 4),
+                                          "z": math.sin(math.pi / 4)}}}])
+    assert move == {"ret": [True]}
+    probe.step(10)
+    base = bridge.sim.call_soon(  # on the loop: the scenes are its while it serves
+        lambda: bridge.sim.store.get_pose(0, "robot")[0]).result(timeout=60)
+    assert probe.call("/arena/viewport/set_reference_frame", VP + "ViewportSetReferenceFrame",
+                      entity="robot", mode=0) == {"success": True, "message": "tracking robot"}
+    assert probe.call("/arena/viewport/set_view", VP + "ViewportSetView",
+                      eye={"x": -2.0, "z": 1.0}, target={}, fov=0.0)["success"]
+    # the robot turned by 90 degrees: its -x is the world's -y
+    expected = [base[0], base[1] - 2.0, base[2] + 1.0]
+    assert latest_pose(probe, expected) == pytest.approx(expected, abs=0.02)
+    now = time.time()
+    probe.ask(do="publish", topic="/arena/viewport/cmd_view",
+              type="viewport_control_msgs/msg/ViewportView",
+              msg={"target_time": {"sec": int(now), "nanosec": int(now % 1 * 1e9)},
+                   "pose": {"position": {"x": 3.0}, "orientation": {"w": 1.0}}, "fov": 0.0})
+    expected = [base[0], base[1] + 3.0, base[2]]
+    assert latest_pose(probe, expected) == pytest.approx(expected, abs=0.02)
+
+
+def test_a_bad_projection_is_refused(view):
+    _, probe = view
+    assert probe.call("/arena/viewport/set_projection", VP + "ViewportSetProjection",
+                      projection="fisheye") == {
+        "success": False, "message": "projection must be 'perspective' or 'orthographic'"}
+    assert probe.call("/arena/viewport/set_projection", VP + "ViewportSetProjection",
+                      projection="orthographic") == {"success": True, "message": "ok"}
+
+
+def test_a_capture_waits_for_its_sim_time(view, ros_env):
+    bridge, probe = view
+    target = bridge.sim.clock + 0.1
+    shot: list[dict] = []
+    capturer = Probe(ros_env)
+    thread = threading.Thread(target=lambda: shot.append(capturer.call(
+        "/arena/viewport/capture", VP + "ViewportCapture",
+        pose={"position": {"x": -3.0, "z": 1.5}, "orientation": {"w": 1.0}},
+        min_sim_time={"sec": int(target), "nanosec": int(round(target % 1 * 1e9))})))
+    try:
+        thread.start()
+        deadline = time.monotonic() + 30
+        while not bridge.viewport.waiting and time.monotonic() < deadline:
+            time.sleep(0.01)  # until the bridge holds the capture
+        assert bridge.viewport.waiting
+        assert probe.step(20)["success"]  # 0.04 s: not yet
+        assert thread.is_alive() and not shot
+        probe.step(50)  # past it: the capture is answered
+        thread.join(timeout=60)
+        image = shot[0]["image"]
+        assert shot[0]["success"] and (image["width"], image["height"]) == (1920, 1080)
+        stamp = image["header"]["stamp"]
+        assert stamp["sec"] + stamp["nanosec"] * 1e-9 >= target - 1e-6
+    finally:
+        capturer.close()
