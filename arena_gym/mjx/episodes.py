@@ -5,9 +5,10 @@ The same distribution as `sample_episode`: k pool boxes (k from the curriculum's
 less every 10 failed attempts) at uniform positions and yaws in [0, pi), then a start with
 `start_clearance` around the robot's footprint, then a goal `min_distance` away where the
 robot fits, each the first free point of CANDIDATES uniform ones; up to ATTEMPTS attempts.
-The free-space tests are the CPU's (RoomLayout.free's rule, footprints.distance_to_boxes).
-Not the same numbers: JAX's counter-based keys are not numpy's stream. A room so full that
-no attempt succeeds (the CPU raises) keeps the last attempt here (no exceptions under jit).
+The free-space tests are the CPU's own definitions (tasks.episodes.start_free and
+goal_free over the room's `free`). Not the same numbers: JAX's counter-based keys are not
+numpy's stream. A room so full that no attempt succeeds (the CPU raises) keeps the last
+attempt here (no exceptions under jit).
 """
 
 from __future__ import annotations
@@ -15,8 +16,7 @@ from __future__ import annotations
 import math
 from typing import Any, NamedTuple
 
-from arena_gym.tasks.episodes import ATTEMPTS, CANDIDATES
-from arena_gym.tasks.footprints import distance_to_boxes
+from arena_gym.tasks.episodes import ATTEMPTS, CANDIDATES, goal_free, start_free
 
 
 class Draw(NamedTuple):
@@ -26,19 +26,18 @@ class Draw(NamedTuple):
     placed: Any  # (P,) bool: in the world this episode (else parked)
 
 
-def sample(key: Any, sizes: Any, half_inner: float, count: tuple[int, int], radius: float,
+def sample(key: Any, sizes: Any, room: Any, count: tuple[int, int], radius: float,
            start_clearance: float, min_distance: float) -> Draw:
-    """One episode of the room world for a pool of boxes of full extents `sizes` (P, 3)."""
+    """One episode of the room world (a RoomLayout) for a pool of boxes of full extents
+    `sizes` (P, 3)."""
     import jax
     import jax.numpy as jnp
 
     pool = sizes.shape[0]
     key, kk, kyaw = jax.random.split(key, 3)
     k0 = jax.random.randint(kk, (), count[0], count[1] + 1)
-    keep, fit = radius + start_clearance, radius + 0.05
-
-    def free(points, clearance):  # RoomLayout.free
-        return jnp.all(jnp.abs(points) <= half_inner - clearance, axis=1)
+    low, high = room.bounds()
+    lo, hi = float(low[0]), float(high[0])  # the room is square: one span for x and y
 
     def first(points, ok):
         i = jnp.argmax(ok)
@@ -50,16 +49,15 @@ def sample(key: Any, sizes: Any, half_inner: float, count: tuple[int, int], radi
         k = jnp.maximum(k0 - n // 10, 0)
         order = jax.random.permutation(korder, pool)
         placed = jnp.zeros(pool, bool).at[order].set(jnp.arange(pool) < k)
-        xy = jax.random.uniform(kxy, (pool, 2), minval=-half_inner, maxval=half_inner)
+        xy = jax.random.uniform(kxy, (pool, 2), minval=lo, maxval=hi)
         yaw = jax.random.uniform(kyaw_b, (pool,), minval=0.0, maxval=math.pi)
         foot = jnp.concatenate([xy, yaw[:, None], sizes[:, :2]], axis=1)
-        points = jax.random.uniform(ks, (CANDIDATES, 2), minval=-half_inner, maxval=half_inner)
-        start, ok_s = first(points, free(points, keep)
-                            & (distance_to_boxes(points, foot, placed) >= keep))
-        points = jax.random.uniform(kg, (CANDIDATES, 2), minval=-half_inner, maxval=half_inner)
-        far = jnp.hypot(points[:, 0] - start[0], points[:, 1] - start[1]) >= min_distance
-        goal, ok_g = first(points, free(points, fit)
-                           & (distance_to_boxes(points, foot, placed) >= fit) & far)
+        points = jax.random.uniform(ks, (CANDIDATES, 2), minval=lo, maxval=hi)
+        start, ok_s = first(points, start_free(room, points, foot, placed, radius,
+                                               start_clearance))
+        points = jax.random.uniform(kg, (CANDIDATES, 2), minval=lo, maxval=hi)
+        goal, ok_g = first(points, goal_free(room, points, foot, placed, radius, start,
+                                             min_distance))
         draw = Draw(jnp.concatenate([start, jnp.zeros(1)]), goal, foot[:, :3], placed)
         return n + 1, key, (draw, ok_s & ok_g)
 

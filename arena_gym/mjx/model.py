@@ -33,6 +33,7 @@ import numpy as np
 
 from arena_gym.config import EnvConfig
 from arena_gym.scene.rotations import quat_mats
+from arena_gym.sensors.contact import collides, floor_geoms
 from arena_gym.sensors.lidar import NO_ROBOT_MASK
 
 FLOOR_ONLY = 4  # contype bit only the ground plane's conaffinity holds: wheel-to-floor contacts
@@ -74,7 +75,7 @@ class Layout:
     mocap: np.ndarray  # (P,) mocap ids of the pool boxes
     sizes: np.ndarray  # (P, 3) full extents
     placed_z: np.ndarray  # (P,)
-    half_inner: float  # room: points within +-half_inner are inside the walls
+    room: Any  # the CPU env's RoomLayout: where episodes may be drawn (its `free`)
     radius: float
     actuators: np.ndarray  # (nwheel,) ctrl indices
     drive: np.ndarray  # (nwheel, 3) wheel speeds = drive @ (vx, vy, omega)
@@ -151,18 +152,17 @@ def _layout(core, cfg: EnvConfig) -> Layout:
     robot = np.array([_under(model, model.geom_bodyid[g], root) for g in range(model.ngeom)])
     feet = np.array([model.body(model.geom_bodyid[g]).name in info.feet
                      for g in range(model.ngeom)])
-    plane = model.geom_type == mujoco.mjtGeom.mjGEOM_PLANE
-    # the collision rule (arena_gym.sensors.contact): a robot geom touching anything outside
-    # the robot, except its feet touching the floor
-    collision = (robot[:, None] ^ robot[None, :]) & ~(
-        (feet[:, None] & plane[None, :]) | (plane[:, None] & feet[None, :]))
+    floor = floor_geoms(cpu_model, core.store.scene(0))
+    # the collision rule (arena_gym.sensors.contact) for every pair of geoms
+    collision = collides(robot[:, None], robot[None, :], feet[:, None], feet[None, :],
+                         floor[:, None], floor[None, :])
     mocap = np.array([model.body_mocapid[model.body(f"env_0/{name}").id]
                       for name in core.pool.names])
     obstacle = np.isin(model.geom_bodyid, [model.body(f"env_0/{n}").id for n in core.pool.names])
     return Layout(
         model=model, cpu_model=cpu_model, qpos_adr=int(core.qpos_adr),
         spawn_z=float(core.spawn_z), mocap=mocap, sizes=core.pool.sizes.copy(),
-        placed_z=core.pool.placed_z(), half_inner=float(core.layout.half_inner),
+        placed_z=core.pool.placed_z(), room=core.layout,
         radius=float(params.radius), actuators=drive.actuator_ids.copy(),
         drive=drive.matrix.copy(), lidar_offset=unit.offset[0].copy(),
         lidar_rotation=unit.rotation[0].copy(), directions=pattern.directions.copy(),

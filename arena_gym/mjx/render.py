@@ -61,7 +61,7 @@ class MjxView:
         ends = origin + directions * ranges[:, None]
         marks = Marks(goal, self.cfg.goal_radius, np.broadcast_to(origin, ends.shape), ends,
                       pose, top_down=render.view == "top_down")
-        h = lay.half_inner  # the room world's bounds (RoomLayout.bounds)
+        h = lay.room.half_inner  # the room world's bounds (RoomLayout.bounds)
         camera, fovy = view_camera(render, pose, (np.array([-h, -h]), np.array([h, h])))
         return self._canvas.draw(d, camera, marks, fovy=fovy)
 

@@ -29,7 +29,7 @@ from arena_gym.mjx.deps import choose_impl, require
 from arena_gym.mjx.model import Layout, build_layout
 from arena_gym.scene.rotations import quat_yaw
 from arena_gym.sim.divergence import MAXVAL
-from arena_gym.tasks.episodes import PARKED_Z
+from arena_gym.tasks.episodes import PARKED_Z, placement
 from arena_gym.tasks.observation import goal_polar
 from arena_gym.tasks.rewards import StepOutcome, reward_terms, total
 from arena_gym.tasks.termination import classify
@@ -156,7 +156,7 @@ class MjxTask:
         `obstacles` (min, max), and its goal."""
         _, jnp, _ = require()
         lay = self.layout
-        draw = episodes.sample(key, jnp.asarray(lay.sizes), lay.half_inner, obstacles,
+        draw = episodes.sample(key, jnp.asarray(lay.sizes), lay.room, obstacles,
                                lay.radius,
                                self.cfg.start_clearance, self.cfg.min_start_goal_distance)
         return self._place(draw, template), draw.goal
@@ -164,18 +164,17 @@ class MjxTask:
     def _place(self, draw: episodes.Draw, template: Any = None) -> Any:
         """A fresh MjData (from `template`, by default the one-env one) with the robot at
         the draw's start and its pool boxes placed (the rest parked under the floor), as
-        NavigationCore._place."""
+        the CPU task (tasks.episodes.placement)."""
         _, jnp, _ = require()
         lay = self.layout
         t = self._template if template is None else template
-        x, y, yaw = draw.start[0], draw.start[1], draw.start[2]
         a = lay.qpos_adr
-        qpos = t.qpos.at[a:a + 7].set(jnp.stack([x, y, lay.spawn_z, *_yaw_quat(jnp, yaw)]))
+        robot, pos, quats = placement(draw.start, draw.boxes, jnp.zeros((len(lay.sizes), 2)),
+                                      jnp.asarray(lay.placed_z), lay.spawn_z)
+        qpos = t.qpos.at[a:a + 7].set(robot)
         placed = draw.placed[:, None]
-        pos = jnp.concatenate([draw.boxes[:, :2], jnp.asarray(lay.placed_z)[:, None]], axis=1)
         parked = jnp.asarray([0.0, 0.0, PARKED_Z])
         mocap_pos = t.mocap_pos.at[lay.mocap].set(jnp.where(placed, pos, parked))
-        quats = jnp.stack(_yaw_quat(jnp, draw.boxes[:, 2]), axis=1)
         mocap_quat = t.mocap_quat.at[lay.mocap].set(
             jnp.where(placed, quats, t.mocap_quat[lay.mocap]))
         return t.replace(qpos=qpos, mocap_pos=mocap_pos, mocap_quat=mocap_quat)
@@ -345,8 +344,3 @@ def _split(key: Any) -> tuple[Any, Any]:
     jax, _, _ = require()
     key, sub = jax.random.split(key)
     return key, sub
-
-
-def _yaw_quat(jnp: Any, yaw: Any) -> list[Any]:
-    """(w, x, y, z) of a rotation by `yaw` about z, as rotations.yaw_quat."""
-    return [jnp.cos(yaw / 2), jnp.zeros_like(yaw), jnp.zeros_like(yaw), jnp.sin(yaw / 2)]

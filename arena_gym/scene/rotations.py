@@ -13,9 +13,13 @@ from arena_gym.compiled import shared
 from arena_gym.geometry.arrays import arctan2, where, xp
 
 
-def yaw_quat(yaw: float) -> np.ndarray:
-    """Quaternion (w, x, y, z) of a rotation by `yaw` about +z."""
-    return np.array([math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)])
+def yaw_quat(yaw: Any) -> Any:
+    """Quaternions (..., 4) w, x, y, z of rotations by `yaw` about +z: a number, or numpy
+    or JAX arrays of them (the MJX backend places its episodes with it)."""
+    space = xp(yaw)
+    half = space.asarray(yaw, dtype=float) / 2 if space is np else yaw / 2
+    zero = space.zeros_like(half)
+    return space.stack([space.cos(half), zero, zero, space.sin(half)], axis=-1)
 
 
 def quat_yaw(quat: np.ndarray) -> np.ndarray:

@@ -36,6 +36,8 @@ only for envs it finds in contact.
 
 from __future__ import annotations
 
+from typing import Any
+
 import mujoco
 import numpy as np
 
@@ -129,6 +131,14 @@ class ContactUnit(Unit):
                 out["other_geom"][env, :m] = np.where(first[order], geom[order, 1], geom[order, 0])
 
 
+def collides(robot_a: Any, robot_b: Any, foot_a: Any, foot_b: Any, floor_a: Any,
+             floor_b: Any) -> Any:
+    """The collision rule for a contact between geoms a and b, from whether each is the
+    robot's, one of its feet, a floor surface: exactly one side is the robot's, and it is
+    not a foot on a floor. numpy or JAX arrays (the MJX backend's pair table)."""
+    return (robot_a != robot_b) & ~((foot_a & floor_b) | (floor_a & foot_b))
+
+
 COLLISION_CLASSES = ("none", "wall", "obstacle", "robot", "pedestrian")
 NONE, WALL, OBSTACLE, ROBOT, PEDESTRIAN = range(5)
 
@@ -171,7 +181,7 @@ class CollisionUnit(Unit):
         feet = np.zeros(model.nbody, dtype=bool)
         feet[[model.body(b).id for b in info.feet]] = True
         self.feet[env] = mine & feet[model.geom_bodyid]
-        self.floor[env] = _floor(model, scene)
+        self.floor[env] = floor_geoms(model, scene)
         self.slabs[env] = any(e.kind == "floor" for e in scene.entities.values())
         self.other_class[env] = _classes(model, scene)
         everything, feet_ground = collision_sensor_names(info)
@@ -247,18 +257,13 @@ class CollisionUnit(Unit):
 
     def _rule(self, env: int, geom: np.ndarray) -> tuple[int, int]:
         """(colliding contacts, class) of one contact list (geom pairs (n, 2))."""
-        mine = self.robot_geoms[env]
+        mine, feet, floor = self.robot_geoms[env], self.feet[env], self.floor[env]
         a, b = geom[:, 0], geom[:, 1]
-        first, second = mine[a], mine[b]
-        ours = first != second  # exactly one side is this robot
-        if not ours.any():
+        hit = collides(mine[a], mine[b], feet[a], feet[b], floor[a], floor[b])
+        if not hit.any():
             return 0, NONE
-        robot_side = np.where(first, a, b)[ours]
-        other_side = np.where(first, b, a)[ours]
-        other = other_side[~(self.floor[env][other_side] & self.feet[env][robot_side])]
-        if not other.size:
-            return 0, NONE
-        return int(other.size), int(self.other_class[env][other].max())
+        other = np.where(mine[a], b, a)[hit]
+        return int(hit.sum()), int(self.other_class[env][other].max())
 
 
 def _classes(model: mujoco.MjModel, scene: Scene) -> np.ndarray:
@@ -277,7 +282,8 @@ def _classes(model: mujoco.MjModel, scene: Scene) -> np.ndarray:
     return out
 
 
-def _floor(model: mujoco.MjModel, scene: Scene) -> np.ndarray:
+def floor_geoms(model: mujoco.MjModel, scene: Scene) -> np.ndarray:
+    """(ngeom,) bool: the floor surfaces, the ground plane and the spawned floor slabs."""
     static = model.body_weldid[model.geom_bodyid] == 0
     floor = static & (model.geom_type == mujoco.mjtGeom.mjGEOM_PLANE)
     for entity in scene.entities.values():

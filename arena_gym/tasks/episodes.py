@@ -11,12 +11,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
+from arena_gym.geometry.arrays import hypot, xp
 from arena_gym.scene.obstacle_models import ObstacleModel
 from arena_gym.scene.records import Prim
+from arena_gym.scene.rotations import yaw_quat
 from arena_gym.tasks.footprints import distance_to_boxes
 
 POOL_SEED = 20261130  # pool sizes are part of the world, not of an episode's randomness
@@ -111,6 +113,42 @@ class Episode:
         return np.column_stack([self.boxes[:, 1:4], pool.sizes[idx, :2]])
 
 
+GOAL_MARGIN = 0.05  # m beyond the robot's radius that a goal keeps from walls and boxes
+
+
+def start_free(layout: Layout, points: Any, boxes: Any, placed: Any, radius: float,
+               clearance: float) -> Any:
+    """Whether the robot may start at each point (P, 2): `clearance` around its footprint
+    (radius) from the layout's walls and the boxes (B, 5) that `placed` keeps (None: all).
+    numpy or JAX arrays (the MJX backend samples its episodes with it)."""
+    keep = radius + clearance
+    return layout.free(points, keep) & (distance_to_boxes(points, boxes, placed) >= keep)
+
+
+def goal_free(layout: Layout, points: Any, boxes: Any, placed: Any, radius: float,
+              start: Any, min_distance: float) -> Any:
+    """Whether each point (P, 2) may be the goal of an episode from `start` (2,): the robot
+    fits there (GOAL_MARGIN around its footprint) and it is `min_distance` from the start."""
+    fit = radius + GOAL_MARGIN
+    far = hypot(points[:, 0] - start[0], points[:, 1] - start[1]) >= min_distance
+    return layout.free(points, fit) & (distance_to_boxes(points, boxes, placed) >= fit) & far
+
+
+def placement(start: Any, boxes: Any, offsets: Any, placed_z: Any, spawn_z: float
+              ) -> tuple[Any, Any, Any]:
+    """Where an episode puts things: the robot's free joint (7,) at start (x, y, yaw) and
+    spawn_z, and each pool body's position (k, 3) and quaternion (k, 4) for its footprint at
+    boxes (k, 3: x, y, yaw of the footprint's centre, which sits `offsets` (k, 2) from the
+    body's origin in its frame; the body at height placed_z (k,)). numpy or JAX arrays."""
+    space = xp(boxes)
+    robot = space.concatenate([space.stack([start[0], start[1], spawn_z]), yaw_quat(start[2])])
+    c, s = space.cos(boxes[:, 2]), space.sin(boxes[:, 2])
+    ox, oy = offsets[:, 0], offsets[:, 1]
+    pos = space.stack([boxes[:, 0] - (c * ox - s * oy), boxes[:, 1] - (s * ox + c * oy),
+                       placed_z], axis=1)
+    return robot, pos, yaw_quat(boxes[:, 2])
+
+
 def _pick(rng: np.random.Generator, layout: Layout, ok) -> np.ndarray | None:
     lo, hi = layout.bounds()
     points = rng.uniform(lo, hi, size=(CANDIDATES, 2))
@@ -141,15 +179,12 @@ def sample_episode(
         inside = layout.free(xy, 0.0) if k else np.zeros(0, bool)
         boxes = boxes[inside]
         foot = np.column_stack([boxes[:, 1:4], pool.sizes[boxes[:, 0].astype(int), :2]])
-        keep = radius + start_clearance
-        start = _pick(rng, layout, lambda p, foot=foot, keep=keep: layout.free(p, keep)
-                      & (distance_to_boxes(p, foot) >= keep))
+        start = _pick(rng, layout, lambda p, foot=foot: start_free(
+            layout, p, foot, None, radius, start_clearance))
         if start is None:
             continue
-        fit = radius + 0.05
-        goal = _pick(rng, layout, lambda p, foot=foot, fit=fit, start=start: layout.free(p, fit)
-                     & (distance_to_boxes(p, foot) >= fit)
-                     & (np.hypot(*(p - start).T) >= min_distance))
+        goal = _pick(rng, layout, lambda p, foot=foot, start=start: goal_free(
+            layout, p, foot, None, radius, start, min_distance))
         if goal is None:
             continue
         yaw0 = float(rng.uniform(-math.pi, math.pi))

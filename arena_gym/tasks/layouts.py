@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from arena_gym.geometry.arrays import xp
 from arena_gym.registry import WORLDS
 from arena_gym.scene.records import WALL_THICKNESS
 from arena_gym.scene.store import SceneStore
@@ -47,8 +48,11 @@ class RoomLayout:
         return np.array([-h, -h]), np.array([h, h])
 
     def free(self, points: np.ndarray, clearance: float) -> np.ndarray:
-        """Whether each point (P, 2) is at least `clearance` from every wall."""
-        return np.all(np.abs(np.atleast_2d(points)) <= self.half_inner - clearance, axis=1)
+        """Whether each point (P, 2) is at least `clearance` from every wall (numpy or JAX
+        arrays: the MJX backend samples its episodes with it)."""
+        space = xp(points)
+        inside = space.abs(space.atleast_2d(points)) <= self.half_inner - clearance
+        return space.all(inside, axis=1)
 
     def occupancy(self, resolution: float = 0.05):
         """The room rasterised: cells whose centre lies on the floor are free, the rest

@@ -17,7 +17,6 @@ The env's compiled step (arena_gym/envs/step.py) runs `tasks.step.evaluate` on
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,11 +25,10 @@ from gymnasium import spaces
 
 from arena_gym.config import EnvConfig
 from arena_gym.registry import REWARD_TERMS
-from arena_gym.scene.rotations import yaw_quat
 from arena_gym.sim.simulator import Simulator
 from arena_gym.tasks import observation
 from arena_gym.tasks.curriculum import Curriculum
-from arena_gym.tasks.episodes import PARKED_Z, Episode, EpisodeSampler, ObstaclePool
+from arena_gym.tasks.episodes import PARKED_Z, Episode, EpisodeSampler, ObstaclePool, placement
 from arena_gym.tasks.global_paths import GlobalPaths
 from arena_gym.tasks.metrics import EpisodeMetrics
 from arena_gym.tasks.rewards import BUILTIN, StepOutcome, applying, checked_term, total, weights
@@ -209,20 +207,17 @@ class NavigationTask:
         return episodes
 
     def _place(self, e: int, ep: Episode) -> None:
-        a = self.world.qpos_adr
-        x, y, yaw = ep.start
-        self._qpos[e][a : a + 7] = [x, y, self.world.spawn_z, *yaw_quat(yaw)]
-        mocap = self.world.mocap
+        """The episode into env e's state: the robot at its start, the pool bodies it
+        places (`placement`), the others parked out of sight."""
+        a, mocap = self.world.qpos_adr, self.world.mocap
+        index = ep.boxes[:, 0].astype(int)
+        robot, pos, quat = placement(np.asarray(ep.start, dtype=float), ep.boxes[:, 1:4],
+                                     self._pool_offsets[index], self._pool_z[index],
+                                     self.world.spawn_z)
+        self._qpos[e][a : a + 7] = robot
         self._mocap_pos[e][mocap] = (0.0, 0.0, PARKED_Z)
-        for j, bx, by, byaw in ep.boxes:
-            j = int(j)
-            m = mocap[j]
-            # the sampled point is the footprint's centre; the body's origin is off it
-            ox, oy = self._pool_offsets[j]
-            c, s = math.cos(byaw), math.sin(byaw)
-            self._mocap_pos[e][m] = (bx - (c * ox - s * oy), by - (s * ox + c * oy),
-                                     self._pool_z[j])
-            self._mocap_quat[e][m] = yaw_quat(byaw)
+        self._mocap_pos[e][mocap[index]] = pos
+        self._mocap_quat[e][mocap[index]] = quat
         self.goal[e] = ep.goal
 
     def _place_walkers(self, e: int, ep: Episode) -> None:

@@ -27,7 +27,7 @@ def _turn_collides(layout, model: mujoco.MjModel, gap: float, seconds: float = 0
     parked): whether the collision rule fires at any physics step."""
     data = mujoco.MjData(model)
     a = layout.qpos_adr
-    data.qpos[a:a + 7] = [0.0, layout.half_inner - gap, layout.spawn_z, *yaw_quat(0.0)]
+    data.qpos[a:a + 7] = [0.0, layout.room.half_inner - gap, layout.spawn_z, *yaw_quat(0.0)]
     data.ctrl[layout.actuators] = layout.drive @ np.array([0.0, 0.0, SPEED])
     for _ in range(round(seconds / model.opt.timestep)):
         mujoco.mj_step(model, data)
