@@ -41,7 +41,7 @@ from typing import Any
 
 from arena_gym.caches import cache_dir
 
-__all__ = ["Each", "Kernel", "Shared", "kernel", "shared", "sources"]
+__all__ = ["Each", "Kernel", "Shared", "compile_later", "kernel", "shared", "sources"]
 
 PACKAGE = Path(__file__).resolve().parent
 _lock = threading.RLock()
@@ -152,6 +152,29 @@ class Each(Shared):
         super().__init__(namespace[name])
 
 
+def compile_later(calls: list[tuple[Kernel, tuple]]) -> threading.Event:
+    """Compile each kernel for the types of its arguments on a background thread (or load it
+    from the disk cache), in order; the event is set when all are done. A caller with
+    another way to do the work takes it meanwhile: numba's compiles hold the GIL mostly,
+    but a simulator's steps release it. A compile that fails is tried again, and raises,
+    at the kernel's next call."""
+    done = threading.Event()
+    numba = numba_module()
+    signatures = [(k.dispatcher, tuple(numba.typeof(a) for a in args)) for k, args in calls]
+
+    def run() -> None:
+        try:
+            for dispatcher, signature in signatures:
+                dispatcher.compile(signature)
+        except Exception:  # noqa: S110 - the next call compiles again and raises it
+            pass
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="arena-compile", daemon=True).start()
+    return done
+
+
 def kernel(fn: FunctionType) -> Kernel:
     """Decorator: `fn` as a Kernel."""
     return Kernel(fn)
@@ -168,12 +191,37 @@ def shared(fn: FunctionType | None = None, *, scalar: Callable | None = None) ->
 def _dispatcher(fn: FunctionType) -> Any:
     numba = numba_module()
     dispatcher = numba.njit(**_JIT_OPTIONS)(fn)
+    dispatcher.compile = _lightly(dispatcher.compile)
     try:
         dispatcher._cache = _cache_class()(fn)  # what njit(cache=True) sets, our locator's
     except _Unwritable as exc:
         _warn_once(f"arena_gym: compiled-kernel cache folder {exc} is not writable; kernels "
                    "compile in memory (set ARENA_GYM_CACHE to a writable folder)")
     return dispatcher
+
+
+# LLVM's optimisation level for the kernels: level 1 compiles them in a fifth less time and
+# runs them as fast as level 3 (benchmarks/compile.py); numba's own functions keep theirs
+OPT_LEVEL = 1
+
+
+def _lightly(compile_: Callable) -> Callable:
+    """numba's compile of a dispatcher, at OPT_LEVEL (numba reads its OPT setting as it
+    compiles; set back after, whatever happens)."""
+    from numba.core import config
+    from numba.core.compiler_lock import global_compiler_lock
+
+    @functools.wraps(compile_)
+    def compile(sig: Any) -> Any:
+        with global_compiler_lock:  # (every compile holds it: one OPT setting at a time)
+            before = config.OPT
+            config.OPT = config._OptLevel(OPT_LEVEL)
+            try:
+                return compile_(sig)
+            finally:
+                config.OPT = before
+
+    return compile
 
 
 class _Unwritable(OSError):
@@ -222,7 +270,7 @@ def _locator_class() -> type:
         of every source file the function compiles from."""
 
         def __init__(self, py_func: FunctionType, py_file: str) -> None:
-            self._py_func = py_func
+            self._py_func, self._py_file = py_func, py_file
             self._lineno = py_func.__code__.co_firstlineno
             root = os.environ.get("NUMBA_CACHE_DIR") or str(cache_dir() / "numba")
             self._path = os.path.join(root, self.get_suitable_cache_subpath(py_file))

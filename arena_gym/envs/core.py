@@ -22,12 +22,14 @@ every seeded reset.
 
 from __future__ import annotations
 
+import threading
 import warnings
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 
+from arena_gym.compiled import compile_later
 from arena_gym.config import EnvConfig
 from arena_gym.envs.extensions import Extensions
 from arena_gym.envs.robots import resolve_robot
@@ -42,15 +44,17 @@ from arena_gym.sensors import (
     LidarSpec,
     SensorSuite,
 )
+from arena_gym.sensors.fused import FusedTick
 from arena_gym.sensors.lidar import frames_into
-from arena_gym.sim.divergence import clock_checks
+from arena_gym.sim.divergence import bad_rows, clock_checks
+from arena_gym.sim.fused import FusedStep
 from arena_gym.sim.mechanisms import Mechanisms
 from arena_gym.sim.simulator import Simulator
 from arena_gym.tasks.episodes import Episode, ObstaclePool
 from arena_gym.tasks.layouts import env_layouts
 from arena_gym.tasks.observation import clipped_range
 from arena_gym.tasks.robot_params import load_robot_params
-from arena_gym.tasks.step import read_poses
+from arena_gym.tasks.step import StepInputs, read_poses
 from arena_gym.tasks.task import NavigationTask, StepResult, World
 
 ROBOT = "robot"
@@ -117,9 +121,9 @@ class NavigationCore:
         self._twist = np.zeros((num_envs, k))
         self._no_action = np.zeros((num_envs, k))
         self._idle = np.zeros(num_envs, dtype=bool)  # `active` of an observation
-        self._no_divergence = np.zeros(num_envs, dtype=bool)
-        self._no_divergence.flags.writeable = False
-        self._diverged = np.zeros(num_envs, dtype=bool)
+        self._no_divergence = np.zeros(num_envs, dtype=bool)  # (never written: the type of
+        self._diverged = np.zeros(num_envs, dtype=bool)  # _diverged, for one compile)
+        self._glue: threading.Event | None = None  # the compiled step's kernels are ready
         self._seeds: list[int | None] = list(range(num_envs))
         for e, seed in enumerate(self._seeds):
             self._seed_suite(e, seed)
@@ -196,16 +200,19 @@ class NavigationCore:
         fused = None
         if self._box is not None and self._suite.fusable(cfg.control_dt):
             fused = self.sim.fused(ROBOT, cfg.substeps)
-        if fused is None:
-            return self._step_general(actions, active, restarting)
+        if fused is None or not (self._glue is not None and self._glue.is_set()):
+            result = self._step_general(actions, active, restarting)
+            if fused is not None and self._glue is None:
+                self._compile_glue(fused, actions, active)
+            return result
         array = checked_shape(actions, self._box, self.n)
         twist = self._twist
-        bad, bad_rows = before_physics(array, self._box.low, self._box.high, active, twist,
+        bad, unstable = before_physics(array, self._box.low, self._box.high, active, twist,
                                        fused.arrays)
         if bad >= 0:
             raise finite_error(array, bad)
         self._people()  # people move first (the crowd's kernel)
-        fused.physics(bad_rows)
+        fused.physics(unstable)
         self.extensions.step(self)
         if restarting:  # after the physics, so they return the reset observation
             self.reset_envs(restarting)
@@ -223,7 +230,7 @@ class NavigationCore:
                                   task.pose))
         if self.sim.diverged:  # reset since: their frames and poses anew
             frames_into(t.qpos, t.rows, t.adr, t.offset, t.rotation, t.local, t.origins,
-                        t.directions)
+                        t.ray_origins, t.directions)
             read_poses(t.qpos, t.rows, self.qpos_adr, task.pose)
         inputs = task.inputs(t.ranges, t.collided, self._divergence(), twist, active)
         dist, geomid = tick.cast()
@@ -233,6 +240,31 @@ class NavigationCore:
         if unsure:  # the contact list settled a collision flag: the task's step now
             return task.evaluate(inputs, t.kind)
         return task.finish(inputs, t.kind, *counts)
+
+    def compiled_step(self, timeout: float | None = None) -> bool:
+        """Whether the compiled step is in use, waiting up to `timeout` s for its kernels
+        (they compile in the background from the first step that could use them; the
+        general path serves meanwhile, with the same results)."""
+        return self._glue is not None and self._glue.wait(timeout)
+
+    def _compile_glue(self, fused: FusedStep, actions: Any, active: np.ndarray) -> None:
+        """Have the compiled step's kernels compiled in the background, for the arguments
+        the next steps will give them (the general path serves meanwhile, with the same
+        results): once the sensors' usual tick exists (after a general update)."""
+        tick = FusedTick.make(self._suite)
+        if tick is None:
+            return
+        task, t, n = self.task, tick.arrays, self.n
+        nray = t.directions.shape[1]
+        inputs = StepInputs(task.pose, t.ranges, t.collided, self._no_divergence, self._twist,
+                            active, task.distance, task.distance, task._subgoal)
+        self._glue = compile_later([
+            (before_physics, (checked_shape(actions, self._box, n), self._box.low,
+                              self._box.high, active, self._twist, fused.arrays)),
+            (before_cast, (fused.arrays, self.cfg.substeps, active, t, self.qpos_adr,
+                           task.pose)),
+            (after_cast, (t, np.empty((n, nray)), np.empty((n, nray), np.int32), 0.0,
+                          task.arrays, inputs, task.outputs))])
 
     def _step_general(self, actions: Any, active: np.ndarray,
                       restarting: list[int]) -> StepResult:

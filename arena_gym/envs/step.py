@@ -63,7 +63,7 @@ def before_cast(sim, nstep, active, tick, adr, pose):  # pragma: no cover - comp
     lagging, fresh = clock_checks(sim.time_before, sim.time, sim.dt, nstep, active, sim.lag,
                                   sim.fresh)
     frames_into(tick.qpos, tick.rows, tick.adr, tick.offset, tick.rotation, tick.local,
-                tick.origins, tick.directions)
+                tick.origins, tick.ray_origins, tick.directions)
     read_poses(tick.qpos, tick.rows, adr, pose)
     return bad, lagging, fresh
 

@@ -43,6 +43,7 @@ class TickArrays(NamedTuple):
     rotation: np.ndarray  # (n, 3, 3)
     local: np.ndarray  # (R, 3) the beams in the lidar's frame
     origins: np.ndarray  # (n, 3) where the next cast starts
+    ray_origins: np.ndarray  # (n, R, 3) the same per ray (as a cast takes them)
     directions: np.ndarray  # (n, R, 3) and goes
     range_min: float
     range_max: float
@@ -87,7 +88,7 @@ class FusedTick:
         out = collision.out
         self.arrays = TickArrays(
             frames.whole_state("qpos"), envs, lidar.qpos_adr, lidar.offset, lidar.rotation,
-            lidar.pattern.directions, lidar._origins, lidar._directions,
+            lidar.pattern.directions, lidar._origins, lidar.ray_origins, lidar._directions,
             float(lidar.pattern.range_min), float(lidar.pattern.range_max),
             lidar.out["ranges"].reshape(n, -1), frames.whole("history"),
             frames.whole("time"), collision.since, collision.everything, collision.feet_rings,
@@ -106,7 +107,7 @@ class FusedTick:
         if scan is None or hit is None or scan.unit.robot != hit.unit.robot:
             return None
         lidar: LidarUnit = scan.unit  # type: ignore[assignment]
-        if not (scan.direct and hit.direct and lidar.all_alone and lidar.common_adr >= 0
+        if not (scan.direct and hit.direct and lidar.all_alone
                 and lidar.present.all() and hit.unit.present.all()):
             return None
         return cls(suite, scan, hit)
@@ -119,7 +120,8 @@ class FusedTick:
         """The lidar's rays from `before_cast`'s frames: distances and geom ids (n, R)."""
         lidar = self.lidar
         dist, geomid = self.suite.sim.cast_rays(lidar._origins, lidar._directions,
-                                                NO_ROBOT_MASK, cutoff=lidar.pattern.range_max)
+                                                NO_ROBOT_MASK, cutoff=lidar.pattern.range_max,
+                                                ray_origins=lidar.ray_origins)
         lidar.dist, lidar.geomid = dist, geomid
         return dist, geomid
 

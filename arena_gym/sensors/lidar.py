@@ -141,9 +141,6 @@ class LidarUnit(Unit):
         # there sees what casting with the carrier hidden sees, with no group switching
         self.alone = np.zeros(num_envs, dtype=bool)
         self._all_alone: bool | None = None  # alone.all(), kept until the next bind
-        # the one qpos address of every env's free joint (-1: they differ or one is fixed),
-        # kept until the next bind (None: not known yet)
-        self._common_adr: int | None = None
         # the lidar frame: the carrier's free joint (qpos address, -1: fixed to the world)
         # and the frame's fixed pose in the root body's frame (in the world's when fixed)
         self.qpos_adr = np.full(num_envs, -1, dtype=np.int64)
@@ -174,6 +171,7 @@ class LidarUnit(Unit):
         self.geomid = np.zeros((self.num_envs, nray), dtype=np.int32)
         self._directions = np.empty((self.num_envs, nray, 3))
         self._origins = np.empty((self.num_envs, 3))
+        self.ray_origins = np.empty((self.num_envs, nray, 3))  # rays() writes each ray's
         self._all_rows = np.arange(self.num_envs, dtype=np.int64)
         shape = (self.pattern.beams,) if self.pattern.rings == 1 else (
             self.pattern.rings, self.pattern.beams)
@@ -188,7 +186,7 @@ class LidarUnit(Unit):
         self.carrier_groups[env] = model.geom_group[self.carrier[env]].copy()
         self.group_view[env] = model.geom_group  # a view of the model's memory, per compile
         # skinned pedestrians' capsules move in and out of GROUP_ROBOT without a compile
-        self._all_alone = self._flat_ranges = self._common_adr = None
+        self._all_alone = self._flat_ranges = None
         self.alone[env] = not scene.pedestrians.skins and np.array_equal(
             np.flatnonzero(model.geom_group == builders.GROUP_ROBOT), self.carrier[env])
         data = mujoco.MjData(model)  # once per compile: the frame's offset at qpos0
@@ -217,15 +215,6 @@ class LidarUnit(Unit):
         self.qpos_adr[env] = adr
 
     @property
-    def common_adr(self) -> int:
-        """The qpos address of every env's free joint when they share it, else -1 (kept
-        until the next bind)."""
-        if self._common_adr is None:
-            adr = self.qpos_adr
-            self._common_adr = int(adr[0]) if (adr[0] >= 0 and (adr == adr[0]).all()) else -1
-        return self._common_adr
-
-    @property
     def all_alone(self) -> bool:
         """Whether the carrier is the only robot a cast could see in every env."""
         if self._all_alone is None:
@@ -240,22 +229,22 @@ class LidarUnit(Unit):
         every = len(envs) == self.num_envs  # envs are sorted and unique: all, in order
         offset, rotation = ((self.offset, self.rotation) if every
                             else (self.offset[envs], self.rotation[envs]))
-        origins, directions = self._origins[:len(envs)], self._directions[:len(envs)]
+        m = len(envs)
+        origins, directions = self._origins[:m], self._directions[:m]
         frames_into(qpos, rows, adr, offset, rotation, self.pattern.directions, origins,
-                    directions)
+                    self.ray_origins[:m], directions)
         return origins, directions
 
     def carriers(self, frames: Frames, envs: np.ndarray
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(qpos rows, each env's row in them, each env's free-joint address there, -1 for
         a frame fixed to the world) of `envs`: every env's bound qpos where one batch group
-        holds them all and they share the address (the usual case), else the 7 values of
-        each env's joint gathered."""
-        every = len(envs) == self.num_envs
-        if every and self.common_adr >= 0:
-            whole = frames.whole_state("qpos")
-            if whole is not None:
-                return whole, self._all_rows, self.qpos_adr
+        holds them all (the usual case), else the 7 values of each env's joint gathered."""
+        whole = frames.whole_state("qpos")
+        if whole is not None:  # the group's rows are the env ids
+            every = len(envs) == self.num_envs
+            return (whole, self._all_rows, self.qpos_adr) if every else (
+                whole, envs, self.qpos_adr[envs])
         adr = self.qpos_adr[envs]
         moving = adr >= 0
         qpos = np.zeros((len(envs), 7))
@@ -369,7 +358,8 @@ def _cast(unit: LidarUnit, phase: np.ndarray, mask: np.ndarray, frames: Frames) 
     every = len(phase) == unit.num_envs
     dist, geomid = frames.sim.cast_rays(origins, directions, mask,
                                         env_ids=None if every else phase,
-                                        cutoff=unit.pattern.range_max)
+                                        cutoff=unit.pattern.range_max,
+                                        ray_origins=unit.ray_origins if every else None)
     if every:
         unit.dist, unit.geomid = dist, geomid
     else:
@@ -377,13 +367,14 @@ def _cast(unit: LidarUnit, phase: np.ndarray, mask: np.ndarray, frames: Frames) 
 
 
 @kernel
-def frames_into(qpos, rows, adr, offset, rotation, local, origins, directions
+def frames_into(qpos, rows, adr, offset, rotation, local, origins, ray_origins, directions
                 ):  # pragma: no cover - compiled
     """For every i: the lidar frame at `offset[i]` (3,) and `rotation[i]` (3, 3) in the
     frame of the free joint at qpos[rows[i], adr[i]:adr[i] + 7] (position, quaternion w,
     x, y, z: normalised as mj_kinematics does, a zero one read as the identity), or in the
-    world's where adr[i] < 0: its origin into origins[i] and the world directions of the
-    beams `local` (R, 3) into directions[i] (R, 3)."""
+    world's where adr[i] < 0: its origin into origins[i] and each beam's (a cast takes one
+    per ray) into ray_origins[i] (R, 3), the world directions of the beams `local` (R, 3)
+    into directions[i] (R, 3)."""
     for i in range(rows.shape[0]):
         o0, o1, o2 = offset[i, 0], offset[i, 1], offset[i, 2]
         r = rotation[i]
@@ -409,6 +400,7 @@ def frames_into(qpos, rows, adr, offset, rotation, local, origins, directions
         origins[i, 0], origins[i, 1], origins[i, 2] = x0, x1, x2
         for k in range(local.shape[0]):
             d0, d1, d2 = local[k, 0], local[k, 1], local[k, 2]
+            ray_origins[i, k, 0], ray_origins[i, k, 1], ray_origins[i, k, 2] = x0, x1, x2
             directions[i, k, 0] = m00 * d0 + m01 * d1 + m02 * d2
             directions[i, k, 1] = m10 * d0 + m11 * d1 + m12 * d2
             directions[i, k, 2] = m20 * d0 + m21 * d1 + m22 * d2

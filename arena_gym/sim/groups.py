@@ -131,11 +131,13 @@ class BatchGroup:
 
     def rays(self, origins: np.ndarray, vecs: np.ndarray, geomgroup: np.ndarray | None,
              bodyexclude: np.ndarray, env_ids: np.ndarray | None,
-             cutoff: float = np.inf) -> tuple[np.ndarray, np.ndarray]:
+             cutoff: float = np.inf, ray_origins: np.ndarray | None = None
+             ) -> tuple[np.ndarray, np.ndarray]:
         """Cast from each env's origin (n, 3) along vecs (n, R, 3): dist, geomid (n, R), for
-        `env_ids` of the group (None: all of them, in order). Map walls go through WallRays,
-        and for all of the group's envs, meshes through MeshRays (hits beyond `cutoff` may
-        then read as misses)."""
+        `env_ids` of the group (None: all of them, in order; then `ray_origins` (n, R, 3),
+        given, are the origins per ray). Map walls go through WallRays, and for all of the
+        group's envs, meshes through MeshRays (hits beyond `cutoff` may then read as
+        misses)."""
         nray = vecs.shape[1]
         rows = None if env_ids is None else [self.row[int(e)] for e in env_ids]
         if self._walls is _UNSET:
@@ -144,14 +146,15 @@ class BatchGroup:
             return self._walls.rays(self.batch.state, origins, vecs, geomgroup, bodyexclude,
                                     cutoff, rows)
         if rows is None:
-            return self._ray_all(origins, vecs, geomgroup, bodyexclude, cutoff)
+            return self._ray_all(origins, vecs, geomgroup, bodyexclude, cutoff, ray_origins)
         exclude = bodyexclude[:, None] if (bodyexclude == -1).all() else np.repeat(
             bodyexclude[:, None], nray, axis=1)
         return self.batch.ray(origins[:, None, :], vecs, geomgroup=geomgroup, flg_static=True,
                               bodyexclude=exclude, ids=rows)
 
     def _ray_all(self, origins: np.ndarray, vecs: np.ndarray, geomgroup: np.ndarray | None,
-                 bodyexclude: np.ndarray, cutoff: float = np.inf) -> tuple[np.ndarray, np.ndarray]:
+                 bodyexclude: np.ndarray, cutoff: float = np.inf,
+                 ray_origins: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Batch.ray over every row, through its binding, with the arrays Batch.ray would
         prepare (contiguous (n, nray, 3) origins, (n, nray) int32 exclusions) kept between
         calls: a lidar casts every control step, and Batch.ray broadcasts, copies and
@@ -161,10 +164,14 @@ class BatchGroup:
             return self.batch.ray(origins[:, None, :], vecs, geomgroup=geomgroup,
                                   bodyexclude=bodyexclude[:, None])  # raises its error
         shape = (n, nray, 3)
-        if self._rays is None or self._rays[0] != shape:
-            self._rays = (shape, np.empty(shape))
-        pnt = self._rays[1]
-        pnt[:] = np.asarray(origins, dtype=np.float64)[:, None, :]  # each env's, per ray
+        if (ray_origins is not None and ray_origins.shape == shape and ray_origins.dtype
+                == np.float64 and ray_origins.flags.c_contiguous):
+            pnt = ray_origins  # laid out by the caller
+        else:
+            if self._rays is None or self._rays[0] != shape:
+                self._rays = (shape, np.empty(shape))
+            pnt = self._rays[1]
+            pnt[:] = np.asarray(origins, dtype=np.float64)[:, None, :]  # each env's, per ray
         kept = self._exclude
         if kept is None or kept[0][1] != nray or (kept[2] is not bodyexclude
                                                   and kept[0][0] != bodyexclude.tobytes()):
@@ -371,7 +378,10 @@ class PoolGroup:
 
     def rays(self, origins: np.ndarray, vecs: np.ndarray, geomgroup: np.ndarray | None,
              bodyexclude: np.ndarray, env_ids: np.ndarray | None,
-             cutoff: float = np.inf) -> tuple[np.ndarray, np.ndarray]:
+             cutoff: float = np.inf, ray_origins: np.ndarray | None = None
+             ) -> tuple[np.ndarray, np.ndarray]:
+        """As BatchGroup.rays, one MjData at a time (`ray_origins` unused: mj_multiRay
+        takes one origin per env)."""
         n, nray = vecs.shape[:2]
         dist, geomid = np.empty((n, nray)), np.empty((n, nray), dtype=np.int32)
         index = (list(range(len(self.scenes))) if env_ids is None

@@ -208,6 +208,7 @@ class Simulator(Container):
         bodyexclude: np.ndarray | int = -1,
         env_ids: np.ndarray | None = None,
         cutoff: float = np.inf,
+        ray_origins: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Rays from one origin per env (n, 3) along (n, R, 3) unit directions, at the
         current state, for `env_ids` (default: every env, n = num_envs): distances (-1 for
@@ -218,13 +219,15 @@ class Simulator(Container):
         joints for a whole batch group with a mask and a finite cutoff (sim/mesh_rays.py: the
         triangles a ray's height band reaches, the rest on copies of the scenes without the
         meshes and the geoms the mask skips, sim/ray_copy.py); hits beyond `cutoff` may read
-        as misses."""
+        as misses. `ray_origins` (n, R, 3), where the caller has them: the origins per ray,
+        as a cast of every env takes them."""
         with self._lock:
             self._prepare()
             n = self.store.num_envs
             if env_ids is None and self._whole is not None:  # the hot path: one call
                 return self._whole.rays(origins, directions, geomgroup,
-                                        self._exclusion(bodyexclude, n), None, cutoff)
+                                        self._exclusion(bodyexclude, n), None, cutoff,
+                                        ray_origins)
             envs = np.arange(n) if env_ids is None else np.asarray(env_ids, dtype=np.int64)
             if env_ids is not None and len(envs) == n and (envs == np.arange(n)).all():
                 env_ids = None  # every env: each group casts all its rows

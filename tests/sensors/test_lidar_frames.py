@@ -67,15 +67,18 @@ def test_frames_are_the_joint_pose_composed_with_the_fixed_offset(nray, n):
                              (rng.uniform(-0.5, 0.5, (n, 3)), np.tile(
                                  m.reshape(3, 3) / np.linalg.norm(m[:3]), (n, 1, 1)))]:
         origins, directions = np.empty((n, 3)), np.empty((n, nray, 3))
-        frames_into(qpos, np.arange(n), adr, offset, rotation, local, origins, directions)
+        per_ray = np.empty((n, nray, 3))
+        frames_into(qpos, np.arange(n), adr, offset, rotation, local, origins, per_ray,
+                    directions)
         pos, world = _reference(qpos[:, 5:], adr, offset, rotation, local)
         np.testing.assert_allclose(origins, pos, rtol=0, atol=8 * EPS * 25.0)
+        np.testing.assert_array_equal(per_ray, np.repeat(origins[:, None], nray, axis=1))
         np.testing.assert_allclose(directions, world, rtol=0, atol=8 * EPS)
         # a subset in another order: rows pick each env's state
         rows = np.array([n - 2, 0, 3])
         origins, directions = np.empty((3, 3)), np.empty((3, nray, 3))
         frames_into(qpos, rows, adr[rows], offset[rows], rotation[rows], local, origins,
-                    directions)
+                    np.empty((3, nray, 3)), directions)
         np.testing.assert_allclose(origins, pos[rows], rtol=0, atol=8 * EPS * 25.0)
         np.testing.assert_allclose(directions, world[rows], rtol=0, atol=8 * EPS)
 
