@@ -5,15 +5,19 @@
     @kernel                      # compiled (nopython) on its first call, from Python or a kernel
     def ranges(dist, geomid, out): ...
 
-    @shared                      # written for arrays: numpy and JAX run it as it is,
-    def polar(dx, dy, heading):  # kernels compile it for scalars
-        return hypot(dx, dy), wrap_angle(arctan2(dy, dx) - heading)
+    @shared                      # compiled into the kernels that call it; from Python it
+    def polar(dx, dy, heading):  # runs as written: numpy or JAX arrays for the task's
+        return hypot(dx, dy), wrap_angle(arctan2(dy, dx) - heading)   # definitions
 
     @shared(scalar=lambda c, a, b: a if c else b)   # a scalar form where it differs
     def where(condition, a, b): return xp(condition).where(condition, a, b)
 
 Each layer keeps its own kernels and shared definitions; a kernel calls another layer's
-through a plain import, and numba compiles the whole call tree into the caller.
+through a plain import, and numba compiles the whole call tree into the caller. A kernel
+has its own entry from Python and its own cache entry; a shared definition has neither
+(cheaper to compile: a helper's place). Kernels write into the arrays they are given and
+make none (numba's reference counting is off), and compile at LLVM level 1 (OPT_LEVEL).
+`compile_later` compiles kernels on a background thread while a caller goes another way.
 
 Machine code is cached on disk under `cache_dir()/numba` (one folder per source folder).
 numba stamps an entry with its kernel's own file only, so an edit of a function it calls

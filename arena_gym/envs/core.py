@@ -273,16 +273,10 @@ class NavigationCore:
             [self.action_space.n] * self.n)
         twist = self.task.twist(check_actions(actions, space, self.n))
         self._people()
-        if active.all() and twist.shape[1] == len(self.params.low):  # the usual: as they are
-            full = twist  # (v, omega) or (vx, vy, omega) rows: set_twists takes either
-        else:
-            full = np.zeros((self.n, 3))  # (vx, vy, omega); inactive envs stand still
-            full[:, 0], full[:, 2] = twist[:, 0], twist[:, -1]
-            if twist.shape[1] == 3:
-                full[:, 1] = twist[:, 1]
-            full[~active] = 0.0
-        # staged for all envs at once; the controller writes ctrl at the step's ticks
-        self.sim.controller.set_twists(ROBOT, full)
+        # staged for all envs at once, inactive ones standing still; the controller writes
+        # ctrl at the step's ticks
+        self.sim.controller.set_twists(ROBOT, twist if active.all() else np.where(
+            active[:, None], twist, 0.0))
         self.sim.step(self.cfg.substeps)
         self.extensions.step(self)
         if restarting:

@@ -34,7 +34,6 @@ class Frames:
         self.round = 0  # bumped by begin(): units cache their results per round
         self.forced = False
         self._groups: list = []
-        self._plan = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
         self._where: dict[int, tuple[object, int]] = {}
         self._scratch: dict[int, tuple[mujoco.MjModel, mujoco.MjData, np.ndarray]] = {}
         self._snapped: dict[int, tuple[int, bool]] = {}  # env -> (level loaded, cameras posed)
@@ -51,13 +50,6 @@ class Frames:
         if groups != self._groups:  # groups compare by identity: a regroup makes new ones
             self._groups = groups
             self._where = {}
-            group_of = np.full(len(self.scenes), -1, dtype=np.int64)
-            row_of = np.full(len(self.scenes), -1, dtype=np.int64)
-            for k, group in enumerate(groups):
-                group_of[group.env_ids] = k
-                row_of[group.env_ids] = [group.row[e] if isinstance(group, BatchGroup) else i
-                                         for i, e in enumerate(group.env_ids)]
-            self._plan = (group_of, row_of)  # env -> index into groups, row in its group
             for group in groups:
                 for i, env in enumerate(group.env_ids):
                     row = group.row[env] if isinstance(group, BatchGroup) else i
@@ -128,27 +120,11 @@ class Frames:
             return group.batch.bind(field)[row]
         return getattr(self.scenes[env]._data, field)
 
-    def rows(self, field: str, envs: np.ndarray, start: np.ndarray | int,
-             width: int) -> np.ndarray:
-        """(len(envs), width): state field[start[i]:start[i] + width] of each env (an int:
-        the same start for all), current (state is, even in a forced round: no snapshot);
-        one fancy-indexed read per batch group when its envs share the start. `envs` are
-        sorted and unique, as units pass them (so len(envs) == num_envs means every env,
-        in order); for every env of one batch group the result is a view of the live
-        state, to read before the next step."""
-        if isinstance(start, int):
-            if self._whole is not None and len(envs) == len(self.scenes):
-                return self._whole.bound(field)[:, start:start + width]  # every env: a view
-            start = np.full(len(envs), start, dtype=np.int64)
-        first = int(start[0]) if len(envs) else 0
-        if self._whole is not None and len(envs) == len(self.scenes) and (start == first).all():
-            return self._whole.bound(field)[:, first:first + width]  # every env: a view
-        group_of, row_of = self._plan
-        groups = group_of[envs]
-        if len(envs) and (groups == groups[0]).all() and (start == first).all():
-            group = self._groups[int(groups[0])]
-            if isinstance(group, BatchGroup):  # the hot path: one read
-                return group.bound(field)[row_of[envs], first:first + width]
+    def rows(self, field: str, envs: np.ndarray, start: np.ndarray, width: int
+             ) -> np.ndarray:
+        """(len(envs), width): state field[start[i]:start[i] + width] of each env, current
+        (state is, even in a forced round: no snapshot). For envs not held by one batch
+        group in order (else `whole_state` reads them all at once)."""
         out = np.empty((len(envs), width))
         for i, env in enumerate(envs.tolist()):
             group, row = self._where[env]
@@ -157,45 +133,15 @@ class Frames:
             out[i] = live[int(start[i]):int(start[i]) + width]
         return out
 
-    def field_rows(self, field: str, envs: np.ndarray) -> np.ndarray:
-        """(len(envs), ...) of an MjData field (history, time, ...): state as it is, outputs
-        as the last step left them (a forced round's snapshots: at the current state).
-        One read when the envs share a batch group whose outputs are bound."""
-        if self._whole is not None and len(envs) == len(self.scenes) and not self.forced:
-            return self._whole.bound(field).copy()  # every env (envs sorted and unique)
-        group_of, row_of = self._plan
-        groups = group_of[envs]
-        if len(envs) and not self.forced and (groups == groups[0]).all():
-            group = self._groups[int(groups[0])]
-            if isinstance(group, BatchGroup) and id(group) not in self._unbound:
-                return group.bound(field)[row_of[envs]]
-        return np.stack([self._row(field, env) for env in envs.tolist()])
-
-    def _row(self, field: str, env: int) -> np.ndarray:
+    def row(self, field: str, env: int) -> np.ndarray:
+        """An MjData field (history, time, ...) of env: state as it is, outputs as the last
+        step left them (a forced round's snapshot: at the current state)."""
         group, row = self._where[env]
         if self.forced or id(group) in self._unbound:
             return np.asarray(getattr(self.snapshot(env, full=True), field))
         if isinstance(group, BatchGroup):
             return group.bound(field)[row]
         return np.asarray(getattr(self.scenes[env]._data, field))
-
-    def columns(self, field: str, envs: np.ndarray, cols: np.ndarray) -> np.ndarray:
-        """(len(envs), len(cols)): field_rows(field, envs)[:, cols], read without copying
-        whole rows first when the envs are a bound batch group's rows in order (history
-        rows are long and only some of their columns are wanted)."""
-        if self._whole is not None and len(envs) == len(self.scenes) and not self.forced:
-            return self._whole.bound(field)[:, cols]  # every env (envs sorted and unique)
-        group_of, row_of = self._plan
-        if len(envs) and not self.forced:
-            group = self._groups[int(group_of[envs[0]])]
-            if (isinstance(group, BatchGroup) and id(group) not in self._unbound
-                    and len(envs) == len(group.env_ids)
-                    and (row_of[envs] == np.arange(len(envs))).all()
-                    and (group_of[envs] == group_of[envs[0]]).all()):
-                return group.bound(field)[:, cols]
-        # row by row: envs whose models differ (a robot spawned in one) differ in row length
-        return np.stack([self._row(field, env)[cols] for env in envs.tolist()]).reshape(
-            len(envs), len(cols))
 
     def whole_state(self, field: str) -> np.ndarray | None:
         """(num_envs, ...): every env's state field (qpos, qvel, ...) as the live view of the

@@ -243,8 +243,8 @@ class CollisionUnit(Unit):
         history = frames.whole("history")
         if history is not None:
             return [(history, frames.whole("time"), envs, envs)]
-        rows = [frames.field_rows("history", envs[i:i + 1])[0] for i in range(len(envs))]
-        time = np.asarray(frames.field_rows("time", envs), dtype=float).reshape(-1)
+        rows = [frames.row("history", env) for env in envs.tolist()]
+        time = np.array([float(frames.row("time", env)) for env in envs.tolist()])
         by_length: dict[int, list[int]] = {}
         for i, row in enumerate(rows):
             by_length.setdefault(len(row), []).append(i)

@@ -105,7 +105,6 @@ class NavigationTask:
         self.curriculum = Curriculum(cfg.curriculum)
         self.metrics = EpisodeMetrics(n, cfg.max_episode_steps, pedestrians=bool(self.walkers),
                                       personal_space=cfg.reward.pedestrian_safety_m)
-        self.action_dim = 3 if params.holonomic else 2
         self.goal = np.zeros((n, 2))
         self.distance = np.zeros(n)
         self.steps = np.zeros(n, dtype=np.int64)
