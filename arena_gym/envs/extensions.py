@@ -31,6 +31,7 @@ class Extensions:
 
         self.spaces: dict[str, spaces.Box] = {}
         self._values: dict[str, Callable[[np.ndarray], np.ndarray]] = {}
+        self._kinds: dict[str, str] = {}  # observation key -> sensor kind
         self.generation = 0  # advances when the env closes: plugin handles go stale
         self.plugins: list[PluginHandle] = []
         for i, sc in enumerate(cfg.sensors):
@@ -47,6 +48,7 @@ class Extensions:
             if sc.observe:
                 space, values = (kind.observation or flat_observation)(reading)
                 self.spaces[key], self._values[key] = space, values
+                self._kinds[key] = sc.kind
         self._all = np.arange(suite.num_envs)
         self._plugin_cfg = cfg.plugins
 
@@ -57,7 +59,14 @@ class Extensions:
 
     def observe(self, obs: dict[str, np.ndarray]) -> None:
         for key, values in self._values.items():
-            obs[key] = values(self._all)
+            value = obs[key] = values(self._all)
+            expected = (len(self._all), *self.spaces[key].shape)
+            if getattr(value, "shape", None) != expected:
+                kind = self._kinds[key]
+                source = SENSOR_KINDS.source(kind) or "arena_gym"
+                raise SensorError(f"sensor {key!r} (kind {kind!r}, from {source}): expected an "
+                                  f"observation of shape {expected}, got "
+                                  f"{getattr(value, 'shape', type(value).__name__)}")
 
     def reset(self, env: Any, env_ids: list[int]) -> None:
         for handle in self.plugins:

@@ -128,9 +128,23 @@ class Unit:
             return self.out
         todo = envs if self._none_done else envs[~self._done[envs]]
         if todo.size:
-            self._compute(frames, todo)
+            try:
+                self._compute(frames, todo)
+            except Exception as exc:
+                if type(self).__module__.startswith("arena_gym."):
+                    raise
+                raise SensorError(f"sensor kind {self.kind!r} (from {self._origin()}) raised "
+                                  f"{type(exc).__name__} computing envs {todo.tolist()}: "
+                                  f"{exc}") from exc
             self.mark_done(frames, todo)
         return self.out
+
+    def _origin(self) -> str:
+        """Where a kind not built in came from: its plugin's entry point, else its module."""
+        from arena_gym.registry import SENSOR_KINDS
+
+        source = SENSOR_KINDS.source(self.kind) if self.kind in SENSOR_KINDS else ""
+        return source or type(self).__module__
 
     def mark_done(self, frames: Frames, envs: np.ndarray) -> None:
         """Rows of `envs` were computed this round (by a batched call: cast_lidars)."""
