@@ -12,15 +12,26 @@ that ends between two ticks publishes that short tick (fresh readings, then a fr
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import numpy as np
 
 from arena_gym.ros.wire import MAX_STEPS
 
-if TYPE_CHECKING:
-    from arena_gym.ros.server import Bridge
+
+class Served(Protocol):
+    """What a Stepper needs of its bridge (ros/server.py's Bridge)."""
+
+    sim: Any
+    suite: Any
+    publishing: bool
+
+    def reply(self, message: dict, answer: dict) -> None: ...
+    def waiting(self) -> AbstractContextManager[None]: ...
+    def publish_frame(self, paused: bool = False) -> None: ...
+    def captures_due(self) -> None: ...
 
 
 def check_steps(steps: object) -> int:
@@ -43,7 +54,7 @@ class _Job:
 class Stepper:
     """The Step requests of one bridge, each stepped on its simulator's loop a tick at a time."""
 
-    def __init__(self, bridge: Bridge) -> None:
+    def __init__(self, bridge: Served) -> None:
         self.bridge = bridge
         self.stopping = False  # set when the bridge stops: running Steps end at their next tick
 
