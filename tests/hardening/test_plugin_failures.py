@@ -44,45 +44,27 @@ def term():
         REWARD_TERMS.unregister(name)
 
 
-def test_a_plugin_terms_nan_is_refused_naming_the_term_the_plugin_and_the_env(term):
-    def half_nan(cfg, out):
-        value = np.zeros(len(out.distance_after))
-        value[1] = np.nan
-        return value
+def half_nan(cfg, out):
+    value = np.zeros(len(out.distance_after))
+    value[1] = np.nan
+    return value
 
-    term("shaky", half_nan)
+
+@pytest.mark.parametrize(("fn", "error", "message"), [
+    (half_nan, ValueError,
+     "reward term 'shaky' (from arena_broken): expected finite values, got nan in env 1"),
+    (lambda cfg, out: out.distance_after * 0.0 - np.inf, ValueError,
+     "reward term 'shaky' (from arena_broken): expected finite values, got -inf in env 0"),
+    (lambda cfg, out: {"speed": out.speed}["thermometer"], RuntimeError,
+     "reward term 'shaky' (from arena_broken) raised KeyError: 'thermometer'"),
+    (lambda cfg, out: np.zeros((len(out.distance_after), 3)), ValueError,
+     "reward term 'shaky' (from arena_broken): expected values of shape (2,), got shape (2, 3)"),
+], ids=["nan", "inf", "raises", "wrong-shape"])
+def test_a_failing_plugin_term_is_refused_naming_term_plugin_and_what_came(term, fn, error,
+                                                                           message):
+    term("shaky", fn)
     env = make_env()
-    with pytest.raises(ValueError, match=re.escape(
-            "reward term 'shaky' (from arena_broken): expected finite values, got nan in env 1")):
-        env.step(ACTIONS)
-    env.close()
-
-
-def test_a_plugin_terms_inf_is_refused_too(term):
-    term("boundless", lambda cfg, out: out.distance_after * 0.0 - np.inf)
-    env = make_env()
-    with pytest.raises(ValueError, match=re.escape(
-            "reward term 'boundless' (from arena_broken): expected finite values, got -inf "
-            "in env 0")):
-        env.step(ACTIONS)
-    env.close()
-
-
-def test_a_plugin_term_that_raises_is_named_with_its_error(term):
-    term("lookup", lambda cfg, out: {"speed": out.speed}["thermometer"])
-    env = make_env()
-    with pytest.raises(RuntimeError, match=re.escape(
-            "reward term 'lookup' (from arena_broken) raised KeyError: 'thermometer'")):
-        env.step(ACTIONS)
-    env.close()
-
-
-def test_a_plugin_term_of_the_wrong_shape_names_both_shapes(term):
-    term("wide", lambda cfg, out: np.zeros((len(out.distance_after), 3)))
-    env = make_env()
-    with pytest.raises(ValueError, match=re.escape(
-            "reward term 'wide' (from arena_broken): expected values of shape (2,), got "
-            "shape (2, 3)")):
+    with pytest.raises(error, match=re.escape(message)):
         env.step(ACTIONS)
     env.close()
 
