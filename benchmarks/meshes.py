@@ -29,11 +29,9 @@ import mujoco
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from maps import ASSETS, World, take_turns  # noqa: E402  (one World/timing helper for benchmarks)
 
-from arena_gym.scene import (
-    SceneStore,  # noqa: E402
-    hulls,  # noqa: E402
-)
-from arena_gym.scene.obstacle_models import load_model  # noqa: E402
+from arena_gym.assets import hulls  # noqa: E402
+from arena_gym.assets.obstacle_models import load_model  # noqa: E402
+from arena_gym.scene import Prim, SceneStore  # noqa: E402
 from arena_gym.worlds import builtin_robot_urdf  # noqa: E402
 
 MODELS = ("Desk", "RecTable", "SquareShelf", "WoodenChair", "cafe_table", "office_chair",
@@ -48,7 +46,7 @@ def furnished(bbox: bool) -> SceneStore:
         store = SceneStore(1, timestep=0.005)
         store.spawn_urdf(0, "bot", builtin_robot_urdf(), pose=(-2.0, -2.0, 0.7))
         models = [load_model(name, [ASSETS / "obstacles"]) for name in MODELS]
-        store.spawn_prims(0, [m.prim(f"m{i}", pose=(4.0 * (i % 3), 4.0 * (i // 3), 0.0),
+        store.spawn_prims(0, [Prim.of_model(m, f"m{i}", pose=(4.0 * (i % 3), 4.0 * (i // 3), 0.0),
                                      bbox=bbox) for i, m in enumerate(models)])
         store.model(0)  # compile
     return store

@@ -26,7 +26,7 @@ import numpy as np
 
 import arena_gym  # noqa: F401
 from arena_gym.envs.vector_env import ArenaVectorEnv
-from arena_gym.scene.builders import GROUP_STATIC
+from arena_gym.geometry.groups import GROUP_STATIC
 from arena_gym.sensors.lidar import LidarUnit, geomgroup_mask
 
 WORLD_ONLY = geomgroup_mask((GROUP_STATIC,))

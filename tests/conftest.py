@@ -52,7 +52,7 @@ _MODEL_FIELDS = ("body_pos", "body_quat", "body_mass", "geom_size", "geom_pos", 
 
 def snapshot(scene) -> dict:
     """Everything a user could observe of a scene, to compare bit for bit."""
-    model, data = scene._model, scene._data
+    model, data = scene.compiled, scene.compiled_data
     state = np.empty(mujoco.mj_stateSize(model, mujoco.mjtState.mjSTATE_FULLPHYSICS))
     mujoco.mj_getState(model, data, state, mujoco.mjtState.mjSTATE_FULLPHYSICS)
     snap = {f: getattr(model, f).copy() for f in _MODEL_FIELDS}

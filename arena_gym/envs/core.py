@@ -29,13 +29,14 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from arena_gym.assets.obstacle_models import load_model
+from arena_gym.assets.robot_params import load_robot_params
 from arena_gym.compiled import compile_later
 from arena_gym.config import EnvConfig
 from arena_gym.envs.extensions import Extensions
 from arena_gym.envs.robots import resolve_robot
 from arena_gym.envs.step import after_cast, before_cast, before_physics
 from arena_gym.envs.validation import check_actions, checked_shape, finite_error
-from arena_gym.scene.obstacle_models import load_model
 from arena_gym.scene.store import SceneStore
 from arena_gym.sensors import (
     COLLISION_CLASSES,
@@ -51,11 +52,10 @@ from arena_gym.sim.fused import FusedStep
 from arena_gym.sim.mechanisms import Mechanisms
 from arena_gym.sim.simulator import Simulator
 from arena_gym.tasks.episodes import Episode, ObstaclePool
-from arena_gym.tasks.layouts import env_layouts
 from arena_gym.tasks.observation import clipped_range
-from arena_gym.tasks.robot_params import load_robot_params
 from arena_gym.tasks.step import StepInputs, read_poses
 from arena_gym.tasks.task import NavigationTask, StepResult, World
+from arena_gym.worlds.layouts import env_layouts
 
 ROBOT = "robot"
 

@@ -32,7 +32,7 @@ import mujoco
 import numpy as np
 
 from arena_gym.config import EnvConfig
-from arena_gym.scene.rotations import quat_mats
+from arena_gym.geometry.rotations import quat_mats
 from arena_gym.sensors.contact import collides, floor_geoms
 from arena_gym.sensors.lidar import NO_ROBOT_MASK
 

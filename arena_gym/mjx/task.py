@@ -24,10 +24,10 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from arena_gym.config import EnvConfig
+from arena_gym.geometry.rotations import quat_yaw
 from arena_gym.mjx import episodes
 from arena_gym.mjx.deps import choose_impl, require
 from arena_gym.mjx.model import Layout, build_layout
-from arena_gym.scene.rotations import quat_yaw
 from arena_gym.sim.divergence import MAXVAL
 from arena_gym.tasks.episodes import PARKED_Z, placement
 from arena_gym.tasks.observation import goal_polar

@@ -13,9 +13,10 @@ from gymnasium import logger
 
 from arena_gym.render.cameras import view_camera
 from arena_gym.render.canvas import Canvas, open_canvas
-from arena_gym.render.lights import FIXTURE_QUADS, LightTable
+from arena_gym.render.lights import FIXTURE_QUADS
 from arena_gym.render.overlays import Marks
 from arena_gym.render.viewer import HumanViewer
+from arena_gym.scene.lights import LightTable
 
 
 class EnvView:

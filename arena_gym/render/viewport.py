@@ -26,7 +26,8 @@ import mujoco
 import numpy as np
 
 from arena_gym.render.canvas import Canvas, open_canvas
-from arena_gym.render.lights import FIXTURE_QUADS, LightTable
+from arena_gym.render.lights import FIXTURE_QUADS
+from arena_gym.scene.lights import LightTable
 from arena_gym.sim.simulator import Simulator
 
 WIDTH, HEIGHT = 1920, 1080

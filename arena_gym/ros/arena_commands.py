@@ -32,13 +32,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from arena_gym.render.lights import Light, LightTable
+from arena_gym.assets.mdl import read_mdl
+from arena_gym.assets.meshes import inside
+from arena_gym.checks import MIN_HALF_EXTENT
+from arena_gym.errors import SceneError
+from arena_gym.people.pedestrians import Pedestrian, split_env
 from arena_gym.ros.commands import Commands
-from arena_gym.scene.errors import SceneError
-from arena_gym.scene.mdl import read_mdl
-from arena_gym.scene.meshes import inside
-from arena_gym.scene.pedestrians import Pedestrian, split_env
-from arena_gym.scene.records import MIN_HALF_EXTENT, SLAB_THICKNESS, Prim, PrimEdit, Slab, Wall
+from arena_gym.scene.lights import Light, LightTable
+from arena_gym.scene.records import SLAB_THICKNESS, Prim, PrimEdit, Slab, Wall
 from arena_gym.sim.free_bodies import FreeBodyState
 
 Reply = dict[str, Any]

@@ -9,8 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from arena_gym.people.pedestrians import Pedestrian
 from arena_gym.ros.files import package_paths
-from arena_gym.scene.pedestrians import Pedestrian
 from arena_gym.scene.records import Prim, PrimEdit, Slab, Wall
 from arena_gym.sim.simulator import Simulator
 

@@ -67,9 +67,8 @@ def build_envs(world: str, robot: str, num_envs: int, seed: int,
 
 def world_layout(world: str):
     """The task layer's layout of a WORLDS name or a map.yaml path (one reader of both)."""
-    from arena_gym.registry import WORLDS
-    from arena_gym.tasks.layouts import expand_world, make_layout
     from arena_gym.worlds.default import ROOM_SIZE
+    from arena_gym.worlds.layouts import WORLDS, expand_world, make_layout
 
     if world not in WORLDS and not expand_world(world).endswith((".yaml", ".yml")):
         raise ValueError(f"--world: expected {' or '.join(BUILT_IN)}, a ROS map.yaml path or "
@@ -79,8 +78,8 @@ def world_layout(world: str):
 
 def robot_radius(urdf: Path) -> float:
     """The robot's footprint radius from the model_params.yaml beside its URDF, if any."""
-    from arena_gym.scene.model_params import MODEL_PARAMS_FILE
-    from arena_gym.tasks.robot_params import load_robot_params
+    from arena_gym.assets.model_params import MODEL_PARAMS_FILE
+    from arena_gym.assets.robot_params import load_robot_params
 
     params = urdf.parent / MODEL_PARAMS_FILE
     return load_robot_params(params).radius if params.is_file() else DEFAULT_RADIUS

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from arena_gym.render.lights import LightTable
 from arena_gym.render.viewport import Viewport, ViewportCapture
+from arena_gym.scene.lights import LightTable
 from arena_gym.sim.simulator import Simulator
 
 FULL, YAW_ONLY, POSITION_ONLY = 0, 1, 2

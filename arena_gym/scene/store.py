@@ -17,8 +17,8 @@ from pathlib import Path
 import mujoco
 import numpy as np
 
-from arena_gym.scene.errors import SceneError
-from arena_gym.scene.pedestrians import POOL_SIZE, Pedestrian, split_env
+from arena_gym.errors import SceneError
+from arena_gym.people.pedestrians import POOL_SIZE, Pedestrian, split_env
 from arena_gym.scene.records import Prim, PrimEdit, Slab, Wall
 from arena_gym.scene.robot import RobotInfo
 from arena_gym.scene.scene import Scene
@@ -108,7 +108,7 @@ class SceneStore:
     def reset_world(self, env_id: int) -> None:
         self.scene(env_id).reset_world()
 
-    # pedestrians (a 64-slot mocap pool per env: arena_gym.scene.pedestrians)
+    # pedestrians (a 64-slot mocap pool per env: arena_gym.people.pedestrians)
     def spawn_pedestrians(self, peds: Iterable[Pedestrian], env_id: int | None = None
                           ) -> dict[int, list[int]]:
         """Stand pedestrians in their envs (each one's `env_<id>/` name prefix, or `env_id`);
@@ -117,21 +117,21 @@ class SceneStore:
         routed = self._route(peds, env_id, "spawn_pedestrians")
         for env, group in routed.items():
             self.scene(env).pedestrians.check_new(env, group)
-        return {env: self.scene(env).spawn_pedestrians(group) for env, group in routed.items()}
+        return {env: self.scene(env).pedestrians.spawn(group) for env, group in routed.items()}
 
     def move_pedestrians(self, peds: Iterable[Pedestrian], env_id: int | None = None) -> None:
         """Teleport pedestrians (their walk clip restarts)."""
         routed = self._route(peds, env_id, "move_pedestrians")
         self._check_known(routed)
         for env, group in routed.items():
-            self.scene(env).move_pedestrians(group)
+            self.scene(env).pedestrians.move(group)
 
     def update_pedestrians(self, peds: Iterable[Pedestrian], env_id: int | None = None) -> None:
         """Continuous pose updates of pedestrians (heading included)."""
         routed = self._route(peds, env_id, "update_pedestrians")
         self._check_known(routed)
         for env, group in routed.items():
-            self.scene(env).update_pedestrians(group)
+            self.scene(env).pedestrians.update(group)
 
     def delete_pedestrians(self, names: Iterable[str], env_id: int | None = None
                            ) -> dict[int, list[str]]:
@@ -140,7 +140,7 @@ class SceneStore:
         routed = self._route([Pedestrian(n) if isinstance(n, str) else n for n in names],
                              env_id, "delete_pedestrians")
         self._check_known(routed)
-        return {env: self.scene(env).delete_pedestrians([p.name for p in group])
+        return {env: self.scene(env).pedestrians.delete([p.name for p in group])
                 for env, group in routed.items()}
 
     def pedestrians(self, env_id: int) -> list[str]:

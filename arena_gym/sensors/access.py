@@ -69,7 +69,7 @@ class Frames:
         self._snapped = {}
 
     def model(self, env: int) -> mujoco.MjModel:
-        return self.scenes[env]._model  # type: ignore[return-value]
+        return self.scenes[env].compiled  # type: ignore[return-value]
 
     def snapshot(self, env: int, cameras: bool = False, full: bool = False) -> mujoco.MjData:
         """A private MjData of env at the current state with kinematics computed (camera
@@ -99,7 +99,7 @@ class Frames:
     def _load(self, env: int, model: mujoco.MjModel, data: mujoco.MjData, buffer: np.ndarray,
               full: bool) -> None:
         group, row = self._where[env]
-        live = self.scenes[env]._data
+        live = self.scenes[env].compiled_data
         if isinstance(group, BatchGroup):
             if full:
                 group.batch.get_data(row, data)
@@ -118,7 +118,7 @@ class Frames:
         group, row = self._where[env]
         if isinstance(group, BatchGroup):
             return group.batch.bind(field)[row]
-        return getattr(self.scenes[env]._data, field)
+        return getattr(self.scenes[env].compiled_data, field)
 
     def rows(self, field: str, envs: np.ndarray, start: np.ndarray, width: int
              ) -> np.ndarray:
@@ -129,7 +129,7 @@ class Frames:
         for i, env in enumerate(envs.tolist()):
             group, row = self._where[env]
             live = group.bound(field)[row] if isinstance(group, BatchGroup) else getattr(
-                self.scenes[env]._data, field)
+                self.scenes[env].compiled_data, field)
             out[i] = live[int(start[i]):int(start[i]) + width]
         return out
 
@@ -141,7 +141,7 @@ class Frames:
             return np.asarray(getattr(self.snapshot(env, full=True), field))
         if isinstance(group, BatchGroup):
             return group.bound(field)[row]
-        return np.asarray(getattr(self.scenes[env]._data, field))
+        return np.asarray(getattr(self.scenes[env].compiled_data, field))
 
     def whole_state(self, field: str) -> np.ndarray | None:
         """(num_envs, ...): every env's state field (qpos, qvel, ...) as the live view of the
@@ -165,7 +165,7 @@ class Frames:
             return self.snapshot(env, full=True).sensordata
         if isinstance(group, BatchGroup):
             return group.batch.bind("sensordata")[row]
-        return self.scenes[env]._data.sensordata
+        return self.scenes[env].compiled_data.sensordata
 
     def forget(self, env: int) -> None:
         self._scratch.pop(env, None)

@@ -30,7 +30,7 @@ class ImuUnit(Unit):
         self.out = {name: np.full((self.num_envs, dim), np.nan) for name, dim in FIELDS}
 
     def _bind_env(self, env: int, scene: Scene, info: RobotInfo, mount: SensorMount | None) -> None:
-        model = scene._model
+        model = scene.compiled
         for k, ((_, dim), sensor) in enumerate(zip(FIELDS, mount.sensors, strict=True)):  # type: ignore[union-attr]
             s = model.sensor(sensor).id
             if model.sensor_dim[s] != dim:

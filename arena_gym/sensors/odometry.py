@@ -40,7 +40,7 @@ class OdometryUnit(Unit):
                     "angular_velocity": np.full((n, 3), np.nan)}
 
     def _bind_env(self, env: int, scene: Scene, info: RobotInfo, mount: SensorMount | None) -> None:
-        model = scene._model
+        model = scene.compiled
         body = model.body(info.root_body).id
         joint = model.body_jntadr[body]
         if joint < 0 or model.jnt_type[joint] != mujoco.mjtJoint.mjJNT_FREE:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 import mujoco
 
-from arena_gym.scene.errors import unknown
+from arena_gym.errors import unknown
 from arena_gym.sim.free_bodies import FreeBodyState, check_free_bodies
 from arena_gym.sim.snapshots import Snapshots
 
@@ -221,7 +221,7 @@ class Container:
         ids = {}
         for env in env_ids:
             scene = self.store.scenes[env]
-            model = scene._model
+            model = scene.compiled
             for candidate in (name, scene.full_name(name)):
                 key = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, candidate)
                 if key >= 0:

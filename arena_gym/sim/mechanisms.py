@@ -25,8 +25,8 @@ import math
 import mujoco
 import numpy as np
 
-from arena_gym.scene.errors import unknown
-from arena_gym.scene.rotations import yaw_quat
+from arena_gym.errors import unknown
+from arena_gym.geometry.rotations import yaw_quat
 from arena_gym.sim.simulator import Simulator
 from arena_gym.worlds.mechanisms import CABIN_THICKNESS, SWING_ANGLE, MechanismSet
 

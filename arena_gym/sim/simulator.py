@@ -117,7 +117,7 @@ class Simulator(Container):
             self._whole = single if single is not None and single.env_ids == list(
                 range(len(scenes))) else None
             self._versions = [s.version for s in scenes]
-            self._opt = scenes[0]._model.opt  # (a new model brings a new version: regroup)
+            self._opt = scenes[0].compiled.opt  # (a new model brings a new version: regroup)
             self._stale = [False] * len(scenes)
             self._touched = [False] * len(scenes)
             for env in range(len(scenes)):
@@ -282,7 +282,7 @@ class Simulator(Container):
             return self._opt.timestep
         scene = self.store.scenes[0]
         scene.flush()  # compiled, but its state left alone (a hook may be reading views)
-        return float(scene._model.opt.timestep)
+        return float(scene.compiled.opt.timestep)
 
     @property
     def clock(self) -> float:

@@ -15,11 +15,11 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from arena_gym.assets.obstacle_models import ObstacleModel
 from arena_gym.geometry.arrays import hypot, xp
-from arena_gym.scene.obstacle_models import ObstacleModel
+from arena_gym.geometry.footprints import distance_to_boxes
+from arena_gym.geometry.rotations import yaw_quat
 from arena_gym.scene.records import Prim
-from arena_gym.scene.rotations import yaw_quat
-from arena_gym.tasks.footprints import distance_to_boxes
 
 POOL_SEED = 20261130  # pool sizes are part of the world, not of an episode's randomness
 PARKED_Z = -5.0  # m: parked pool boxes wait under the ground plane
@@ -92,7 +92,7 @@ class ObstaclePool:
 
     def prims(self) -> list[Prim]:
         if self.models:
-            parked = [m.prim(name, movable=True, bbox=self.bbox)
+            parked = [Prim.of_model(m, name, movable=True, bbox=self.bbox)
                       for name, m in zip(self.names, self.models, strict=True)]
             return [replace(p, pose=(0.0, 0.0, PARKED_Z, 0.0)) for p in parked]
         return [

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from arena_gym.config import PathConfig
+from arena_gym.geometry.footprints import BoxFrames
 from arena_gym.tasks.episodes import (
     ATTEMPTS,
     CANDIDATES,
@@ -26,7 +27,6 @@ from arena_gym.tasks.episodes import (
     ObstaclePool,
     no_room,
 )
-from arena_gym.tasks.footprints import BoxFrames
 from arena_gym.worlds.paths import DistanceField, PathGrid, resample
 
 

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import numpy as np
 
+from arena_gym.assets.model_params import MODEL_PARAMS_FILE
 from arena_gym.config import EnvConfig
-from arena_gym.scene.model_params import MODEL_PARAMS_FILE
+from arena_gym.geometry.footprints import distance_to_boxes
 from arena_gym.scene.records import WALL_THICKNESS, Prim, Wall
 from arena_gym.scene.store import SceneStore
-from arena_gym.tasks.footprints import distance_to_boxes
 
 # the navigation task's reference room (EnvConfig's defaults): one source for both
 ROOM_SIZE = EnvConfig.room_size  # m, side of the square room, between wall centre lines
@@ -41,7 +41,7 @@ def builtin_robot_urdf() -> Path:
 
 def _robot_radius() -> float:
     """The built-in robot's footprint radius, from its model_params.yaml (the one reader)."""
-    from arena_gym.tasks.robot_params import load_robot_params
+    from arena_gym.assets.robot_params import load_robot_params
 
     return load_robot_params(builtin_robot_urdf().parent / MODEL_PARAMS_FILE).radius
 

@@ -299,8 +299,8 @@ def parse_mechanisms(doc: object, source: str = "mechanisms") -> MechanismSet:
 
 
 def _lights(read: _Reader, items: object) -> tuple[Any, ...]:
-    from arena_gym.render.lights import Light
-    from arena_gym.scene.errors import SceneError
+    from arena_gym.errors import SceneError
+    from arena_gym.scene.lights import Light
 
     if not isinstance(items, list):
         raise read.error("lights", "a list", items)

@@ -9,7 +9,7 @@ import pytest
 
 from arena_gym.config import RewardConfig, load_config
 from arena_gym.envs.vector_env import ArenaVectorEnv
-from arena_gym.scene.pedestrians import RADIUS
+from arena_gym.people.pedestrians import RADIUS
 from arena_gym.tasks.metrics import EpisodeMetrics
 from arena_gym.tasks.rewards import StepOutcome, reward_terms
 
@@ -124,8 +124,8 @@ def test_the_pedestrians_config_loads_with_its_people():
 
 
 def test_evaluation_reports_the_social_metrics():
-    from arena_gym.evaluation import evaluate
-    from arena_gym.policies import random_policy
+    from arena_gym.train.evaluation import evaluate
+    from arena_gym.train.policies import random_policy
 
     env = ArenaVectorEnv(2, config="pedestrians", max_episode_steps=30)
     summary = evaluate(env, random_policy(env.single_action_space), episodes=4)

@@ -12,7 +12,7 @@ import pytest
 
 from arena_gym.config import load_config
 from arena_gym.envs.vector_env import ArenaVectorEnv
-from arena_gym.policies import make_policy
+from arena_gym.train.policies import make_policy
 
 SUBGOAL = {"subgoal": True, "lookahead": 1.5}
 

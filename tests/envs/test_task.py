@@ -10,9 +10,9 @@ import pytest
 from arena_gym.config import ConfigError, CurriculumConfig
 from arena_gym.envs.single_env import ArenaEnv
 from arena_gym.envs.vector_env import ArenaVectorEnv
-from arena_gym.evaluation import evaluate
-from arena_gym.policies import random_policy
 from arena_gym.tasks.curriculum import Curriculum
+from arena_gym.train.evaluation import evaluate
+from arena_gym.train.policies import random_policy
 
 
 def _drive_until_end(env, action, limit=400):

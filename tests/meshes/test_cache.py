@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from arena_gym.scene import mesh_cache
-from arena_gym.scene.mesh_parts import mesh_parts
+from arena_gym.assets import mesh_cache
+from arena_gym.assets.mesh_parts import mesh_parts
 from tests.meshes.test_parts import DINGO
 
 CAFE = "obstacles/cafe_table/meshes/cafe_table.dae"
@@ -66,7 +66,7 @@ def test_a_garbled_manifest_is_rebuilt(assets, tmp_path):
 READ_ONLY = """
 import json, sys, warnings
 from pathlib import Path
-from arena_gym.scene.mesh_parts import mesh_parts
+from arena_gym.assets.mesh_parts import mesh_parts
 from arena_gym.scene.records import Prim
 from arena_gym.scene.store import SceneStore
 

@@ -11,10 +11,11 @@ import mujoco
 import numpy as np
 import pytest
 
+from arena_gym.assets.obstacle_models import BOXES, ModelError, load_model
+from arena_gym.errors import AssetWarning
+from arena_gym.geometry.groups import GROUP_HIDDEN, GROUP_STATIC
 from arena_gym.scene import SceneStore
-from arena_gym.scene.builders import GROUP_HIDDEN, GROUP_STATIC
-from arena_gym.scene.errors import AssetWarning
-from arena_gym.scene.obstacle_models import BOXES, ModelError, load_model
+from arena_gym.scene.records import Prim
 from arena_gym.sensors.lidar import LIDAR_MASK
 from arena_gym.sim import Simulator
 from arena_gym.worlds import builtin_robot_urdf
@@ -35,7 +36,7 @@ def test_every_shared_model_loads_with_visual_parts_and_collision_pieces(assets,
         warnings.simplefilter("error", AssetWarning)  # nothing of a shared model is dropped
         model = load_model(name, [assets / "obstacles"])
         store = SceneStore(1)
-        assert store.spawn_prims(0, [model.prim(name, pose=(1.0, 2.0, 0.5))]) == [name]
+        assert store.spawn_prims(0, [Prim.of_model(model, name, pose=(1.0, 2.0, 0.5))]) == [name]
     compiled = store.model(0)
     visual = _geoms(compiled, f"env_0/{name}/visual_")
     pieces = _geoms(compiled, f"env_0/{name}/collision_")
@@ -78,7 +79,7 @@ def test_a_model_without_meshes_falls_back_to_its_annotated_box(tmp_path):
             f"model 'Desk': {folder / 'model.sdf'} declares no usable visual or collision; "
             f"using its bounding box {BOXES['Desk'].size}")):
         model = load_model("Desk", [tmp_path])
-    prim = model.prim("d", pose=(1.0, 0.0, 0.0))
+    prim = Prim.of_model(model, "d", pose=(1.0, 0.0, 0.0))
     assert not prim.is_model and prim.scale == BOXES["Desk"].size
     assert prim.pose == pytest.approx((1.0 - 0.014, 0.0, 0.552 / 2, 0.0))
 
@@ -109,7 +110,7 @@ def test_unknown_model_without_a_box_is_an_error(tmp_path):
 
 def test_bbox_prim_is_the_models_box(assets):
     model = load_model("RecTable", [assets / "obstacles"])
-    prim = model.prim("t", pose=(2.0, 1.0, 0.0), bbox=True)
+    prim = Prim.of_model(model, "t", pose=(2.0, 1.0, 0.0), bbox=True)
     assert not prim.is_model and prim.scale == (1.8, 1.0, 0.75)
     assert prim.pose == pytest.approx((2.0, 1.0, 0.375, 0.0))
 
@@ -118,7 +119,7 @@ def test_bbox_prim_is_the_models_box(assets):
 @pytest.fixture()
 def table(assets) -> SceneStore:
     store = SceneStore(1)
-    store.spawn_prims(0, [load_model("RecTable", [assets / "obstacles"]).prim("table")])
+    store.spawn_prims(0, [Prim.of_model(load_model("RecTable", [assets / "obstacles"]), "table")])
     return store
 
 
@@ -161,7 +162,7 @@ def test_the_robot_drives_under_a_table_high_enough_for_it(assets, height, passe
     legs; the same table squashed to 0.15 m (z scale 0.2) stops it at the table's edge."""
     store = SceneStore(1, timestep=0.005)
     store.spawn_urdf(0, "bot", builtin_robot_urdf(), pose=(-2.0, 0.0, 0.0))
-    prim = load_model("RecTable", [assets / "obstacles"]).prim("table")
+    prim = Prim.of_model(load_model("RecTable", [assets / "obstacles"]), "table")
     store.spawn_prims(0, [replace(prim, scale=(1.0, 1.0, height))])
     sim = Simulator(store)
     sim.set_cmd_vel(0, "bot", 0.2, 0.0)

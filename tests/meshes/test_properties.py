@@ -9,8 +9,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from arena_gym.errors import AssetWarning
 from arena_gym.scene import Prim, SceneStore
-from arena_gym.scene.errors import AssetWarning
 from tests.meshes.shapes import box, write_obj
 
 

@@ -10,10 +10,10 @@ import mujoco
 import numpy as np
 import pytest
 
+from arena_gym.assets.shapes import Shape
+from arena_gym.errors import AssetWarning, SpawnError
+from arena_gym.geometry.groups import GROUP_HIDDEN, GROUP_STATIC
 from arena_gym.scene import Prim, PrimEdit, SceneStore
-from arena_gym.scene.builders import GROUP_HIDDEN, GROUP_STATIC
-from arena_gym.scene.errors import AssetWarning, SpawnError
-from arena_gym.scene.records import Shape
 from tests.meshes.shapes import l_prism, write_obj
 
 DINGO = ("robots/dingo/packages/arena_simulation_setup/entities/robots/dingo/urdf/meshes/"

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import arena_gym  # noqa: F401  (registers ArenaMujoco-v0)
+from arena_gym.errors import AssetWarning
 from arena_gym.scene import SceneStore
-from arena_gym.scene.errors import AssetWarning
 from arena_gym.worlds import load_scenario, spawn_scenario_statics
 
 MODELS = ["Desk", "WoodenChair", "RecTable", "cafe_table"]

@@ -12,12 +12,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from arena_gym.errors import SceneError
 from arena_gym.render.cameras import project, top_down_camera
 from arena_gym.render.canvas import open_canvas
-from arena_gym.render.lights import FIXTURE_QUADS, Light, LightTable, LightTree
+from arena_gym.render.lights import FIXTURE_QUADS
 from arena_gym.scene import SceneStore
 from arena_gym.scene.builders import LIGHT_SLOTS
-from arena_gym.scene.errors import SceneError
+from arena_gym.scene.lights import Light, LightTable, LightTree
 from arena_gym.scene.records import Slab, Wall
 
 LSB = 1.0  # one 8-bit step: each pixel is rounded once, a patch's mean by at most half

@@ -53,9 +53,9 @@ def skinned(bridge, probe, actor):
 
 
 def test_joint_angles_pose_the_bones_as_the_joint_rig_does(skinned, probe, actor):
-    from arena_gym.scene.actors import load_actor
-    from arena_gym.scene.body_joints import NAMES
-    from arena_gym.scene.joint_rig import joint_rig
+    from arena_gym.people.actors import load_actor
+    from arena_gym.people.body_joints import NAMES
+    from arena_gym.people.joint_rig import joint_rig
 
     asset, rig = load_actor(actor), joint_rig(actor)
     yaw = 0.4

@@ -10,9 +10,11 @@ import mujoco
 import numpy as np
 import pytest
 
-from arena_gym.scene import Pedestrian, SceneStore, builders, mesh_cache
-from arena_gym.scene.actors import LOADS, load_actor
-from arena_gym.scene.pedestrians import RADIUS
+from arena_gym.assets import mesh_cache
+from arena_gym.geometry import groups
+from arena_gym.people.actors import LOADS, load_actor
+from arena_gym.people.pedestrians import RADIUS
+from arena_gym.scene import Pedestrian, SceneStore
 from arena_gym.sensors import LidarSpec, SensorSuite
 from arena_gym.sim import Simulator
 from arena_gym.worlds import builtin_robot_urdf
@@ -95,7 +97,7 @@ def _render(store) -> np.ndarray:
     with mujoco.Renderer(model, 120, 160) as renderer:
         option = mujoco.MjvOption()
         option.geomgroup[:] = 0
-        option.geomgroup[list(builders.CAMERA_GROUPS)] = 1  # what the cameras draw
+        option.geomgroup[list(groups.CAMERA_GROUPS)] = 1  # what the cameras draw
         camera = mujoco.MjvCamera()
         camera.lookat[:] = (1.5, 0.0, 0.9)
         camera.distance, camera.azimuth, camera.elevation = 4.0, 180.0, -5.0
@@ -166,7 +168,7 @@ def test_a_confined_store_refuses_an_actor_outside_its_roots(tmp_path, assets):
 
 
 def test_a_second_process_reads_the_actor_from_the_mesh_cache(actor, tmp_path):
-    from arena_gym.scene.actors import _load
+    from arena_gym.people.actors import _load
 
     _load.cache_clear()  # as a fresh process: nothing in memory
     before = LOADS["count"]

@@ -17,12 +17,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from arena_gym.errors import AssetWarning
+from arena_gym.people.actors import load_actor
+from arena_gym.people.body_joints import NAMES
+from arena_gym.people.joint_rig import forget_rigs, joint_rig
+from arena_gym.people.skins import bone_rows
 from arena_gym.scene import Pedestrian, SceneError, SceneStore
-from arena_gym.scene.actors import load_actor
-from arena_gym.scene.body_joints import NAMES
-from arena_gym.scene.errors import AssetWarning
-from arena_gym.scene.joint_rig import forget_rigs, joint_rig
-from arena_gym.scene.skins import bone_rows
 from tests.conftest import require
 
 SLOT = "env_0/pedestrians/slot_0"

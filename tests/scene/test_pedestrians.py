@@ -8,8 +8,8 @@ import re
 import numpy as np
 import pytest
 
+from arena_gym.people.pedestrians import POOL_SIZE, RADIUS, Pedestrian
 from arena_gym.scene import SceneError, SceneStore, SpawnError
-from arena_gym.scene.pedestrians import POOL_SIZE, RADIUS, Pedestrian
 from arena_gym.scene.records import Prim, Wall
 from arena_gym.sensors import CollisionSpec, LidarSpec, SensorSuite
 from arena_gym.sim import Simulator
@@ -134,7 +134,7 @@ def test_a_pedestrian_out_of_collision_detection_is_driven_through_in_a_batch():
     store, sim = _robots(2)
     suite = SensorSuite(sim, [CollisionSpec("robot")], seed=0, hook=False)
     store.spawn_pedestrians([Pedestrian(f"env_{e}/walker", (0.45, 0.0, 0.0)) for e in range(2)])
-    store.scene(1).set_pedestrian_detection([0], contacts=[False])  # env 1's walker: out
+    store.scene(1).pedestrians.set_detection([0], contacts=[False])  # env 1's walker: out
     suite.reset()
     assert sim.groups() == [("batch", [0, 1])]  # the same layout: the switch is in place
     for env in range(2):

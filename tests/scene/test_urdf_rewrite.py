@@ -75,7 +75,7 @@ def test_dingo_collada_chassis_loads_as_its_four_material_parts(assets, tmp_path
 def test_a_collada_mesh_without_trimesh_says_what_to_install(assets, tmp_path, monkeypatch):
     import sys
 
-    from arena_gym.scene.mesh_parts import mesh_parts
+    from arena_gym.assets.mesh_parts import mesh_parts
 
     dae = next((assets / "robots" / "dingo").rglob("*.dae"))
     monkeypatch.setenv("ARENA_GYM_CACHE", str(tmp_path))  # nothing converted yet

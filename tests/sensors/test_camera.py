@@ -111,7 +111,7 @@ def test_the_renderer_is_rebuilt_when_a_recompile_swaps_the_model():
     sim.store.spawn_prims(0, [Prim("blocker", pose=(1.0, 0.0, CAM_Z, 0.0), scale=(0.1, 1.0, 1.0))])
     sim.step(20)
     (second,) = suite.renderers._renderers.values()
-    assert second is not first and second.model is sim.store.scenes[0]._model
+    assert second is not first and second.model is sim.store.scenes[0].compiled
     assert before == pytest.approx(WALL_X, rel=0.01)
     assert reading.depth[0, H // 2, W // 2] == pytest.approx(0.95, rel=0.01)  # the new box
 

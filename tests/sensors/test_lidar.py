@@ -9,7 +9,8 @@ import mujoco
 import numpy as np
 import pytest
 
-from arena_gym.scene import Prim, SceneStore, Slab, builders
+from arena_gym.geometry import groups
+from arena_gym.scene import Prim, SceneStore, Slab
 from arena_gym.sensors import LidarSpec, SensorSuite
 from arena_gym.sensors.lidar import ray_pattern
 from arena_gym.sim import Simulator
@@ -93,7 +94,7 @@ def test_the_carrier_is_invisible_but_its_own_geoms_would_be_hit():
     geomid = np.zeros(1, np.int32)
     first = mujoco.mj_ray(model, data, origin, np.array([1.0, 0.0, 0.0]), None, 1, -1, geomid)
     assert first == pytest.approx(0.04, abs=1e-6)  # its own sensor cylinder, from inside
-    assert model.geom_group[geomid[0]] == builders.GROUP_ROBOT  # restored after the cast
+    assert model.geom_group[geomid[0]] == groups.GROUP_ROBOT  # restored after the cast
 
 
 def test_two_robots_see_each_other_and_never_themselves():
@@ -147,7 +148,7 @@ def test_ceilings_and_hidden_hulls_are_skipped():
     store.spawn_ceilings(0, [Slab("ceiling", center=(0.5, 0.5, 0.5), size=(6.0, 5.0))])
     scene = store.scene(0)
     hull = scene.spec.worldbody.add_body(name="env_0/hull", pos=[1.0, 0.0, 0.5])
-    hull.add_geom(type=mujoco.mjtGeom.mjGEOM_BOX, size=[0.2, 2.0, 0.5], group=builders.GROUP_HIDDEN)
+    hull.add_geom(type=mujoco.mjtGeom.mjGEOM_BOX, size=[0.2, 2.0, 0.5], group=groups.GROUP_HIDDEN)
     scene.compile()
     _, suite = _suite(store)
     expected, pattern = _expected(store, 0)
@@ -200,7 +201,7 @@ def test_the_batched_cast_equals_mj_multiray_per_env_to_float_precision():
     for env in range(4):
         sim.set_cmd_vel(env, "robot", 0.2, 0.8 * (env - 1.5))
     mask = np.zeros(mujoco.mjNGROUP, dtype=np.uint8)
-    mask[builders.GROUP_STATIC] = 1
+    mask[groups.GROUP_STATIC] = 1
     for _ in range(3):
         sim.step(50)
         suite.update()

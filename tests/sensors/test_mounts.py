@@ -11,7 +11,8 @@ import mujoco
 import numpy as np
 import pytest
 
-from arena_gym.scene import SceneStore, SpawnError, builders
+from arena_gym.geometry import groups
+from arena_gym.scene import SceneStore, SpawnError
 from arena_gym.scene.sensor_mounts import DEFAULT_RING
 from arena_gym.sensors import LidarSpec, SensorSuite
 from arena_gym.sim import Simulator
@@ -139,8 +140,8 @@ def test_collision_geoms_are_filed_for_sensors(assets):
     model = store.model(0)
     robot = [g for g in range(model.ngeom) if model.geom(g).name != "ground"]
     colliding = [g for g in robot if model.geom_contype[g] or model.geom_conaffinity[g]]
-    assert colliding and all(model.geom_group[g] == builders.GROUP_ROBOT for g in colliding)
-    assert all(model.geom_group[g] == builders.GROUP_VISUAL for g in robot if g not in colliding)
+    assert colliding and all(model.geom_group[g] == groups.GROUP_ROBOT for g in colliding)
+    assert all(model.geom_group[g] == groups.GROUP_VISUAL for g in robot if g not in colliding)
 
 
 _NO_LIDAR = probe_urdf(imu_block())

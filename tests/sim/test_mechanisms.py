@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
+from arena_gym.people.pedestrians import Pedestrian
 from arena_gym.scene import SceneStore
-from arena_gym.scene.pedestrians import Pedestrian
 from arena_gym.sensors import CollisionSpec, LidarSpec, SensorSuite
 from arena_gym.sim import Simulator
 from arena_gym.sim.mechanisms import Mechanisms

@@ -10,9 +10,10 @@ import warnings
 import numpy as np
 import pytest
 
+from arena_gym.assets.obstacle_models import load_model
+from arena_gym.geometry.groups import GROUP_SELF
 from arena_gym.scene import SceneStore
-from arena_gym.scene.builders import GROUP_SELF
-from arena_gym.scene.obstacle_models import load_model
+from arena_gym.scene.records import Prim
 from arena_gym.sensors.lidar import NO_ROBOT_MASK, geomgroup_mask
 from arena_gym.sim import Simulator
 from tests.conftest import spawn
@@ -39,8 +40,8 @@ def furnished(assets):
             angles = rng.permutation(len(MODELS)) * 2 * math.pi / len(MODELS)
             radius = rng.uniform(1.3, 2.6, len(MODELS))
             store.spawn_prims(env, [
-                m.prim(f"m{i}", pose=(r * math.cos(a), r * math.sin(a), rng.uniform(-3, 3)),
-                       movable=i % 2 == 0)
+                Prim.of_model(m, f"m{i}", movable=i % 2 == 0,
+                              pose=(r * math.cos(a), r * math.sin(a), rng.uniform(-3, 3)))
                 for i, (m, a, r) in enumerate(zip(models, angles, radius, strict=True))])
     sim = Simulator(store)
     assert [kind for kind, _ in sim.groups()] == ["batch"]
@@ -173,7 +174,8 @@ def test_only_leaning_meshes_are_tested_whole(assets):
     store = SceneStore(2, timestep=0.005)
     table = load_model("RecTable", [assets / "obstacles"])
     for env in range(2):
-        store.spawn_prims(env, [table.prim("t", pose=(1.2 + 0.3 * env, 0.0, 0.4), movable=True)])
+        store.spawn_prims(env, [Prim.of_model(table, "t", pose=(1.2 + 0.3 * env, 0.0, 0.4),
+                                              movable=True)])
     sim = Simulator(store)
     lean = math.radians(8) / 2
     for env in range(2):

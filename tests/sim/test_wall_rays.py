@@ -9,8 +9,8 @@ import mujoco
 import numpy as np
 import pytest
 
+from arena_gym.geometry.groups import GROUP_SELF, LIDAR_GROUPS
 from arena_gym.scene import Prim, SceneStore
-from arena_gym.scene.builders import GROUP_SELF, LIDAR_GROUPS
 from arena_gym.sensors.lidar import geomgroup_mask
 from arena_gym.sim import Simulator
 from arena_gym.worlds.occupancy import free_cells, load_map, walls_from_map

@@ -6,13 +6,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from arena_gym.people.crowd import nearest_on_boxes
+from arena_gym.people.pedestrians import RADIUS
+from arena_gym.people.walkers import Walkers
 from arena_gym.scene import Pedestrian, SceneStore
-from arena_gym.scene.pedestrians import RADIUS
 from arena_gym.sim import Simulator
-from arena_gym.tasks.crowd import nearest_on_boxes
-from arena_gym.tasks.layouts import RoomLayout, ScenarioLayout
-from arena_gym.tasks.walkers import Walkers, scenario_walks
 from arena_gym.worlds import builtin_robot_urdf
+from arena_gym.worlds.layouts import RoomLayout, ScenarioLayout
+from arena_gym.worlds.scenario import scenario_walks
 
 WORLDS = {  # one scenario per shared world; each has pedestrians
     "map_empty": "default.json", "map_empty_small": "default.json",

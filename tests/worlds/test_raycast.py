@@ -8,8 +8,8 @@ import mujoco
 import numpy as np
 import pytest
 
+from arena_gym.geometry.groups import GROUP_STATIC
 from arena_gym.scene import SceneStore, Wall
-from arena_gym.scene.builders import GROUP_STATIC
 from arena_gym.worlds.occupancy import free_cells, load_map, walls_from_map
 from arena_gym.worlds.raycast import WallGrid
 from tests.conftest import ASSETS

@@ -1,6 +1,6 @@
 """Arena-Rosnav robot parameters (`model_params.yaml`): action ranges, radius, laser.
 
-Parsed by the one reader of the file, arena_gym.scene.model_params.
+Parsed by the one reader of the file, arena_gym.assets.model_params.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from arena_gym.scene.model_params import read_model_params
+from arena_gym.assets.model_params import read_model_params
 
 
 @dataclass(frozen=True)

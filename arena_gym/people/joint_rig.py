@@ -1,10 +1,10 @@
-"""Bone poses of a skinned actor from ROS4HRI joint angles (arena_gym.scene.body_joints).
+"""Bone poses of a skinned actor from ROS4HRI joint angles (arena_gym.people.body_joints).
 
     rig = joint_rig("pedestrians/actor2.sdf")     # cached per actor
     poses = rig.poses(angles)                      # (peds, bones, 4, 4), actor frame
 
 The zero stance (`rig.neutral`) is the actor's bind pose with the family's stance turns
-(arena_gym.scene.skeleton_tables: arms down). Each angle turns its bone about the joint's
+(arena_gym.people.skeleton_tables: arms down). Each angle turns its bone about the joint's
 axis, which is fixed in that bone's own frame (the body-frame axis of the zero stance
 carried into it), so a turn moves the bone's subtree about the bone's origin; forward
 kinematics composes the chain. The result stands on its lowest sole point: the skeleton
@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from arena_gym.scene.actors import ActorAsset, forward, load_actor
-from arena_gym.scene.body_joints import INDEX, JOINTS, NAMES
-from arena_gym.scene.errors import AssetWarning, SceneError
-from arena_gym.scene.rotations import axis_angle_mats
-from arena_gym.scene.skeleton_tables import TABLES, table_for
+from arena_gym.errors import AssetWarning, SceneError
+from arena_gym.geometry.rotations import axis_angle_mats
+from arena_gym.people.actors import ActorAsset, forward, load_actor
+from arena_gym.people.body_joints import INDEX, JOINTS, NAMES
+from arena_gym.people.skeleton_tables import TABLES, table_for
 
 SOLE_HEIGHT = 0.03  # m: vertices this close to the floor in the zero stance form the soles
 
@@ -31,7 +31,7 @@ SOLE_HEIGHT = 0.03  # m: vertices this close to the floor in the zero stance for
 @dataclass(frozen=True)
 class JointRig:
     actor: str  # the actor's name, for messages
-    skeleton: str  # its family (arena_gym.scene.skeleton_tables)
+    skeleton: str  # its family (arena_gym.people.skeleton_tables)
     parents: np.ndarray  # (bones,)
     local: np.ndarray  # (bones, 4, 4) zero stance, each bone in its parent's frame
     neutral: np.ndarray  # (bones, 4, 4) zero stance in the actor frame, grounded
@@ -98,7 +98,7 @@ def build_rig(actor: ActorAsset) -> JointRig:
                          f"({known}), got one with bones {', '.join(actor.bones)}")
     parents = np.asarray(actor.parents)
     # the bind rotations orthonormalised (COLLADA's carry ~1e-6 round-off), as the skins
-    # bind them (arena_gym.scene.skins): products of exact rotations stay exact
+    # bind them (arena_gym.people.skins): products of exact rotations stay exact
     bind = actor.bind.copy()
     u, _, vt = np.linalg.svd(bind[:, :3, :3])
     bind[:, :3, :3] = u @ vt

@@ -1,4 +1,5 @@
-"""The one registry entry: `ArenaMujoco-v0`, single and vectorised.
+"""What `gymnasium.make` and `make_vec` build: the one registry entry, `ArenaMujoco-v0`,
+single and vectorised, on either backend.
 
 `gymnasium.make_vec("ArenaMujoco-v0", num_envs=N)` builds the CPU ArenaVectorEnv;
 `backend="mjx"` the same task on MJX (arena_gym.mjx.MjxVectorEnv, JAX on a GPU or CPU).
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-ENV_ID = "ArenaMujoco-v0"
+from arena_gym.envs import ENV_ID
 
 
 def register_envs() -> None:
@@ -23,7 +24,7 @@ def register_envs() -> None:
         register(
             id=ENV_ID,
             entry_point="arena_gym.envs.single_env:ArenaEnv",
-            vector_entry_point="arena_gym.envs.registration:make_vector_env",
+            vector_entry_point="arena_gym.make:make_vector_env",
             max_episode_steps=EnvConfig().max_episode_steps,
         )
 

@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 
 from arena_gym.envs.vector_env import ArenaVectorEnv
-from arena_gym.policies import Policy
 from arena_gym.tasks.metrics import SOCIAL
+from arena_gym.train.policies import Policy
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Parsed skinned actors in the mesh cache (arena_gym.scene.mesh_cache): a second process
+"""Parsed skinned actors in the mesh cache (arena_gym.assets.mesh_cache): a second process
 reads arrays instead of parsing COLLADA again.
 
 An entry holds one `actor.npz` (plain arrays, read with allow_pickle=False: nothing in it
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from arena_gym.scene import mesh_cache
+from arena_gym.assets import mesh_cache
 
 KIND = "actors"
 
@@ -45,26 +45,14 @@ def store(folder: Path, asset) -> None:
                             "clips": clips})
 
 
-def restore(folder: Path):
-    """The ActorAsset stored in `folder`, or None when the entry is absent or not intact."""
-    from arena_gym.scene.actors import ActorAsset, Clip, SkinPart
-
+def read(folder: Path) -> tuple[dict, dict[str, np.ndarray]] | None:
+    """The manifest and arrays stored in `folder`, or None when the entry is absent or not
+    intact (arena_gym.people.actors builds the actor from them)."""
     manifest = mesh_cache.read_entry(folder, required=("name", "bones", "parts", "clips"))
     if manifest is None:
         return None
     try:
         with np.load(folder / "actor.npz", allow_pickle=False) as npz:
-            a = {k: npz[k] for k in npz.files}
-        parts = []
-        for i, p in enumerate(manifest["parts"]):
-            cuts = np.cumsum(a[f"part{i}_counts"])[:-1]
-            parts.append(SkinPart(p["material"], tuple(p["rgba"]), a[f"part{i}_vertices"],
-                                  a[f"part{i}_faces"],
-                                  tuple(np.split(a[f"part{i}_ids"], cuts)),
-                                  tuple(np.split(a[f"part{i}_weights"], cuts))))
-        clips = {c["name"]: Clip(c["name"], a[f"clip{k}_times"], a[f"clip{k}_poses"],
-                                 float(c["stride"])) for k, c in enumerate(manifest["clips"])}
-        return ActorAsset(manifest["name"], tuple(manifest["bones"]), a["parents"], a["bind"],
-                          tuple(parts), clips)
-    except (OSError, ValueError, KeyError, TypeError):
+            return manifest, {k: npz[k] for k in npz.files}
+    except (OSError, ValueError):
         return None

@@ -1,7 +1,7 @@
 """Obstacle models the way Arena's asset database ships them: SDF model folders or meshes.
 
     >>> model = load_model("RecTable", model_paths=["../shared/assets/obstacles"])
-    >>> store.spawn_prims(0, [model.prim("table", pose=(1.0, 2.0, 0.0))])
+    >>> store.spawn_prims(0, [Prim.of_model(model, "table", pose=(1.0, 2.0, 0.0))])
 
 A reference is a model folder name looked up under `model_paths` (Gazebo's model path;
 `model://Name/rel` URIs resolve there too, confined to `<root>/Name`), a folder path, an
@@ -10,7 +10,7 @@ A reference is a model folder name looked up under `model_paths` (Gazebo's model
 collision shapes (mesh with scale, box, cylinder, sphere; link and element poses composed).
 
 A model with no usable shape falls back to its annotated bounding box (BOXES, the collision
-extents of the shared models) with an AssetWarning; `model.prim(..., bbox=True)`
+extents of the shared models) with an AssetWarning; `Prim.of_model(model, ..., bbox=True)`
 (`optim.obstacles: bbox` in the config) spawns that box (or the model's own bounding box).
 """
 
@@ -26,10 +26,10 @@ from types import MappingProxyType
 
 import numpy as np
 
-from arena_gym.scene.errors import AssetWarning
-from arena_gym.scene.meshes import MeshUnavailable, PathRefused, resolve_uri
-from arena_gym.scene.records import Prim, Shape
-from arena_gym.scene.rotations import mul_quat, quat_mats, rpy_quat
+from arena_gym.assets.meshes import MeshUnavailable, PathRefused, resolve_uri
+from arena_gym.assets.shapes import Shape
+from arena_gym.errors import AssetWarning
+from arena_gym.geometry.rotations import mul_quat, quat_mats, rpy_quat
 
 MESH_SUFFIXES = (".obj", ".stl", ".dae", ".glb", ".gltf", ".ply", ".msh")
 
@@ -68,18 +68,6 @@ class ObstacleModel:
     visuals: tuple[Shape, ...]
     collisions: tuple[Shape, ...]
     box: Footprint
-
-    def prim(self, name: str, pose: tuple[float, float, float] = (0.0, 0.0, 0.0),
-             movable: bool = False, bbox: bool = False) -> Prim:
-        """A Prim of this model with its origin at (x, y, yaw) on the floor; `bbox`: its box."""
-        x, y, yaw = pose
-        if bbox or not (self.visuals or self.collisions):
-            c, s = math.cos(yaw), math.sin(yaw)
-            ox, oy = self.box.offset
-            centre = (x + c * ox - s * oy, y + s * ox + c * oy, self.box.size[2] / 2, yaw)
-            return Prim(name, pose=centre, scale=self.box.size, movable=movable)
-        return Prim(name, pose=(x, y, 0.0, yaw), visuals=self.visuals,
-                    collisions=self.collisions, movable=movable)
 
 
 def model_key(model: str | None) -> str | None:
@@ -138,7 +126,7 @@ def _with_box(model: ObstacleModel) -> ObstacleModel:
 
 def bounds(shapes: Iterable[Shape]) -> tuple[np.ndarray, np.ndarray]:
     """Corners (lo, hi) of the axis-aligned box around shapes in the model frame."""
-    from arena_gym.scene.mesh_parts import mesh_parts, trimesh_module
+    from arena_gym.assets.mesh_parts import mesh_parts, trimesh_module
 
     points = []
     for shape in shapes:

@@ -1,7 +1,7 @@
 """The one reader of Arena's `model_params.yaml` (a robot's radius, actions and laser).
 
 Reads the ROS 2 parameter-file form (`/**: ros__parameters: {...}`) and the plain one. The
-task (arena_gym.tasks.robot_params) and the sensor mounts (a lidar the URDF lacks) both read
+task (arena_gym.assets.robot_params) and the sensor mounts (a lidar the URDF lacks) both read
 through it.
 """
 

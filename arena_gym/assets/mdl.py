@@ -32,8 +32,8 @@ from pathlib import Path
 
 import mujoco
 
-from arena_gym.scene.errors import AssetWarning, SceneError
-from arena_gym.scene.meshes import inside
+from arena_gym.assets.meshes import inside
+from arena_gym.errors import AssetWarning, SceneError
 
 ASSET_PREFIX = "mdl/"
 MUTED = (0.3, 0.6)  # saturation, value of a colour made from a name

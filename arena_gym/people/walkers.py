@@ -14,48 +14,38 @@ Crowd step and writes their poses. Obstacles are footprints: the world's walls a
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
+from typing import Any, Protocol
 
 import numpy as np
 
-from arena_gym.scene.pedestrians import RADIUS, Pedestrian, parked
-from arena_gym.scene.records import Prim, Wall
-from arena_gym.sim.simulator import Simulator
-from arena_gym.tasks.crowd import LOOP, PING_PONG, AgentRanges, Crowd
-from arena_gym.tasks.footprints import distance_to_boxes
-from arena_gym.worlds.scenario import Scenario
+from arena_gym.geometry.footprints import distance_to_boxes
+from arena_gym.people.crowd import AgentRanges, Crowd
+from arena_gym.people.pedestrians import RADIUS, Pedestrian, parked
 
 NAME = "crowd/p{}"
 # m beyond touching distance (or the lidar's range) within which people stay in collision
 # detection (ray casts): more than a robot and a person can close in one control step
 # (0.05 m + 0.022 m for the reference robot)
 CONTACT_MARGIN = 0.5
-# Arena's `waypoint_mode`: 0 walks the list round and round; 1 (pedsim's "random" order) is
-# played back and forth along the list, which keeps a scenario deterministic
-ARENA_MODES = {0: LOOP, 1: PING_PONG}
 
 
-def wall_footprints(walls: Sequence[Wall]) -> np.ndarray:
-    """(B, 5) footprints (x, y, yaw, length, thickness) of wall segments."""
-    rows = []
-    for w in walls:
-        (x0, y0), (x1, y1) = w.start, w.end
-        rows.append(((x0 + x1) / 2, (y0 + y1) / 2, math.atan2(y1 - y0, x1 - x0), w.length,
-                     w.thickness))
-    return np.array(rows, dtype=float).reshape(-1, 5)
+class Driven(Protocol):
+    """What Walkers need of the simulator that steps their envs (arena_gym.sim.Simulator):
+    its store's scenes, where their state lives, and when their layout changes."""
 
+    store: Any  # arena_gym.scene.SceneStore
 
-def prim_footprints(prims: Sequence[Prim]) -> np.ndarray:
-    """(B, 5) footprints (x, y, yaw, sx, sy) of box prims."""
-    return np.array([(p.pose[0], p.pose[1], p.pose[3], p.scale[0], p.scale[1]) for p in prims],
-                    dtype=float).reshape(-1, 5)
+    @property
+    def layout_version(self) -> tuple[int, ...]: ...
+    def state(self, env_id: int, field: str) -> np.ndarray: ...
+    def scatter(self, field: str, cols: np.ndarray, values: np.ndarray) -> None: ...
 
 
 class Walkers:
     """`capacity` pedestrians in every env of `sim`, moved by one Crowd."""
 
-    def __init__(self, sim: Simulator, capacity: int, walls: np.ndarray,
+    def __init__(self, sim: Driven, capacity: int, walls: np.ndarray,
                  model: str = "social_force", ranges: AgentRanges | None = None,
                  max_boxes: int = 0, lidar_range: float = np.inf) -> None:
         self.sim, self.store = sim, sim.store
@@ -82,7 +72,7 @@ class Walkers:
         if self._version == self.sim.layout_version:
             return
         n = self.store.num_envs
-        self._mocap = [self.store.scene(e).pedestrian_mocap()[self.slots[e]] for e in range(n)]
+        self._mocap = [self.store.scene(e).pedestrians.mocap_ids()[self.slots[e]] for e in range(n)]
         self._pos = [self.sim.state(e, "mocap_pos") for e in range(n)]
         self._quat = [self.sim.state(e, "mocap_quat") for e in range(n)]
         # the usual layout: every env's pool on the same mocap rows, written in one go
@@ -126,10 +116,10 @@ class Walkers:
 
     def _detect(self, contacts: np.ndarray, rays: np.ndarray) -> None:
         """Collision detection and ray casts for the (E, P) pedestrians where each is True
-        (Scene.set_pedestrian_detection), written where it changed."""
+        (PedestrianPool.set_detection), written where it changed."""
         changed = (contacts != self._contacts).any(axis=1) | (rays != self._rays).any(axis=1)
         for e in np.flatnonzero(changed).tolist():
-            self.store.scene(e).set_pedestrian_detection(self.slots[e], contacts[e], rays[e])
+            self.store.scene(e).pedestrians.set_detection(self.slots[e], contacts[e], rays[e])
         self._contacts, self._rays = contacts, rays
 
     def write(self, envs: Sequence[int] | None = None) -> None:
@@ -155,24 +145,6 @@ class Walkers:
         those not walking)."""
         d = np.hypot(*(self.crowd.pos - points[:, None, :2]).transpose(2, 0, 1))
         return np.where(self.crowd.active, d, np.inf)
-
-
-def scenario_walks(scenario: Scenario) -> tuple[np.ndarray, list[np.ndarray], list[int],
-                                                 list[float | None]]:
-    """A scenario's pedestrians as Walkers.place arguments: starts (k, 3), waypoint lists,
-    modes (ARENA_MODES of `waypoint_mode`, default loop) and vmax (its `vmax`, else None)."""
-    starts = np.array([p.pose for p in scenario.pedestrians], dtype=float).reshape(-1, 3)
-    waypoints = [np.array(p.waypoints, dtype=float).reshape(-1, 2) for p in scenario.pedestrians]
-    modes, vmax = [], []
-    for p in scenario.pedestrians:
-        mode = p.params.get("waypoint_mode", 0)
-        if mode not in ARENA_MODES:
-            raise ValueError(f"scenario {scenario.path}: pedestrian {p.name!r}: expected "
-                             f"waypoint_mode in {sorted(ARENA_MODES)}, got {mode!r}")
-        modes.append(ARENA_MODES[mode])
-        given = p.params.get("vmax")
-        vmax.append(float(given) if isinstance(given, (int, float)) and given > 0 else None)
-    return starts, waypoints, modes, vmax
 
 
 WALK_POINTS = 2  # waypoints per sampled walk, visited in a loop

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from arena_gym.scene import mesh_cache
-from arena_gym.scene.meshes import MeshUnavailable
+from arena_gym.assets import mesh_cache
+from arena_gym.assets.meshes import MeshUnavailable
 
 MAX_FACES = 200_000  # MuJoCo's limit for a mesh's faces
 MAX_TEXTURE = 1024  # px a side of a part's texture

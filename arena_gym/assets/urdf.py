@@ -15,8 +15,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from arena_gym.scene.errors import SpawnError
-from arena_gym.scene.gazebo import (
+from arena_gym.assets.gazebo import (
     LinkSurface,
     PluginDecl,
     SensorDecl,
@@ -24,8 +23,9 @@ from arena_gym.scene.gazebo import (
     parse_sensor,
     parse_surface,
 )
-from arena_gym.scene.mesh_parts import mesh_parts
-from arena_gym.scene.meshes import MeshUnavailable, PathRefused, inside, resolve_uri
+from arena_gym.assets.mesh_parts import mesh_parts
+from arena_gym.assets.meshes import MeshUnavailable, PathRefused, inside, resolve_uri
+from arena_gym.errors import SpawnError
 
 DROPPED_TAGS = ("gazebo", "transmission", "ros2_control")
 _HOSTILE = re.compile(r"[^A-Za-z0-9_.]")

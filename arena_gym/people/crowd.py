@@ -17,9 +17,9 @@ enters a wall and the push-out always returns it to the side it came from: nobod
 through walls, however the forces add up.
 
 Obstacles are footprints (E, B, 5: x, y, yaw, sx, sy full extents), with a mask (E, B) of
-those present (arena_gym.tasks.footprints' convention).
+those present (arena_gym.geometry.footprints' convention).
 
-The step is one compiled loop over envs and agents (arena_gym.tasks.crowd_step, compiled on
+The step is one compiled loop over envs and agents (arena_gym.people.crowd_step, compiled on
 first use and cached on disk): all pairs of an env and all boxes, every step.
 
     crowd = Crowd(num_envs=16, capacity=8, model="social_force")
@@ -35,9 +35,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from arena_gym.scene.pedestrians import RADIUS
-from arena_gym.tasks import crowd_step
-from arena_gym.tasks.footprints import BoxFrames
+from arena_gym.geometry.footprints import BoxFrames
+from arena_gym.people import crowd_step
+from arena_gym.people.pedestrians import RADIUS
 
 LOOP, PING_PONG = 0, 1
 MODELS = ("waypoints", "social_force")

@@ -11,9 +11,9 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from arena_gym.scene import builders
-from arena_gym.scene.actors import ActorAsset, Clip
-from arena_gym.scene.rotations import mat_quats
+from arena_gym.geometry import groups
+from arena_gym.geometry.rotations import mat_quats
+from arena_gym.people.actors import ActorAsset, Clip
 
 WALK_SPEED = 0.05  # m/s: at or above it the walk clip plays, below it the idle pose
 
@@ -32,7 +32,7 @@ def add_skin(spec: mujoco.MjSpec, slot_body: str, actor: ActorAsset,
         pos = [actor.bind[j, :3, 3] for j in bones]
         quat = [_quat(actor.bind[j, :3, :3]) for j in bones]
         spec.add_skin(
-            name=f"{slot_body}/skin_{i}", rgba=list(part.rgba), group=builders.GROUP_VISUAL,
+            name=f"{slot_body}/skin_{i}", rgba=list(part.rgba), group=groups.GROUP_VISUAL,
             vert=part.vertices.ravel().tolist(), face=part.faces.ravel().tolist(),
             bodyname=[bone_name(slot_body, j) for j in bones],
             bindpos=np.ravel(pos).tolist(), bindquat=np.ravel(quat).tolist(),

@@ -23,7 +23,7 @@ from collections.abc import Iterator, Mapping
 
 import numpy as np
 
-from arena_gym.scene.errors import SceneError
+from arena_gym.errors import SceneError
 
 
 def _sides() -> list[tuple[str, tuple[float, float, float]]]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,7 +16,7 @@ import numpy as np
 
 from arena_gym.geometry.arrays import xp
 from arena_gym.registry import WORLDS
-from arena_gym.scene.records import WALL_THICKNESS
+from arena_gym.scene.records import WALL_THICKNESS, Prim, Wall
 from arena_gym.scene.store import SceneStore
 from arena_gym.worlds.default import ROOM_SIZE, WALL_HEIGHT, room_walls
 from arena_gym.worlds.mechanisms import FILE_NAME as MECHANISMS_FILE
@@ -39,8 +40,6 @@ class RoomLayout:
 
     def footprints(self) -> np.ndarray:
         """(B, 5) footprints of the walls (for pedestrians' obstacle forces)."""
-        from arena_gym.tasks.walkers import wall_footprints
-
         return wall_footprints(room_walls(self.size, self.wall_height))
 
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
@@ -102,7 +101,6 @@ class MapLayout:
 
     def footprints(self) -> np.ndarray:
         """(B, 5) footprints of the map's walls (for pedestrians' obstacle forces)."""
-        from arena_gym.tasks.walkers import wall_footprints
         from arena_gym.worlds.occupancy import walls_from_map
 
         if self._walls is None:
@@ -169,13 +167,12 @@ class ScenarioLayout(MapLayout):
         """(B, 5) footprints of the map's walls and the scenario's static obstacles."""
         import warnings
 
-        from arena_gym.tasks.walkers import prim_footprints
         from arena_gym.worlds.scenario import scenario_models
 
         with warnings.catch_warnings():  # a missing model warned when it was spawned
             warnings.simplefilter("ignore")
             models = scenario_models(self.scenario, self.model_paths)
-        boxes = [m.prim(f"scenario/{o.name}", o.pose, bbox=True) for o, m in models]
+        boxes = [Prim.of_model(m, f"scenario/{o.name}", o.pose, bbox=True) for o, m in models]
         return np.concatenate([super().footprints(), prim_footprints(boxes)])
 
     @property
@@ -228,3 +225,19 @@ def expand_world(world: str) -> str:
 # A world source: factory(room_size=, clearance=, model_paths=, bbox=) -> a layout (build,
 # footprints, bounds, free: as RoomLayout). Maps and scenarios are paths, not names.
 WORLDS.register("random", lambda room_size, **_: RoomLayout(room_size))
+
+
+def wall_footprints(walls: Sequence[Wall]) -> np.ndarray:
+    """(B, 5) footprints (x, y, yaw, length, thickness) of wall segments."""
+    rows = []
+    for w in walls:
+        (x0, y0), (x1, y1) = w.start, w.end
+        rows.append(((x0 + x1) / 2, (y0 + y1) / 2, math.atan2(y1 - y0, x1 - x0), w.length,
+                     w.thickness))
+    return np.array(rows, dtype=float).reshape(-1, 5)
+
+
+def prim_footprints(prims: Sequence[Prim]) -> np.ndarray:
+    """(B, 5) footprints (x, y, yaw, sx, sy) of box prims."""
+    return np.array([(p.pose[0], p.pose[1], p.pose[3], p.scale[0], p.scale[1]) for p in prims],
+                    dtype=float).reshape(-1, 5)

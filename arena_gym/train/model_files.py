@@ -57,7 +57,7 @@ def check_model_file(path: str | Path) -> tuple[Path, dict[str, Any]]:
             if total > MAX_UNPACKED_BYTES:
                 raise ModelFileError(
                     f"model file {str(path)!r}: expected at most {MAX_UNPACKED_BYTES / 1e6:g} "
-                    f"MB unpacked (arena_gym.model_files.MAX_UNPACKED_BYTES), got "
+                    f"MB unpacked (arena_gym.train.model_files.MAX_UNPACKED_BYTES), got "
                     f"{total / 1e6:.1f} MB")
             data = json.loads(archive.read("data").decode("utf-8"))
     except (zipfile.BadZipFile, OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:

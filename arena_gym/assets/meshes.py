@@ -2,7 +2,7 @@
 
 `package://pkg/rel` is looked up under each root of `package_paths` (like ROS package
 paths), `file://` and plain paths relative to the description's folder. Files MuJoCo does
-not read (COLLADA, ...) become per-material OBJ parts in arena_gym.scene.mesh_parts.
+not read (COLLADA, ...) become per-material OBJ parts in arena_gym.assets.mesh_parts.
 """
 
 from __future__ import annotations

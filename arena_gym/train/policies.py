@@ -65,13 +65,13 @@ def sb3_policy(path: str | Path, obs_space: spaces.Dict, action_space: spaces.Bo
                deterministic: bool = True, trust: bool = False) -> Policy:
     """A saved SB3 model trained through ArenaSB3VecEnv (flat obs, actions in [-1, 1]).
 
-    Nothing in the file is unpickled unless `trust` (arena_gym.model_files)."""
+    Nothing in the file is unpickled unless `trust` (arena_gym.train.model_files)."""
     try:
         import stable_baselines3  # noqa: F401
     except ImportError as exc:
         raise ImportError(
             "loading a policy needs stable-baselines3: pip install 'arena_gym[train]'") from exc
-    from arena_gym.model_files import ModelFileError, load_sb3
+    from arena_gym.train.model_files import ModelFileError, load_sb3
     from arena_gym.wrappers.policy_obs import flat_space, observation_layout
 
     if not isinstance(action_space, spaces.Box):

@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from arena_gym.scene.meshes import cache_dir
+from arena_gym.assets.meshes import cache_dir
 
 MANIFEST = "manifest.json"
 VERSION = 1  # bump when the layout of an entry changes

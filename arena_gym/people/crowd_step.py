@@ -1,11 +1,11 @@
-"""The crowd's step (arena_gym.tasks.crowd) as one compiled loop over envs and agents.
+"""The crowd's step (arena_gym.people.crowd) as one compiled loop over envs and agents.
 
 `step` moves every active agent of every env by one step of the crowd model, in place: the
 forces (social force model) or the straight walk (waypoints model), the constraints, the
-headings and the waypoint advance; the module docstring of arena_gym.tasks.crowd is its spec.
+headings and the waypoint advance; the module docstring of arena_gym.people.crowd is its spec.
 Pairs and boxes are screened by brute force, every step (16 envs of 64 agents and 16 boxes
 take a few hundred microseconds), in a fixed order, so a step is deterministic. The
-point-to-box geometry is the one of arena_gym.tasks.footprints (box_frame, box_gap,
+point-to-box geometry is the one of arena_gym.geometry.footprints (box_frame, box_gap,
 box_normal), which BoxFrames runs on arrays.
 """
 
@@ -17,7 +17,7 @@ from typing import NamedTuple
 import numpy as np
 
 from arena_gym.compiled import kernel, shared
-from arena_gym.tasks.footprints import box_frame, box_gap, box_normal
+from arena_gym.geometry.footprints import box_frame, box_gap, box_normal
 
 
 @shared
@@ -265,7 +265,7 @@ def step(pos, vel, yaw, active, waypoints, count, target, direction, mode, vmax,
     (E, P), active (E, P) bool, waypoints (E, P, W, 2), count, target, direction, mode,
     reached (E, P) int64, factors (4, E, P) (desired, social, obstacle, robot), boxes
     (E, B, 5) with box_mask (E, B), robots (E, 2) (used where has_robots). `params`:
-    (TAU, SOCIAL, ANISOTROPY, OBSTACLE, ROBOT, SLIDE, FADE) of arena_gym.tasks.crowd, the
+    (TAU, SOCIAL, ANISOTROPY, OBSTACLE, ROBOT, SLIDE, FADE) of arena_gym.people.crowd, the
     (A, B) pairs flat. `scratch` (Scratch) is written over."""
     num_envs, capacity = active.shape
     frames, start, goals = scratch.frames, scratch.start, scratch.goals

@@ -26,8 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-from arena_gym.scene import actor_cache
-from arena_gym.scene.errors import SpawnError
+from arena_gym.errors import SpawnError
+from arena_gym.people import actor_cache
 
 LOADS = {"count": 0}  # COLLADA files parsed so far (each actor's once: tests count them)
 
@@ -99,12 +99,35 @@ def _load(path: Path, _stamp: int, cache: Path | None) -> ActorAsset:
                  for i, a in enumerate(actor.findall("animation"))]
     files = [skin_dae, *dict.fromkeys(_beside(path, f) for _, f in clips_xml)]
     folder = actor_cache.entry(path, files, cache)
-    stored = actor_cache.restore(folder)
+    stored = _restore(folder)
     if stored is not None:
         return stored
     asset = _parse(path, skin_dae, clips_xml)
     actor_cache.store(folder, asset)
     return asset
+
+
+def _restore(folder: Path) -> ActorAsset | None:
+    """The actor stored in cache entry `folder` (arena_gym.people.actor_cache), or None when
+    the entry is absent or not intact."""
+    entry = actor_cache.read(folder)
+    if entry is None:
+        return None
+    manifest, a = entry
+    try:
+        parts = []
+        for i, p in enumerate(manifest["parts"]):
+            cuts = np.cumsum(a[f"part{i}_counts"])[:-1]
+            parts.append(SkinPart(p["material"], tuple(p["rgba"]), a[f"part{i}_vertices"],
+                                  a[f"part{i}_faces"],
+                                  tuple(np.split(a[f"part{i}_ids"], cuts)),
+                                  tuple(np.split(a[f"part{i}_weights"], cuts))))
+        clips = {c["name"]: Clip(c["name"], a[f"clip{k}_times"], a[f"clip{k}_poses"],
+                                 float(c["stride"])) for k, c in enumerate(manifest["clips"])}
+        return ActorAsset(manifest["name"], tuple(manifest["bones"]), a["parents"], a["bind"],
+                          tuple(parts), clips)
+    except (ValueError, KeyError, TypeError):
+        return None
 
 
 def _parse(path: Path, skin_dae: Path, clips_xml: list[tuple[str, str]]) -> ActorAsset:

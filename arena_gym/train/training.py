@@ -33,8 +33,8 @@ from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from arena_gym.evaluation import evaluate
-from arena_gym.run_folders import claim
+from arena_gym.train.evaluation import evaluate
+from arena_gym.train.run_folders import claim
 
 # what a training run writes into its folder (run_folders: a folder holds one run)
 RUN_FILES = ("run.json", "final_model.zip", "best_model.zip", "latest_model.zip", "curve.csv",
@@ -189,9 +189,9 @@ def _run(settings: TrainSettings, overrides: dict[str, Any], resume: bool) -> Pa
 
     from arena_gym.distributed import vector_env
     from arena_gym.envs.vector_env import ArenaVectorEnv
-    from arena_gym.model_files import OBSERVATION_KEY, resume_sb3
-    from arena_gym.policies import model_policy
-    from arena_gym.training_progress import progress_callback
+    from arena_gym.train.model_files import OBSERVATION_KEY, resume_sb3
+    from arena_gym.train.policies import model_policy
+    from arena_gym.train.progress import progress_callback
     from arena_gym.wrappers.policy_obs import observation_layout
     from arena_gym.wrappers.sb3 import ArenaSB3VecEnv
 

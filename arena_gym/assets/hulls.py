@@ -20,9 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
-from arena_gym.scene import mesh_cache
-from arena_gym.scene.mesh_parts import load_meshes, obj_text, trimesh_module
-from arena_gym.scene.meshes import MeshUnavailable
+from arena_gym.assets import mesh_cache
+from arena_gym.assets.mesh_parts import load_meshes, obj_text, trimesh_module
+from arena_gym.assets.meshes import MeshUnavailable
 
 THRESHOLD = 0.1  # CoACD concavity threshold
 MAX_PIECES = 16

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from arena_gym.scene.body_joints import NAMES
+from arena_gym.people.body_joints import NAMES
 
 
 @dataclass(frozen=True)
