@@ -665,7 +665,7 @@ def _demo(args: argparse.Namespace) -> int:
           f"{'end x':>8} {'y':>7} {'yaw':>7} | {'moved':>6}")
     for env in range(n):
         x0, y0, yaw0 = starts[env]
-        pos, quat = store.get_pose(env, ROBOT_NAME)
+        pos, quat = store[env].get_pose(ROBOT_NAME)
         moved = math.hypot(pos[0] - x0, pos[1] - y0)
         print(f"{env:>4} {turn_rates[env]:>6.2f} | {x0:>8.2f} {y0:>7.2f} "
               f"{math.degrees(yaw0):>7.1f} | {pos[0]:>8.2f} {pos[1]:>7.2f} "

@@ -43,7 +43,7 @@ def spawn(store, env_id: int, assets: Path, robot: str, pose=(0.0, 0.0, 0.0), qu
     with warnings.catch_warnings():
         if quiet:
             warnings.simplefilter("ignore")
-        return store.spawn_urdf(env_id, robot, urdf, pose=pose, package_paths=packages)
+        return store[env_id].spawn_urdf(robot, urdf, pose=pose, package_paths=packages)
 
 
 _MODEL_FIELDS = ("body_pos", "body_quat", "body_mass", "geom_size", "geom_pos", "geom_type",

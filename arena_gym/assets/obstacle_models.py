@@ -1,7 +1,7 @@
 """Obstacle models the way Arena's asset database ships them: SDF model folders or meshes.
 
     >>> model = load_model("RecTable", model_paths=["../shared/assets/obstacles"])
-    >>> store.spawn_prims(0, [Prim.of_model(model, "table", pose=(1.0, 2.0, 0.0))])
+    >>> store[0].spawn_prims([Prim.of_model(model, "table", pose=(1.0, 2.0, 0.0))])
 
 A reference is a model folder name looked up under `model_paths` (Gazebo's model path;
 `model://Name/rel` URIs resolve there too, confined to `<root>/Name`), a folder path, an

@@ -88,7 +88,7 @@ class ViewportCapture:
     """Viewport frames of the envs of a simulator; one canvas per env and size."""
 
     def __init__(self, sim: Simulator) -> None:
-        from arena_gym.sensors.access import Frames
+        from arena_gym.sensors.state_access import Frames
         from arena_gym.sensors.workers import Workers
 
         self.sim = sim

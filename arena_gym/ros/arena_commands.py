@@ -39,7 +39,7 @@ from arena_gym.errors import SceneError
 from arena_gym.people.pedestrians import Pedestrian, split_env
 from arena_gym.ros.commands import Commands
 from arena_gym.scene.lights import Light, LightTable
-from arena_gym.scene.records import SLAB_THICKNESS, Prim, PrimEdit, Slab, Wall
+from arena_gym.scene.requests import SLAB_THICKNESS, Prim, PrimEdit, Slab, Wall
 from arena_gym.sim.free_bodies import FreeBodyState
 
 Reply = dict[str, Any]
@@ -144,7 +144,7 @@ class ArenaCommands:
         env = self._env(message, problems)
         if env is None:
             return None, [None] * len(items)
-        taken = set(self.store.names(env))
+        taken = set(self.store[env].entities)
         out: list = []
         for item in items:
             try:
@@ -161,7 +161,7 @@ class ArenaCommands:
         env = self._env(message, problems)
         if env is None:
             return {"ret": False}
-        self.store.reset_world(env)  # as Arena's: the bodies go, the clock and state stay
+        self.store[env].reset_world()  # as Arena's: the bodies go, the clock and state stay
         self.lights.pop(env, None)
         return {"ret": True}
 
@@ -172,7 +172,7 @@ class ArenaCommands:
             return {"ret": [False] * len(names)}
         ret = []
         for name in names:
-            have = self.store.names(env)
+            have = list(self.store[env].entities)
             if name.endswith("/"):
                 prefix = body_id(name[:-1]) if name[:-1] else ""
                 chosen = [n for n in have if n.startswith(prefix)]
@@ -180,14 +180,15 @@ class ArenaCommands:
             else:
                 chosen = [n for n in have if n == body_id(name)]
             if chosen:
-                self.store.delete_prims(env, chosen)
+                self.store[env].delete(chosen)
             ret.append(bool(chosen))
         return {"ret": ret}
 
     def _release(self, prefix: str) -> None:
         """Arena's prefix delete frees the pedestrians whose names it prefixes (any env)."""
         for env in range(self.store.num_envs):
-            names = [n for n in self.store.pedestrians(env) if f"env_{env}/{n}".startswith(prefix)]
+            names = [n for n in self.store[env].pedestrians.slots
+                     if f"env_{env}/{n}".startswith(prefix)]
             if names:
                 self.store.delete_pedestrians(names, env)
                 for n in names:
@@ -224,7 +225,7 @@ class ArenaCommands:
         if new_scale is not None and min(new_scale) <= 0:
             raise ValueError(f"expected a scale > 0, got {new_scale}")
         if pose or scale:
-            self.store.edit_prims(env, [PrimEdit(name, pose=(x, y, z, yaw) if pose else None,
+            self.store[env].edit_prims([PrimEdit(name, pose=(x, y, z, yaw) if pose else None,
                                                  scale=new_scale)])
 
     def _spawn_prims(self, message: dict, problems: list[str]) -> Reply:
@@ -252,14 +253,14 @@ class ArenaCommands:
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
-                names = self.store.spawn_prims(env, records)
+                names = self.store[env].spawn_prims(records)
             problems += [str(w.message) for w in caught]
             return names
         except _ERRORS:
             names = []
             for record in records:
                 try:
-                    names += self.store.spawn_prims(env, [record])
+                    names += self.store[env].spawn_prims([record])
                 except _ERRORS as exc:
                     problems.append(f"prim {record.name!r} not spawned: {_text(exc)}")
             return names
@@ -314,14 +315,14 @@ class ArenaCommands:
         if env is None:
             return {"path": ""}
         base = body_id(message["base_frame"]) if message["base_frame"] else ""
-        taken = set(self.store.names(env))
+        taken = set(self.store[env].entities)
         name = self._unique(env, f"{body_id(message['name'])}_{base}" if base else
                             message["name"], taken)
         try:
             x, y = message["pose"][:2]
             urdf = message["urdf_path"]
             self.naming[(env, name)] = naming(message)
-            self.store.spawn_urdf(env, name, urdf, pose=(x, y, yaw_of(message["pose"])),
+            self.store[env].spawn_urdf(name, urdf, pose=(x, y, yaw_of(message["pose"])),
                                   package_paths=self.commands.packages(urdf))
         except _ERRORS as exc:
             self.naming.pop((env, name), None)
@@ -357,7 +358,7 @@ class ArenaCommands:
         full = f"env_{env}/{name}"
         worn = self._uris.get(full, "")
         want = p.get("model_uri") or worn
-        known = name in self.store.pedestrians(env)
+        known = name in list(self.store[env].pedestrians.slots)
         try:
             if known and want == worn:
                 if spawn:
@@ -388,7 +389,7 @@ class ArenaCommands:
         env, name = split_env(p["name"])
         if env is None or not 0 <= env < self.store.num_envs:
             return None
-        return (env, name) if name in self.store.pedestrians(env) else None
+        return (env, name) if name in list(self.store[env].pedestrians.slots) else None
 
     def _move_pedestrians(self, message: dict, problems: list[str]) -> Reply:
         results = []

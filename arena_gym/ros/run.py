@@ -55,12 +55,12 @@ def build_envs(world: str, robot: str, num_envs: int, seed: int,
         if world == "default":
             pose = build_default_world(store, env, rng)
             if robot != "builtin":
-                store.delete_prims(env, [ROBOT_NAME])
+                store[env].delete([ROBOT_NAME])
         elif layout is not None:
             layout.build(store, env)
             pose = free_start(layout, rng, robot_radius(urdf))
         if world != "default" or robot != "builtin":
-            store.spawn_urdf(env, name, urdf, pose=pose,
+            store[env].spawn_urdf(name, urdf, pose=pose,
                              package_paths=package_paths(urdf, path_roots))
     return store, name
 
@@ -87,7 +87,7 @@ def robot_radius(urdf: Path) -> float:
 
 def free_start(layout, rng: np.random.Generator, radius: float) -> tuple[float, float, float]:
     """A start the task would draw in `layout` (no obstacles, no goal constraint)."""
-    from arena_gym.tasks.episodes import ObstaclePool, sample_episode
+    from arena_gym.tasks.sampling import ObstaclePool, sample_episode
     from arena_gym.worlds.default import CLEARANCE
 
     pool = ObstaclePool(np.zeros((0, 3)))

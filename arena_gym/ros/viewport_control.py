@@ -166,7 +166,7 @@ class ViewportControl:
         if not self.entity:
             return self.ref_pose
         try:
-            position, q = self.sim.store.get_pose(self.env, self.entity)
+            position, q = self.sim.store[self.env].get_pose(self.entity)
         except (ValueError, KeyError):
             return (0.0, 0.0, 0.0), IDENTITY  # not (yet) there: the world frame
         return self.reduced((tuple(position), tuple(q)), self.mode)

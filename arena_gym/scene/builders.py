@@ -10,7 +10,7 @@ import mujoco
 
 from arena_gym.geometry.groups import GROUP_CEILING, GROUP_STATIC, WORLD_CONAFFINITY
 from arena_gym.geometry.rotations import yaw_quat
-from arena_gym.scene.records import SLAB_THICKNESS, Prim, Slab, Wall
+from arena_gym.scene.requests import SLAB_THICKNESS, Prim, Slab, Wall
 
 WALLS_FRAME = "walls"  # the world body's frame that holds every wall geom
 GROUND_BODY = "ground"  # the static body of the ground plane (geom "ground")

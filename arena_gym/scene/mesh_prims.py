@@ -31,7 +31,7 @@ from arena_gym.assets.meshes import MeshUnavailable, PathRefused, inside
 from arena_gym.assets.shapes import Shape
 from arena_gym.geometry.groups import GROUP_HIDDEN, GROUP_STATIC, WORLD_CONAFFINITY
 from arena_gym.geometry.rotations import yaw_quat
-from arena_gym.scene.records import Prim
+from arena_gym.scene.requests import Prim
 
 ASSET_PREFIX = "prim_asset/"
 HULL_RGBA = (0.9, 0.3, 0.3, 0.4)  # how the viewer shows collision pieces when asked to

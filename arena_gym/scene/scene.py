@@ -25,7 +25,7 @@ from arena_gym.people.pedestrians import POOL_SIZE
 from arena_gym.people.pool import PedestrianPool
 from arena_gym.scene import builders, mesh_prims
 from arena_gym.scene.names import check_clashes, element_names, planned_names
-from arena_gym.scene.records import Prim, PrimEdit, Slab, Wall
+from arena_gym.scene.requests import Prim, PrimEdit, Slab, Wall
 from arena_gym.scene.robot import RobotInfo, add_collision_sensors, build_robot_spec
 from arena_gym.scene.sensor_mounts import find_model_params
 
@@ -305,7 +305,15 @@ class Scene:
         walls = _checked(walls, Wall, "spawn_walls")
         self._add_all("wall", walls, builders.add_wall)
 
-    def spawn_slabs(self, slabs: Iterable[Slab], ceiling: bool) -> None:
+    def spawn_floors(self, floors: Iterable[Slab]) -> None:
+        """Floor slabs (arena_gym.scene.requests.Slab), all or none."""
+        self._spawn_slabs(floors, ceiling=False)
+
+    def spawn_ceilings(self, ceilings: Iterable[Slab]) -> None:
+        """Ceiling slabs (invisible to the lidar and cameras looking up), all or none."""
+        self._spawn_slabs(ceilings, ceiling=True)
+
+    def _spawn_slabs(self, slabs: Iterable[Slab], ceiling: bool) -> None:
         slabs = _checked(slabs, Slab, "spawn_ceilings" if ceiling else "spawn_floors")
         kind = "ceiling" if ceiling else "floor"
         self._add_all(kind, slabs,

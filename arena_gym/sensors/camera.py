@@ -40,8 +40,8 @@ from arena_gym.scene.robot import RobotInfo
 from arena_gym.scene.scene import Scene
 from arena_gym.scene.sensor_mounts import SensorMount
 from arena_gym.sensors import noise
-from arena_gym.sensors.access import Frames
 from arena_gym.sensors.specs import CameraSpec
+from arena_gym.sensors.state_access import Frames
 from arena_gym.sensors.units import Unit
 
 # what making or freeing a GL context raises when the driver or library is missing

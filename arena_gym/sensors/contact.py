@@ -45,9 +45,9 @@ from arena_gym.compiled import kernel
 from arena_gym.scene.robot import COLLISION_HISTORY, RobotInfo, collision_sensor_names
 from arena_gym.scene.scene import Scene
 from arena_gym.scene.sensor_mounts import SensorMount
-from arena_gym.sensors.access import Frames
 from arena_gym.sensors.errors import SensorError
 from arena_gym.sensors.specs import CollisionSpec, ContactSpec
+from arena_gym.sensors.state_access import Frames
 from arena_gym.sensors.units import Unit, robot_geoms
 
 

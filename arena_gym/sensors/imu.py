@@ -12,8 +12,8 @@ from arena_gym.scene.robot import RobotInfo
 from arena_gym.scene.scene import Scene
 from arena_gym.scene.sensor_mounts import SensorMount
 from arena_gym.sensors import noise
-from arena_gym.sensors.access import Frames
 from arena_gym.sensors.specs import ImuSpec
+from arena_gym.sensors.state_access import Frames
 from arena_gym.sensors.units import Unit
 
 FIELDS = (("orientation", 4), ("angular_velocity", 3), ("linear_acceleration", 3))

@@ -13,9 +13,9 @@ from arena_gym.registry import SENSOR_KINDS
 from arena_gym.scene.robot import RobotInfo
 from arena_gym.scene.scene import Scene
 from arena_gym.scene.sensor_mounts import SensorMount
-from arena_gym.sensors.access import Frames
 from arena_gym.sensors.errors import SensorError
 from arena_gym.sensors.specs import SensorSpec
+from arena_gym.sensors.state_access import Frames
 
 
 class Unit:

@@ -19,7 +19,7 @@ import numpy as np
 from arena_gym.assets.model_params import MODEL_PARAMS_FILE
 from arena_gym.config import EnvConfig
 from arena_gym.geometry.footprints import distance_to_boxes
-from arena_gym.scene.records import WALL_THICKNESS, Prim, Wall
+from arena_gym.scene.requests import WALL_THICKNESS, Prim, Wall
 from arena_gym.scene.store import SceneStore
 
 # the navigation task's reference room (EnvConfig's defaults): one source for both
@@ -59,9 +59,9 @@ def build_default_world(
     boxes = [_random_box(rng, inner) for _ in range(num_obstacles)]
     start = _free_pose(rng, inner, boxes)
     # the robot first: its spawn compiles, and the static bodies then compile once, lazily
-    store.spawn_urdf(env_id, ROBOT_NAME, builtin_robot_urdf(), pose=start)
-    store.spawn_walls(env_id, room_walls())
-    store.spawn_prims(env_id, [
+    store[env_id].spawn_urdf(ROBOT_NAME, builtin_robot_urdf(), pose=start)
+    store[env_id].spawn_walls(room_walls())
+    store[env_id].spawn_prims([
         Prim(f"obstacles/box_{k}", pose=(x, y, sz / 2, yaw), scale=(sx, sy, sz))
         for k, (x, y, yaw, sx, sy, sz) in enumerate(boxes)
     ])

@@ -16,7 +16,7 @@ import numpy as np
 
 from arena_gym.geometry.arrays import xp
 from arena_gym.registry import WORLDS
-from arena_gym.scene.records import WALL_THICKNESS, Prim, Wall
+from arena_gym.scene.requests import WALL_THICKNESS, Prim, Wall
 from arena_gym.scene.store import SceneStore
 from arena_gym.worlds.default import ROOM_SIZE, WALL_HEIGHT, room_walls
 from arena_gym.worlds.mechanisms import FILE_NAME as MECHANISMS_FILE
@@ -36,7 +36,7 @@ class RoomLayout:
         return self.size / 2 - WALL_THICKNESS / 2
 
     def build(self, store: SceneStore, env_id: int) -> None:
-        store.spawn_walls(env_id, room_walls(self.size, self.wall_height))
+        store[env_id].spawn_walls(room_walls(self.size, self.wall_height))
 
     def footprints(self) -> np.ndarray:
         """(B, 5) footprints of the walls (for pedestrians' obstacle forces)."""
@@ -95,7 +95,7 @@ class MapLayout:
             from arena_gym.worlds.occupancy import walls_from_map
 
             self._walls = walls_from_map(self.map, height=self.wall_height)
-        store.spawn_walls(env_id, self._walls)
+        store[env_id].spawn_walls(self._walls)
         if self.mechanisms:
             self.mechanisms.spawn(store, env_id)
 

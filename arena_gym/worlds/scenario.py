@@ -35,7 +35,7 @@ from arena_gym.assets.obstacle_models import (
 )
 from arena_gym.errors import AssetWarning
 from arena_gym.people.crowd import LOOP, PING_PONG
-from arena_gym.scene.records import Prim
+from arena_gym.scene.requests import Prim
 from arena_gym.scene.store import SceneStore
 
 Pose2D = tuple[float, float, float]  # x, y, yaw
@@ -311,7 +311,7 @@ def spawn_scenario_statics(
     """
     prims = [Prim.of_model(model, f"scenario/{obstacle.name}", obstacle.pose, bbox=bbox)
              for obstacle, model in scenario_models(scenario, model_paths, size_of)]
-    spawned = set(store.spawn_prims(env_id, prims))
+    spawned = set(store[env_id].spawn_prims(prims))
     return [p for p in prims if p.name in spawned]
 
 

@@ -26,11 +26,11 @@ def test_people_walk_through_episodes_without_a_compile_in_one_batch():
     env = ArenaVectorEnv(2, config="pedestrians", max_episode_steps=40)
     env.reset(seed=0)
     core = env.core
-    counts = [core.store.compile_count(e) for e in range(2)]
+    counts = [core.store[e].compile_count for e in range(2)]
     start = core.task.walkers.crowd.pos.copy()
     assert core.task.walkers.crowd.active.sum(axis=1).tolist() == [8, 8]
     _, _, terminated, truncated, info = _random_steps(env, 100)  # several episodes each
-    assert [core.store.compile_count(e) for e in range(2)] == counts
+    assert [core.store[e].compile_count for e in range(2)] == counts
     assert core.sim.groups() == [("batch", [0, 1])]
     assert np.hypot(*(core.task.walkers.crowd.pos - start).reshape(-1, 2).T).max() > 0.5
     assert set(info["reward_terms"]) >= {"pedestrian_collision", "pedestrian_safety",

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from arena_gym.config import load_config
 from arena_gym.envs.core import NavigationCore
 from arena_gym.mjx.deps import choose_impl
-from arena_gym.tasks.episodes import PARKED_Z
+from arena_gym.tasks.sampling import PARKED_Z
 from tests.conftest import imported_after
 
 STEPS = 200
@@ -49,7 +49,7 @@ def aligned(task):
     actions until each episode ends: per step, pose, scan ranges (m), reward, result."""
     import jax.numpy as jnp
 
-    from arena_gym.mjx.episodes import Draw
+    from arena_gym.mjx.sampling import Draw
 
     cfg = load_config()
     core = NavigationCore(N, cfg)

@@ -19,7 +19,7 @@ import numpy as np
 
 from arena_gym.config import PathConfig
 from arena_gym.geometry.footprints import BoxFrames
-from arena_gym.tasks.episodes import (
+from arena_gym.tasks.sampling import (
     ATTEMPTS,
     CANDIDATES,
     Episode,

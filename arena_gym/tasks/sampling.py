@@ -19,7 +19,7 @@ from arena_gym.assets.obstacle_models import ObstacleModel
 from arena_gym.geometry.arrays import hypot, xp
 from arena_gym.geometry.footprints import distance_to_boxes
 from arena_gym.geometry.rotations import yaw_quat
-from arena_gym.scene.records import Prim
+from arena_gym.scene.requests import Prim
 
 POOL_SEED = 20261130  # pool sizes are part of the world, not of an episode's randomness
 PARKED_Z = -5.0  # m: parked pool boxes wait under the ground plane

@@ -1,11 +1,11 @@
-"""Episode sampling in JAX: the CPU sampler's draw (arena_gym.tasks.episodes) for the room
+"""Episode sampling in JAX: the CPU sampler's draw (arena_gym.tasks.sampling) for the room
 world, as a pure function of a key.
 
 The same distribution as `sample_episode`: k pool boxes (k from the curriculum's range, one
 less every 10 failed attempts) at uniform positions and yaws in [0, pi), then a start with
 `start_clearance` around the robot's footprint, then a goal `min_distance` away where the
 robot fits, each the first free point of CANDIDATES uniform ones; up to ATTEMPTS attempts.
-The free-space tests are the CPU's own definitions (tasks.episodes.start_free and
+The free-space tests are the CPU's own definitions (tasks.sampling.start_free and
 goal_free over the room's `free`). Not the same numbers: JAX's counter-based keys are not
 numpy's stream. A room so full that no attempt succeeds (the CPU raises) keeps the last
 attempt here (no exceptions under jit).
@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from typing import Any, NamedTuple
 
-from arena_gym.tasks.episodes import ATTEMPTS, CANDIDATES, goal_free, start_free
+from arena_gym.tasks.sampling import ATTEMPTS, CANDIDATES, goal_free, start_free
 
 
 class Draw(NamedTuple):
