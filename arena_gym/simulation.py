@@ -1,6 +1,6 @@
 """Simulation: the simulator's face for users who drive it themselves, as mujoco_ros's
 MujocoEnv: a context manager over one world (an env config's robot, world, obstacles,
-sensors and plugins) with its Simulator and SensorSuite.
+sensors and plugins) with its Simulator, the Runner that runs it free, and SensorSuite.
 
     with arena_gym.Simulation(config="default", num_envs=2, seed=0) as sim:
         sim.step(100)                                  # lockstep, paused or not
@@ -46,7 +46,7 @@ class RuntimeOptions:
 
 @dataclass(frozen=True)
 class SimulationInfo:
-    """`Simulator.sim_info` of the current load, with the number of loads."""
+    """`Runner.info` of the current load, with the number of loads."""
 
     load_count: int
     clock: float
@@ -66,11 +66,11 @@ class Settings:
 
     @property
     def running(self) -> bool:
-        return self._owner._core.sim.running
+        return self._owner._runner.running
 
     @property
     def rt_factor(self) -> float:
-        return float(self._owner._core.sim.rt_factor)
+        return float(self._owner._runner.rt_factor)
 
     @rt_factor.setter
     def rt_factor(self, value: float) -> None:
@@ -78,17 +78,17 @@ class Settings:
                 math.isfinite(value) and value >= 0):
             raise ValueError(f"rt_factor: expected a finite number >= 0 (0: as fast as "
                              f"possible), got {value!r}")
-        self._owner._core.sim.rt_factor = float(value)
+        self._owner._runner.rt_factor = float(value)
 
     @property
     def busywait(self) -> bool:
-        return bool(self._owner._core.sim.busywait)
+        return bool(self._owner._runner.busywait)
 
     @busywait.setter
     def busywait(self, value: bool) -> None:
         if not isinstance(value, bool):
             raise ValueError(f"busywait: expected true or false, got {value!r}")
-        self._owner._core.sim.busywait = value
+        self._owner._runner.busywait = value
 
     @property
     def gravity(self) -> tuple[float, float, float]:
@@ -161,25 +161,28 @@ class Simulation:
         self.load_count = 0
         self._epoch = 0
         self._core: Any = None
+        self._runner: Any = None
         self.settings = Settings(self)
         self.cameras = Cameras(self)
         self._load()
 
     def _load(self) -> None:
         from arena_gym.envs.core import NavigationCore
+        from arena_gym.sim.runner import Runner
 
         core = NavigationCore(self.num_envs, self.cfg)
         for env in range(self.num_envs):
             core.seed(env, None if self.seed is None else self.seed + env)
         core.reset_envs(list(range(self.num_envs)))
-        core.sim.add_tick_hook(lambda sim: core.sensor_suite.update())
-        self._core, self._epoch = core, 0
+        core.sim.hooks.tick.append(lambda sim: core.sensor_suite.update())
+        self._core, self._runner, self._epoch = core, Runner(core.sim), 0
         self.load_count += 1
         self._options = self._snapshot()
 
     def reload(self) -> None:
         """Close this load and build the world again from the config: load_count + 1, the
         options of the config again (epoch 0), and new plugin handles."""
+        self._runner.close()
         self._core.close()
         self._load()
 
@@ -187,6 +190,11 @@ class Simulation:
     @property
     def simulator(self) -> Any:
         return self._core.sim
+
+    @property
+    def runner(self) -> Any:
+        """The Runner that runs this load's simulator free (snapshots, keyframes, ...)."""
+        return self._runner
 
     @property
     def store(self) -> Any:
@@ -208,17 +216,17 @@ class Simulation:
         self._core.sim.step(int(n))
 
     def start(self, paused: bool = False) -> None:
-        self._core.sim.start(paused=paused)
+        self._runner.start(paused=paused)
 
     def pause(self) -> None:
-        self._core.sim.pause()
+        self._runner.pause()
 
     def unpause(self) -> None:
-        self._core.sim.unpause()
+        self._runner.unpause()
 
     @property
     def sim_info(self) -> SimulationInfo:
-        info = self._core.sim.sim_info
+        info = self._runner.info
         return SimulationInfo(self.load_count, **dataclasses.asdict(info))
 
     # ------------------------------------------------------------ options
@@ -249,6 +257,7 @@ class Simulation:
     # ------------------------------------------------------------ lifetime
     def close(self) -> None:
         if self._core is not None:
+            self._runner.close()
             self._core.close()
             self._core = None
 

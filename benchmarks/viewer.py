@@ -22,18 +22,19 @@ import numpy as np
 
 from arena_gym.render.live_viewer import LiveViewer
 from arena_gym.scene import SceneStore
-from arena_gym.sim import Simulator
+from arena_gym.sim import Runner, Simulator
 from arena_gym.worlds import build_default_world
 
 
-def _run(sim: Simulator, seconds: float, viewer: bool) -> tuple[float, int]:
+def _run(runner: Runner, seconds: float, viewer: bool) -> tuple[float, int]:
     """(simulated seconds per wall second, frames shown)."""
+    sim = runner.sim
     live = LiveViewer(sim).start() if viewer else None
     try:
         clock0, wall0 = sim.clock, time.perf_counter()
-        sim.unpause()
+        runner.unpause()
         time.sleep(seconds)
-        sim.pause()
+        runner.pause()
         rtf = (sim.clock - clock0) / (time.perf_counter() - wall0)
     finally:
         frames = live.frames_shown if live is not None else 0
@@ -52,19 +53,21 @@ def main() -> None:
     build_default_world(store, 0, np.random.default_rng(0))
     sim = Simulator(store)
     sim.set_cmd_vel(0, "robot", 0.2, 0.3)
-    sim.rt_factor = args.rt
-    sim.start(paused=True)
+    runner = Runner(sim)
+    runner.rt_factor = args.rt
+    runner.start(paused=True)
     runs: dict[bool, list[float]] = {False: [], True: []}
     frames = []
     try:
         for _ in range(args.repeats):
             for viewer in (False, True):
-                rtf, shown = _run(sim, args.seconds, viewer)
+                rtf, shown = _run(runner, args.seconds, viewer)
                 runs[viewer].append(rtf)
                 if viewer:
                     frames.append(shown / args.seconds)
     finally:
-        error = sim.error
+        error = runner.error
+        runner.close()
         sim.close()
     if error is not None:
         raise SystemExit(f"the simulator stopped: {error!r}")

@@ -1,7 +1,7 @@
 """Viewport capture: a frame of one env from any pose, roll and horizontal field of view,
 offscreen (headless EGL), perspective or orthographic, after a minimum sim time.
 
-    capture = ViewportCapture(sim)
+    capture = ViewportCapture(sim)                # or (sim, runner): one running free
     view = Viewport(pos=(-3, 0, 1.5), yaw=0.0, pitch=-0.3, roll=0.0, hfov=90.0)
     frame = capture(0, view, min_time=2.0)        # (1080, 1920, 3) uint8, top row first
 
@@ -9,8 +9,8 @@ Angles in radians except `hfov` (degrees). The camera looks along its x axis tur
 (about z), then pitch (down is negative), then roll (right-handed about the line of sight:
 a positive roll lifts the camera's left side, the image turns clockwise); the image's up
 is the camera's z. Orthographic: `ortho_width` metres span the frame's width.
-`min_time`: a simulator stepped in lockstep is stepped until its clock reaches it; a
-free-running one is waited for (`timeout` seconds of wall time at most).
+`min_time`: a simulator stepped in lockstep is stepped until its clock reaches it; one its
+`runner` (sim/runner.py) runs free is waited for (`timeout` seconds of wall time at most).
 
 Frames are drawn from a private copy of the env's state (the sensors' Frames path), so a
 capture never disturbs the simulation; `lights` is the env's light table, if any.
@@ -28,6 +28,7 @@ import numpy as np
 from arena_gym.render.canvas import Canvas, open_canvas
 from arena_gym.render.lights import FIXTURE_QUADS
 from arena_gym.scene.lights import LightTable
+from arena_gym.sim.runner import Runner
 from arena_gym.sim.simulator import Simulator
 
 WIDTH, HEIGHT = 1920, 1080
@@ -85,13 +86,14 @@ class Viewport:
 
 
 class ViewportCapture:
-    """Viewport frames of the envs of a simulator; one canvas per env and size."""
+    """Viewport frames of the envs of a simulator (and the Runner that may run it free);
+    one canvas per env and size."""
 
-    def __init__(self, sim: Simulator) -> None:
+    def __init__(self, sim: Simulator, runner: Runner | None = None) -> None:
         from arena_gym.sensors.state_access import Frames
         from arena_gym.sensors.workers import Workers
 
-        self.sim = sim
+        self.sim, self.runner = sim, runner
         self._frames = Frames(sim, Workers(1))
         self._canvases: dict[tuple[int, int, int], Canvas] = {}
         self._camera = mujoco.MjvCamera()
@@ -119,7 +121,7 @@ class ViewportCapture:
     def _wait(self, min_time: float, timeout: float) -> None:
         if not math.isfinite(min_time) or min_time < 0:
             raise ValueError(f"min_time: expected seconds >= 0, got {min_time!r}")
-        if self.sim.running:
+        if self.runner is not None and self.runner.running:
             deadline = time.monotonic() + timeout
             while self.sim.clock < min_time:
                 if time.monotonic() > deadline:

@@ -1,7 +1,7 @@
 """The Arena MuJoCo server's request semantics on our scenes: what the `/mujoco/CamelCase`
 services do (arena_services.py carries them over ROS), beside our own (commands.py).
 
-    arena = ArenaCommands(commands)                 # shares the bridge's Commands
+    arena = ArenaCommands(commands, naming, runner)   # shares the bridge's Commands
     arena.run({"op": "arena_spawn_prims", "env": 0, "prims": [...]})  # {"ret": [...], ...}
 
 As Arena's server does:
@@ -41,6 +41,7 @@ from arena_gym.ros.commands import Commands
 from arena_gym.scene.lights import Light, LightTable
 from arena_gym.scene.requests import SLAB_THICKNESS, Prim, PrimEdit, Slab, Wall
 from arena_gym.sim.free_bodies import FreeBodyState
+from arena_gym.sim.runner import Runner
 
 Reply = dict[str, Any]
 _ID_BAD = re.compile(r"[^0-9A-Za-z_]+")
@@ -75,8 +76,9 @@ def yaw_of(pose: list[float]) -> float:
 class ArenaCommands:
     """Arena's requests (ops "arena_*") on the bridge's store, through its `commands`."""
 
-    def __init__(self, commands: Commands, naming: dict[tuple[int, str], dict]) -> None:
-        self.commands = commands
+    def __init__(self, commands: Commands, naming: dict[tuple[int, str], dict],
+                 runner: Runner) -> None:
+        self.commands, self.runner = commands, runner  # the runner: free bodies, snapshots
         self.sim, self.store = commands.sim, commands.store
         self.naming = naming  # the roster's: (env, robot) -> what SpawnUrdf named
         self.lights: dict[int, LightTable] = {}  # per env, built by the first light
@@ -218,7 +220,7 @@ class ArenaCommands:
             if scale:
                 raise ValueError("a robot cannot be scaled")
             if pose:
-                self.sim.set_free_bodies(env, {name: FreeBodyState(
+                self.runner.set_free_bodies(env, {name: FreeBodyState(
                     pos=(x, y, z), quat=(math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)))})
             return
         new_scale = tuple(prim["scale"]) if scale else None

@@ -168,7 +168,7 @@ class FoxgloveServer:
         if self.sim is None:
             raise ValueError("publish_ticks: expected an attached simulator (attach first)")
         if not self._hooked:
-            self.sim.add_tick_hook(self._on_tick)  # after the suite's hook: readings current
+            self.sim.hooks.tick.append(self._on_tick)  # after the suite's hook: readings current
             self._hooked = True
         return self
 
@@ -177,7 +177,7 @@ class FoxgloveServer:
             return
         self._closed = True
         if self._hooked:
-            self.sim.remove_tick_hook(self._on_tick)
+            self.sim.hooks.tick.remove(self._on_tick)
             self._hooked = False
         self.guard.close()
         self.server.stop()

@@ -43,7 +43,7 @@ class Recorder:
         self.counts: dict[str, int] = {}
         for message in self.stream.static():
             self._write(*message)
-        sim.add_tick_hook(self._on_tick)
+        sim.hooks.tick.append(self._on_tick)
 
     def _write(self, topic: str, kind: str, data: bytes, stamp_ns: int) -> None:
         channel = self._channels.get(topic)
@@ -59,7 +59,7 @@ class Recorder:
             self._write(*message)
 
     def close(self) -> None:
-        self.sim.remove_tick_hook(self._on_tick)
+        self.sim.hooks.tick.remove(self._on_tick)
         self._mcap.finish()
         self._file.close()
 

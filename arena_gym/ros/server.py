@@ -8,10 +8,10 @@ After every tick the frame writer copies the sensor readings into a shared-memor
 tells the node, which publishes them; a slot is written again only after the node has
 acknowledged it.
 
-Physics runs on the simulator's own loop (sim.start(), sim/container.py) at the real-time
+Physics runs on the bridge's Runner (sim/runner.py: a loop of its own) at the real-time
 factor, paused in lockstep. One reader thread takes everything the node sends: acks free
 their slots at once, the rest queues for the serving thread, which hands every command
-(service calls, cmd_vel) to the loop (sim.call_soon) without waiting for it; the loop runs
+(service calls, cmd_vel) to the loop (runner.call_soon) without waiting for it; the loop runs
 them between ticks, so one thread steps, renders and edits the scenes, and replies when
 done. A free-running tick never waits on the node: when the node still holds every slot,
 its frame is dropped (`frames_dropped`). The Step service steps regardless of pause, a tick
@@ -54,6 +54,7 @@ from arena_gym.ros.viewport_control import ViewportControl
 from arena_gym.ros.viewport_requests import ViewportRequests
 from arena_gym.ros.wire import SLOTS, Frames, Link
 from arena_gym.sensors.suite import SensorSuite
+from arena_gym.sim.runner import Runner
 from arena_gym.sim.simulator import Simulator
 
 NODE = Path(__file__).resolve().parent / "node.py"
@@ -83,6 +84,7 @@ class Bridge:
                  roster: Roster, frames: dict[str, Frames], process: subprocess.Popen,
                  folder: tempfile.TemporaryDirectory) -> None:
         self.sim, self.suite, self.robot = sim, suite, robot
+        self.runner = Runner(sim)  # the loop that serves: steps, commands, captures
         self.link, self.process, self._folder = link, process, folder
         # every robot of every env (roster.py), each robot name with a frames file of its own
         # (same slots): robots spawned or deleted later join or leave (follow())
@@ -90,9 +92,9 @@ class Bridge:
         self._files = itertools.count(len(frames))
         self.serving = True
         self.commands = Commands(sim, robot, on_reset=lambda env: suite.reset([env]))
-        self.arena = ArenaCommands(self.commands, roster.naming)  # /mujoco/CamelCase
-        self.viewport = ViewportRequests(
-            ViewportControl(sim, lambda env: self.arena.lights.get(env)), Path(folder.name))
+        self.arena = ArenaCommands(self.commands, roster.naming, self.runner)  # /mujoco/...
+        self.viewport = ViewportRequests(ViewportControl(
+            sim, lambda env: self.arena.lights.get(env), self.runner), Path(folder.name))
         self.rt_factor = 1.0
         self.frames_sent = 0
         self.frames_dropped = 0  # free-running ticks the node was too busy to take
@@ -106,7 +108,7 @@ class Bridge:
         self._slot = 0
         self._closed = False
         self._warned: set[str] = set()
-        sim.add_tick_hook(self._on_tick)  # after the suite's hook: readings are current
+        sim.hooks.tick.append(self._on_tick)  # after the suite's hook: readings are current
         self._publishing = True
         # serving: one reader thread takes everything the node sends; before (a sidecar, a
         # simulator stepped directly) the stepping thread reads acks itself, a few per recv
@@ -191,10 +193,10 @@ class Bridge:
     @publishing.setter
     def publishing(self, on: bool) -> None:
         if on and not self._publishing:
-            self.sim.add_tick_hook(self._on_tick)
+            self.sim.hooks.tick.append(self._on_tick)
         elif not on and self._publishing:
             self.flush()
-            self.sim.remove_tick_hook(self._on_tick)
+            self.sim.hooks.tick.remove(self._on_tick)
         self._publishing = bool(on)
 
     def _on_tick(self, sim: Simulator) -> None:
@@ -337,20 +339,20 @@ class Bridge:
         simulator's loop. Free-running unless `lockstep` (then paused: only the Step
         service advances the clock, and no paused frames go out). NodeExited when the node
         ends without close() having asked it to."""
-        sim = self.sim
+        sim, runner = self.sim, self.runner
         self.commands.paused = lockstep
         end = None if duration is None else time.perf_counter() + duration
-        sim.rt_factor = self.rt_factor
+        runner.rt_factor = self.rt_factor
         self._may_wait = False
         self.stepper.stopping = False
         if self._reader is None:
             self._reader = threading.Thread(target=self._read, name="bridge-link", daemon=True)
             self._reader.start()
-        sim.start(paused=lockstep)
+        runner.start(paused=lockstep)
         period = sim.tick_steps * sim.timestep
         next_frame = time.perf_counter()
         try:
-            while sim.error is None:
+            while runner.error is None:
                 paused = self.commands.paused
                 wait = max(0.0, next_frame - time.perf_counter()) \
                     if paused and not lockstep else 0.05
@@ -370,20 +372,20 @@ class Bridge:
                     if paused and not self.commands.paused:
                         next_frame = time.perf_counter()
                 elif self.viewport.waiting:  # their wait may run out while nothing ticks
-                    sim.call_soon(self.captures_due)
+                    runner.call_soon(self.captures_due)
                 if message is None and paused and not lockstep and \
                         time.perf_counter() >= next_frame:
                     # paused while free-running: the clock stands, tf and joint states go on
                     if self.publishing:
-                        sim.call_soon(lambda: self.publish_frame(paused=True))
+                        runner.call_soon(lambda: self.publish_frame(paused=True))
                     next_frame = max(next_frame + period, time.perf_counter() - 1.0)
-            raise sim.error
+            raise runner.error
         finally:
             self.stepper.stopping = True  # a Step running ends at its next tick
-            if sim.error is None:  # the capture's GL context is the loop thread's: free it there
+            if runner.error is None:  # the capture's GL context is the loop thread's: free it there
                 with contextlib.suppress(Exception):
-                    sim.call_soon(self.viewport.control.close).result(timeout=10)
-            sim.stop()
+                    runner.call_soon(self.viewport.control.close).result(timeout=10)
+            runner.stop()
             self._may_wait = True
 
     def _post(self, message: dict) -> None:
@@ -391,7 +393,7 @@ class Bridge:
         if message.get("op") == "step" and "id" in message:
             self.stepper.start(message)
         else:
-            self.sim.call_soon(lambda: self._on_loop(message))
+            self.runner.call_soon(lambda: self._on_loop(message))
 
     def _on_loop(self, message: dict) -> None:
         """A command on the loop's thread, between ticks."""
@@ -403,16 +405,16 @@ class Bridge:
             self.reply(message, {"success": False,
                                  "message": f"{message.get('op')}: internal error: {exc!r}"})
         if self.commands.paused:
-            self.sim.pause()
-        elif not self.sim.running:
-            self.sim.unpause()
+            self.runner.pause()
+        elif not self.runner.running:
+            self.runner.unpause()
 
     def close(self) -> None:
         if self._closed:
             return
         self._closed = True
         if self.publishing:
-            self.sim.remove_tick_hook(self._on_tick)
+            self.sim.hooks.tick.remove(self._on_tick)
         self._send({"op": "quit"})
         try:
             self.process.wait(timeout=10)

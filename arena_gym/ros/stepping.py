@@ -25,6 +25,7 @@ class Served(Protocol):
     """What a Stepper needs of its bridge (ros/server.py's Bridge)."""
 
     sim: Any
+    runner: Any  # the Runner whose loop steps it (sim/runner.py)
     suite: Any
     publishing: bool
 
@@ -67,7 +68,7 @@ class Stepper:
                                         "clock": self.bridge.sim.clock})
             return
         job = _Job(message, steps, steps)
-        self.bridge.sim.call_soon(lambda: self._tick(job))
+        self.bridge.runner.call_soon(lambda: self._tick(job))
 
     def _tick(self, job: _Job) -> None:
         """Up to the next tick boundary, then the rest behind whatever came meanwhile."""
@@ -84,7 +85,7 @@ class Stepper:
                 sim.step(k)
             job.left -= k
         if job.left:
-            sim.call_soon(lambda: self._tick(job))
+            bridge.runner.call_soon(lambda: self._tick(job))
             return
         if job.steps and sim.step_count % sim.tick_steps and bridge.publishing:
             with bridge.waiting():  # the short last tick: published as a full one is

@@ -2,7 +2,7 @@
 pose is reference * local, rendered by `render.viewport.ViewportCapture` (1920 x 1080 rgb8,
 lit by the env's light table).
 
-    view = ViewportControl(sim, lights=lambda env: None)
+    view = ViewportControl(sim, lights=lambda env: None)   # runner=: one that runs sim free
     view.set_view(eye=(4, 0, 2), target=(0, 0, 0), fov=1.0)      # one shot, in the reference
     view.set_reference("robot", pose=None, mode=YAW_ONLY)        # follow a body (or a pose)
     view.push((t, local_pose, world_orientation, fov))           # cmd_view keyframes
@@ -27,6 +27,7 @@ import numpy as np
 
 from arena_gym.render.viewport import Viewport, ViewportCapture
 from arena_gym.scene.lights import LightTable
+from arena_gym.sim.runner import Runner
 from arena_gym.sim.simulator import Simulator
 
 FULL, YAW_ONLY, POSITION_ONLY = 0, 1, 2
@@ -102,8 +103,9 @@ class ViewportControl:
 
     env = 0
 
-    def __init__(self, sim: Simulator, lights: Callable[[int], LightTable | None]) -> None:
-        self.sim, self._lights = sim, lights
+    def __init__(self, sim: Simulator, lights: Callable[[int], LightTable | None],
+                 runner: Runner | None = None) -> None:
+        self.sim, self._lights, self.runner = sim, lights, runner
         start = ((0.0, -7.07, 7.07), look_at((0.0, -7.07, 7.07), (0.0, 0.0, 0.0)))
         self.local: Pose = start
         self.world_orientation = False
@@ -209,7 +211,7 @@ class ViewportControl:
                         hfov=math.degrees(self.hfov), orthographic=self.orthographic,
                         ortho_width=2 * 10.0 * math.tan(self.hfov / 2))
         if self._capture is None:
-            self._capture = ViewportCapture(self.sim)
+            self._capture = ViewportCapture(self.sim, self.runner)
         return self._capture(self.env, view, lights=self._lights(self.env))
 
     def close(self) -> None:

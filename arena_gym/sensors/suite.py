@@ -75,7 +75,7 @@ class SensorSuite:
             self.add(spec)
         self._hooked = hook  # False: the caller calls update() itself
         if hook:
-            sim.add_tick_hook(self._on_tick)
+            sim.hooks.tick.append(self._on_tick)
 
     def _on_tick(self, sim: Simulator) -> None:
         self.update()
@@ -365,7 +365,7 @@ class SensorSuite:
     def close(self) -> None:
         """Stop sampling; free renderers and threads."""
         if self._hooked:
-            self.sim.remove_tick_hook(self._on_tick)
+            self.sim.hooks.tick.remove(self._on_tick)
             self._hooked = False
         self.renderers.close()
         self.workers.close()

@@ -89,11 +89,11 @@ class Mechanisms:
         self._version: tuple[int, ...] | None = None
         self._door_xy = np.array([d.pose[:2] for d in doors]).reshape(-1, 2)
         if mechanisms:
-            sim.add_tick_hook(self.tick)
+            sim.hooks.tick.append(self.tick)
 
     def close(self) -> None:
         if self.set and self.tick in self.sim._hooks:
-            self.sim.remove_tick_hook(self.tick)
+            self.sim.hooks.tick.remove(self.tick)
 
     # ------------------------------------------------------------------ control
     def set_locked(self, env: int, door: str, locked: bool) -> None:

@@ -1,52 +1,51 @@
-"""The simulator: steps every env of a SceneStore in ticks, runs per-tick hooks, and is the
-free-running container of the ROS bridge (as mujoco_ros2_control's MujocoSimulation).
+"""The lockstep simulator: steps every env of a SceneStore in ticks and calls its hooks.
 
     sim = Simulator(store)
     sim.set_cmd_vel(0, "burger", 0.2, 0.0)
     sim.step(500)                  # 1 s at dt 0.002, in 50 ticks of 10 steps
+    sim.hooks.tick.append(lambda sim: suite.update())   # sim/hooks.py
 
-Lockstep `step(n)` works whether or not the free-running loop (`start()`, `pause()`,
-`unpause()`, sim/container.py) is paused; both share one lock. Consumers on other threads
-never take it: they read `sim.snapshots` (the latest completed tick) and stage commands
-(`set_cmd_vel`, `set_ctrl`, `set_applied_force`, joint servos) that the next tick writes
-right before its first step. docs/simulation.md has the whole container API.
+Free running (a stepping thread, pacing, snapshots, keyframes, initial states) is a Runner
+that drives a Simulator (sim/runner.py); lockstep `step(n)` works whether or not a Runner is
+paused, for both take one lock. Commands (`set_cmd_vel`, `set_ctrl`, `set_applied_force`,
+joint servos) are staged and written at the next tick, right before its first step.
+docs/simulation.md has the whole API.
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from collections import deque
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+import mujoco
 import numpy as np
 
+from arena_gym.errors import unknown
 from arena_gym.scene.store import SceneStore
-from arena_gym.sim.container import Container, ResetCallback, TickHook
 from arena_gym.sim.control import Controller
 from arena_gym.sim.fused import FusedStep
 from arena_gym.sim.groups import BatchGroup, PoolGroup, make_groups
+from arena_gym.sim.hooks import Hooks, TickHook
 from arena_gym.sim.options import apply_runtime_options
-from arena_gym.sim.snapshots import Snapshots
 
 TICK_STEPS = 10
 
 
 @dataclass(frozen=True)
-class SimInfo:
-    clock: float  # shared sim time, seconds
-    step_count: int
-    paused: bool
-    rt_factor_target: float
-    rt_factor_measured: float
-    compile_counts: tuple[int, ...]
+class SavedState:
+    """An env's whole integration state (`values`) and the compile of its model it
+    belongs to: `Simulator.saved_state(env)`, back with `Simulator.restore({env: saved})`."""
+
+    compile_count: int
+    values: np.ndarray
 
 
-class Simulator(Container):
-    """Lockstep batched stepping of all envs of `store`."""
+class Simulator:
+    """Lockstep batched stepping of all envs of `store` (see the module docstring)."""
 
     def __init__(self, store: SceneStore, nthread: int = 0, tick_steps: int = TICK_STEPS) -> None:
         if tick_steps < 1:
@@ -58,13 +57,7 @@ class Simulator(Container):
         self.step_count = 0
         self._clock = 0.0
         self.diverged: list[int] = []  # envs whose physics diverged in the last step() call
-        self.rt_factor = 1.0
-        self.busywait = False  # pace the free-running loop by spinning instead of sleeping
-        self._hooks: list[TickHook] = []
-        self._pre_step: list[TickHook] = []  # before every physics step (steps go one by one)
-        self._reset_callbacks: list[ResetCallback] = []
-        self._snapshots: Snapshots | None = None  # made by the first reader of `snapshots`
-        self._initial: dict[int, tuple[int, np.ndarray]] = {}  # env -> (compile_count, state)
+        self.hooks = Hooks()  # tick, physics-step and reset hooks, observers (sim/hooks.py)
         self._pool = ThreadPoolExecutor(self.nthread) if self.nthread > 1 else None
         self._groups: list[BatchGroup | PoolGroup] = []
         self._whole: BatchGroup | PoolGroup | None = None  # the one group of every env, in order
@@ -75,14 +68,6 @@ class Simulator(Container):
         self._stale = [False] * store.num_envs  # scene MjData behind the group's state
         self._touched = [False] * store.num_envs  # scene MjData handed out since last push
         self._lock = threading.RLock()
-        self._paused = True
-        self._thread: threading.Thread | None = None
-        self._running = False
-        self._calls: deque = deque()  # (fn, Future) for the loop's thread (call_soon)
-        self._wake = threading.Event()  # wakes a paused loop
-        self._rtf_window: tuple[float, float] | None = None  # (wall, sim) at window start
-        self._rtf_measured = 0.0
-        self.error: Exception | None = None  # what stopped the free-running loop, if anything
         self._changed = True  # a scene changed since the last _prepare
         self._fused: FusedStep | None = None  # the last `fused` plan
         self._any_touched = False
@@ -200,6 +185,58 @@ class Simulator(Container):
                     group.reset(ids, None if keys is None else [keys[e] for e in ids])
             self._after_reset(list(env_ids))
 
+    def saved_state(self, env_id: int) -> SavedState:
+        """A copy of an env's whole integration state now, for `restore`."""
+        with self._lock:
+            self._prepare()
+            env = self.store.scene(env_id).env_id
+            self._flush_touched(env)
+            return SavedState(self.store.scenes[env].compile_count,
+                              self._group_of[env].get_state(env))
+
+    def restore(self, states: Mapping[int, SavedState], what: str = "saved state") -> None:
+        """Put each env (a key) back into its saved state; every one is checked to belong
+        to its env's model as it is now (nothing spawned or deleted since) before any is
+        written, else ValueError naming `what` and the env. Reset hooks run after."""
+        with self._lock:
+            self._prepare()
+            for env, saved in states.items():
+                compiles = self.store.scene(env).compile_count
+                if saved.compile_count != compiles:
+                    raise ValueError(
+                        f"{what} of env {env}: expected the model it was captured with "
+                        f"(compile {saved.compile_count}), got compile {compiles} (something "
+                        "was spawned or deleted since); capture it again")
+            for env, saved in states.items():
+                self._group_of[env].set_state(env, saved.values)
+            self._after_reset(list(states))
+
+    def _after_reset(self, env_ids: list[int]) -> None:
+        for env in env_ids:
+            self._stale[env], self._touched[env] = True, False
+            self.controller.reset(env)
+        for hook in list(self.hooks.reset):
+            hook(self, env_ids)
+        if self.hooks.observers:
+            self._prepare()  # what the hooks edited pushed, a recompile regrouped: observed
+            self._observe()
+
+    def _keyframe_ids(self, name: str, env_ids: list[int]) -> dict[int, int]:
+        """The id of keyframe `name` (full or env-relative) in each env's model."""
+        ids = {}
+        for env in env_ids:
+            scene = self.store.scenes[env]
+            model = scene.compiled
+            for candidate in (name, scene.full_name(name)):
+                key = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, candidate)
+                if key >= 0:
+                    ids[env] = key
+                    break
+            else:
+                raise unknown(f"keyframe in env {env}", name,
+                              [model.key(k).name for k in range(model.nkey)])
+        return ids
+
     def cast_rays(
         self,
         origins: np.ndarray,
@@ -293,17 +330,12 @@ class Simulator(Container):
         """The lock every step holds: hold it to read one consistent state between ticks."""
         return self._lock
 
-    def add_tick_hook(self, hook: TickHook) -> None:
-        self._hooks.append(hook)
-
-    def remove_tick_hook(self, hook: TickHook) -> None:
-        self._hooks.remove(hook)
-
     def step(self, n: int = TICK_STEPS) -> None:
         """Advance every env by n physics steps; hooks run at every tick boundary.
 
-        Staged commands are written at tick boundaries. With no hooks registered, the n steps
-        run as one call per group (same result: commands only change between calls then).
+        Staged commands are written at tick boundaries. With no tick or physics-step hook
+        registered, the n steps run as one call per group (same result: commands only
+        change between calls then), and observers see the end of the call.
         """
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
             raise ValueError(f"n: expected an integer number of steps >= 0, got {n!r}")
@@ -313,8 +345,9 @@ class Simulator(Container):
             before = [g.times() for g in self._groups]
             remaining = int(n)
             # ticks: for hooks, and for closed-loop drives (their controls follow the state)
-            pre_step = self._pre_step
-            ticked = bool(self._hooks or pre_step) or self.controller.closed_loop(self._groups)
+            hooks = self.hooks
+            pre_step = hooks.physics_step
+            ticked = hooks.editing or self.controller.closed_loop(self._groups)
             while remaining:
                 if self.step_count % self.tick_steps == 0 or not ticked:
                     self.controller.apply(self._groups, self.tick_steps * dt if ticked else 0.0)
@@ -331,10 +364,9 @@ class Simulator(Container):
                 self._clock += chunk * dt
                 remaining -= chunk
                 if self.step_count % self.tick_steps == 0:  # a tick completed
-                    if self._snapshots is not None:
-                        self._snapshots.publish(self._groups, self.step_count, self._clock)
-                    if self._hooks:
-                        self._run_hooks(self._hooks)
+                    self._observe()
+                    if hooks.tick:
+                        self._run_hooks(hooks.tick)
             self._stale = [True] * len(self._stale)
             diverged: list[int] = []
             for group, times in zip(self._groups, before, strict=True):
@@ -347,7 +379,7 @@ class Simulator(Container):
         with self._lock:
             self._prepare()
             group = self._whole
-            if not isinstance(group, BatchGroup) or self._hooks or self._pre_step:
+            if not isinstance(group, BatchGroup) or self.hooks.editing:
                 return None
             found = self.controller.fused_part(robot, self._groups)
             if found is None:
@@ -361,12 +393,17 @@ class Simulator(Container):
             return kept
 
     def _advanced(self, nstep: int) -> None:
-        """The books after a fused step's physics: clock, step count, snapshots."""
+        """The books after a fused step's physics: clock, step count, observers."""
         self.step_count += nstep
         self._clock += nstep * self._opt.timestep
-        if self._snapshots is not None and self.step_count % self.tick_steps == 0:
-            self._snapshots.publish(self._groups, self.step_count, self._clock)
+        if self.step_count % self.tick_steps == 0:
+            self._observe()
         self._stale = [True] * len(self._stale)
+
+    def _observe(self) -> None:
+        """The observers see the groups' state now (under the lock, between steps)."""
+        for observer in list(self.hooks.observers):
+            observer(self._groups, self.step_count, self._clock)
 
     def _set_diverged(self, envs: list[int]) -> None:
         self.diverged = envs
@@ -419,26 +456,13 @@ class Simulator(Container):
             apply_runtime_options(self.store, patch)
 
     @property
-    def sim_info(self) -> SimInfo:
-        return SimInfo(
-            clock=self.clock,
-            step_count=self.step_count,
-            paused=self._paused,
-            rt_factor_target=self.rt_factor,
-            rt_factor_measured=self._rtf_measured,
-            compile_counts=tuple(s.compile_count for s in self.store.scenes),
-        )
-
-    @property
     def settings(self) -> dict[str, Any]:
-        return {
-            "running": self.running,
-            "rt_factor": self.rt_factor,
-            "gravity": self.store.scenes[0].model.opt.gravity.tolist(),
-        }
+        """The world's settings now (the runtime options' gravity); a copy."""
+        return {"gravity": self.store.scenes[0].model.opt.gravity.tolist()}
 
     def close(self) -> None:
-        self.stop()
+        """Free the thread pool and hand the scenes their own state back (stop a Runner
+        that drives this simulator first)."""
         if self._pool is not None:
             self._pool.shutdown()
             self._pool = None

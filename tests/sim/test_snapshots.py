@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import re
 import threading
-import time
 
 import pytest
 
 from arena_gym.scene import Prim, SceneStore
 from arena_gym.sim import Simulator
 from arena_gym.worlds import builtin_robot_urdf
+from tests.waiting import wait_until
 
 
 def _world(n: int, odd_env: int | None = None) -> SceneStore:
@@ -29,13 +29,6 @@ def _driving(store: SceneStore) -> Simulator:
     for env in range(store.num_envs):
         sim.set_cmd_vel(env, "robot", 0.2, 0.4 + 0.3 * env)
     return sim
-
-
-def _wait(condition, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.001)
 
 
 def test_a_reader_sees_monotonic_snapshots_that_a_lockstep_replay_reproduces():
@@ -90,14 +83,15 @@ def test_a_slow_reader_holds_its_snapshot_while_the_loop_ticks_on():
             lease = snapshots.take()
             held = lease.snapshot
             qpos, count = held.field("qpos", 0).copy(), held.step_count
-            _wait(lambda c=count: sim.step_count >= c + 100)  # 10 ticks while held
+            wait_until(lambda c=count: sim.step_count >= c + 100, 60,
+                       "10 ticks while a reader holds a snapshot")
             assert held.step_count == count
             assert held.field("qpos", 0).tobytes() == qpos.tobytes()  # not written over
             lease.release()
             with snapshots.take() as latest:
                 assert latest.step_count > count
-            time.sleep(0.1)
         sim.pause()
+        sim.call_soon(lambda: None).result(timeout=60)  # the tick under way has ended
         # every tick was published (one more: the state when publishing began)
         assert snapshots.published == sim.step_count // sim.tick_steps + 1
     finally:

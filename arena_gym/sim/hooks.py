@@ -1,0 +1,47 @@
+"""What a Simulator calls around its steps and resets: plain lists its owner appends to and
+removes from.
+
+    sim.hooks.tick.append(lambda sim: suite.update())          # after every tick
+    sim.hooks.physics_step.append(lambda sim: ...)             # before every physics step
+    sim.hooks.reset.append(lambda sim, env_ids: ...)           # after every reset
+    sim.hooks.observers.append(lambda groups, steps, clock: ...)  # read-only, see below
+    sim.hooks.tick.remove(hook)
+
+`tick` hooks and `physics_step` callbacks may edit the state (write `ctrl()` and `state()`
+views, stage commands, read scenes); while one is registered, `step(n)` goes a tick (or a
+physics step) at a time and the compiled step (`Simulator.fused`) is off. `observers` only
+read: each gets the stepping groups (sim/groups.py), the step count and the clock after
+every completed tick and after every reset, under the step lock, and must neither edit
+the state nor step; they leave the compiled step on and `step(n)` in one call per group
+(then they see the end of the call, when it ends on a tick). The Runner's snapshots
+(sim/snapshots.py) are one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+TickHook = Callable[[Any], None]  # called with the Simulator
+ResetHook = Callable[[Any, list[int]], None]  # (the Simulator, env ids)
+Observer = Callable[[list[Any], int, float], None]  # (stepping groups, step count, clock)
+
+
+@dataclass
+class Hooks:
+    """The callbacks of one Simulator, by when they run (see the module docstring).
+
+        sim.hooks.tick.append(hook); ...; sim.hooks.tick.remove(hook)
+    """
+
+    tick: list[TickHook] = field(default_factory=list)
+    physics_step: list[TickHook] = field(default_factory=list)
+    reset: list[ResetHook] = field(default_factory=list)
+    observers: list[Observer] = field(default_factory=list)
+
+    @property
+    def editing(self) -> bool:
+        """Whether a hook that may edit the state is registered (stepping then goes a tick
+        at a time, and the compiled step is off)."""
+        return bool(self.tick or self.physics_step)

@@ -1,0 +1,240 @@
+"""A free-running simulation, as mujoco_ros2_control's MujocoSimulation: a Runner drives a
+lockstep Simulator from a thread of its own, paced at a real-time factor, and publishes a
+snapshot of every tick for consumers on other threads.
+
+    runner = Runner(sim)
+    runner.start()                                    # ticks on a thread at runner.rt_factor
+    with runner.snapshots.take() as snap:             # the latest tick (sim/snapshots.py)
+        x = snap.field("qpos", 0)[0]
+    sim.set_ctrl(0, "robot/wheel_left_joint_vel", 3.0)    # staged: the next tick writes it
+    runner.reset_to_keyframe("home")                  # a keyframe of the env models
+    runner.capture_initial_state(); runner.reset_to_initial_state()
+    runner.set_free_bodies(0, {"robot": FreeBodyState(pos=(1, 0, 0))})  # all or none
+    runner.call_soon(lambda: sim.step(20)).result()   # on the loop's thread, between ticks
+    runner.close()                                    # stop, and publish no more
+
+The Runner reaches its Simulator only through its public API: `step`, the lock, `hooks`
+(the snapshots are an observer: the compiled step stays on while they publish),
+`saved_state` and `restore`. Consumers on other threads only ever stage commands or take
+snapshots, so they never hold the step lock for a step. One Runner per Simulator.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future
+from dataclasses import dataclass
+
+from arena_gym.sim.free_bodies import FreeBodyState, check_free_bodies
+from arena_gym.sim.simulator import SavedState, Simulator
+from arena_gym.sim.snapshots import Snapshots
+
+CATCH_UP = 1.0  # s of wall time the loop may fall behind its pace before it stops catching up
+
+
+@dataclass(frozen=True)
+class SimInfo:
+    """Where a free-running simulation stands: `Runner.info`."""
+
+    clock: float  # shared sim time, seconds
+    step_count: int
+    paused: bool
+    rt_factor_target: float
+    rt_factor_measured: float  # sim seconds per wall second since the last unpause
+    compile_counts: tuple[int, ...]
+
+
+class Runner:
+    """Steps `sim` tick by tick on a thread of its own (see the module docstring).
+
+        runner = Runner(sim); runner.start(paused=True); runner.unpause(); runner.close()
+    """
+
+    def __init__(self, sim: Simulator) -> None:
+        self.sim = sim
+        self.rt_factor = 1.0  # sim seconds per wall second; <= 0: as fast as possible
+        self.busywait = False  # pace by spinning instead of sleeping (sub-millisecond)
+        self.error: Exception | None = None  # what stopped the loop, if anything
+        self._paused = True
+        self._thread: threading.Thread | None = None
+        self._running = False
+        self._calls: deque = deque()  # (fn, Future) for the loop's thread (call_soon)
+        self._wake = threading.Event()  # wakes a paused loop
+        self._rtf_window: tuple[float, float] | None = None  # (wall, sim) at window start
+        self._rtf_measured = 0.0
+        self._snapshots: Snapshots | None = None  # made by the first reader of `snapshots`
+        self._initial: dict[int, SavedState] = {}
+
+    # ------------------------------------------------------------ the stepping thread
+    @property
+    def running(self) -> bool:
+        """Whether the loop is stepping (started and not paused)."""
+        return self._thread is not None and not self._paused
+
+    def start(self, paused: bool = False) -> None:
+        """Run ticks in a background thread at `rt_factor` (<= 0: as fast as possible)."""
+        if self._thread is not None:
+            return
+        self._running, self._paused = True, paused
+        self._wake.clear()
+        self._thread = threading.Thread(target=self._loop, name="arena-sim", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """End the loop after the tick under way; calls not yet run fail."""
+        self._running = False
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        self._paused = True
+        while self._calls:  # posted after the loop's last look: they never run
+            self._calls.popleft()[1].set_exception(RuntimeError(
+                "call_soon: the simulator stopped before the call ran"))
+
+    def pause(self) -> None:
+        """Stop ticking after the tick under way (calls still run)."""
+        self._paused = True
+
+    def unpause(self) -> None:
+        self._paused = False
+        self._rtf_window = None
+        self._wake.set()
+
+    def call_soon(self, fn: Callable[[], object]) -> Future:
+        """Run `fn()` on the loop's thread between two ticks (also while paused), under the
+        step lock; the Future holds its result or exception. For a consumer whose work must
+        share the stepping thread (a server's commands: one thread steps, renders and edits
+        the scenes)."""
+        if self._thread is None:
+            raise RuntimeError("call_soon: expected a started simulator (start()), got "
+                               "one not running")
+        future: Future = Future()
+        self._calls.append((fn, future))
+        self._wake.set()  # a paused loop runs it now
+        return future
+
+    def _run_calls(self) -> None:
+        while self._calls:
+            fn, future = self._calls.popleft()
+            with self.sim.lock():
+                try:
+                    future.set_result(fn())
+                except BaseException as exc:  # the caller gets it from result()
+                    future.set_exception(exc)
+
+    def _loop(self) -> None:
+        sim = self.sim
+        while self._running:
+            self._run_calls()
+            if self._paused:  # until unpause(), stop() or call_soon() (set after appending)
+                self._wake.wait(0.1)
+                self._wake.clear()
+                continue
+            wall0, clock0 = time.perf_counter(), sim.clock
+            try:
+                sim.step(sim.tick_steps)
+            except Exception as exc:  # surface it: a dead loop must not look like a pause
+                self.error, self._paused = exc, True
+                raise
+            self._pace(wall0, clock0)
+
+    def _pace(self, wall0: float, clock0: float) -> None:
+        clock = self.sim.clock
+        now = time.perf_counter()
+        if self._rtf_window is None:
+            self._rtf_window = (wall0, clock0)
+        if self.rt_factor > 0:
+            target = self._rtf_window[0] + (clock - self._rtf_window[1]) / self.rt_factor
+            if target < now - CATCH_UP:  # far behind (a long command, a busy machine):
+                self._rtf_window = (now, clock)  # pace on from here, do not race
+            elif target > now:
+                if self.busywait:  # sub-millisecond pacing, at the price of a busy core
+                    while time.perf_counter() < target:
+                        pass
+                else:
+                    time.sleep(target - now)
+                now = time.perf_counter()
+        elapsed = now - self._rtf_window[0]
+        if elapsed > 0:
+            self._rtf_measured = (clock - self._rtf_window[1]) / elapsed
+
+    @property
+    def info(self) -> SimInfo:
+        sim = self.sim
+        return SimInfo(clock=sim.clock, step_count=sim.step_count, paused=self._paused,
+                       rt_factor_target=self.rt_factor, rt_factor_measured=self._rtf_measured,
+                       compile_counts=tuple(s.compile_count for s in sim.store.scenes))
+
+    # ------------------------------------------------------------ snapshots
+    @property
+    def snapshots(self) -> Snapshots:
+        """Post-tick snapshots for other threads (sim/snapshots.py). Publishing starts with
+        the first read of this property, which publishes the current state; from then on
+        every completed tick and every reset is published (an observer of the simulator)."""
+        if self._snapshots is None:
+            sim = self.sim
+            with sim.lock():
+                if self._snapshots is None:
+                    snapshots = Snapshots(sim.store.num_envs)
+                    snapshots.publish(sim.stepping_groups(), sim.step_count, sim.clock)
+                    sim.hooks.observers.append(snapshots.publish)
+                    self._snapshots = snapshots
+        return self._snapshots
+
+    def _publish(self) -> None:
+        """A state edited between ticks (not a reset): published at once."""
+        if self._snapshots is not None:
+            sim = self.sim
+            self._snapshots.publish(sim.stepping_groups(), sim.step_count, sim.clock)
+
+    def close(self) -> None:
+        """Stop the loop and publish no more snapshots (the simulator stays usable)."""
+        self.stop()
+        if self._snapshots is not None:
+            self.sim.hooks.observers.remove(self._snapshots.publish)
+
+    # ------------------------------------------------------------ resets, free bodies
+    def reset_to_keyframe(self, name: str, env_ids: list[int] | None = None) -> None:
+        """Every env (or `env_ids`) to the model keyframe `name` (full or env-relative;
+        every env is checked to have it before any is reset): Simulator.reset_envs."""
+        self.sim.reset_envs(self._env_ids(env_ids), keyframe=name)
+
+    def capture_initial_state(self, env_ids: list[int] | None = None) -> None:
+        """Keep the current state of every env (or `env_ids`) as its initial state."""
+        with self.sim.lock():
+            for env in self._env_ids(env_ids):
+                self._initial[env] = self.sim.saved_state(env)
+
+    def reset_to_initial_state(self, env_ids: list[int] | None = None) -> None:
+        """Every env (or `env_ids`) back to its captured initial state; every env is checked
+        to have one that fits its model before any is reset. Reset hooks run after."""
+        envs = self._env_ids(env_ids)
+        for env in envs:
+            if env not in self._initial:
+                raise ValueError(f"initial state of env {env}: expected one captured by "
+                                 "capture_initial_state(), got none")
+        self.sim.restore({env: self._initial[env] for env in envs}, what="initial state")
+
+    def set_free_bodies(self, env_id: int, entries: Mapping[str, FreeBodyState]) -> None:
+        """Set the pose and velocity of several free bodies of one env at once (between
+        ticks). Every entry is checked first (sim/free_bodies.py); one bad entry raises,
+        naming it, and nothing is written. Derived quantities follow at the next step."""
+        sim = self.sim
+        with sim.lock():
+            writes = check_free_bodies(sim.store.scene(env_id), entries)
+            qpos, qvel = sim.state(env_id, "qpos"), sim.state(env_id, "qvel")
+            for write in writes:
+                qpos[write.qposadr:write.qposadr + 7] = write.qpos
+                qvel[write.dofadr:write.dofadr + 6] = write.qvel
+            self._publish()
+
+    def _env_ids(self, env_ids: list[int] | None) -> list[int]:
+        """Every env, or these (each checked to exist)."""
+        store = self.sim.store
+        if env_ids is None:
+            return list(range(store.num_envs))
+        return [store.scene(env).env_id for env in env_ids]
