@@ -37,7 +37,7 @@ class Snapshot:
     def __init__(self, groups: list[BatchGroup | PoolGroup], num_envs: int) -> None:
         from arena_gym.sim.groups import BatchGroup
 
-        self.groups = groups  # the layout the blocks were made for
+        self.groups = list(groups)  # the layout the blocks were made for
         self.seq = 0  # publication number: strictly increasing from one publish to the next
         self.step_count = 0
         self.clock = 0.0
@@ -132,7 +132,7 @@ class Snapshots:
         """Fill a buffer no one holds with the groups' state and make it the latest."""
         with self._swap:
             buffer = self._free.pop() if self._free else None
-        if buffer is None or buffer.groups is not groups:
+        if buffer is None or buffer.groups != groups:  # the same group objects?
             buffer = Snapshot(groups, self.num_envs)  # first, or the envs were regrouped
         buffer.fill(step_count, clock, self.published + 1)
         with self._swap:

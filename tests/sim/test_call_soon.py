@@ -9,7 +9,7 @@ import threading
 import pytest
 
 from arena_gym.scene import SceneStore
-from arena_gym.sim import Simulator
+from arena_gym.sim import Runner, Simulator
 from arena_gym.worlds import builtin_robot_urdf
 
 
@@ -21,43 +21,46 @@ def _sim() -> Simulator:
 
 def test_a_call_runs_on_the_loop_between_ticks_even_while_paused():
     sim = _sim()
-    sim.start(paused=True)
+    runner = Runner(sim)
+    runner.start(paused=True)
     try:
         before = sim.step_count
-        name, steps = sim.call_soon(lambda: (threading.current_thread().name,
+        name, steps = runner.call_soon(lambda: (threading.current_thread().name,
                                              sim.step_count)).result(timeout=5)
         assert (name, steps) == ("arena-sim", before)  # paused: no tick ran meanwhile
         # a Step on the loop: exactly n physics steps, whole ticks apart from the loop's
-        assert sim.call_soon(lambda: sim.step(37) or sim.step_count).result(timeout=5) == \
+        assert runner.call_soon(lambda: sim.step(37) or sim.step_count).result(timeout=5) == \
             before + 37
-        sim.unpause()
-        counts = [sim.call_soon(lambda: sim.step_count).result(timeout=5) for _ in range(3)]
+        runner.unpause()
+        counts = [runner.call_soon(lambda: sim.step_count).result(timeout=5) for _ in range(3)]
         # running: each call sees a state between ticks (a whole number of ticks past 37)
         assert all((c - before - 37) % sim.tick_steps == 0 for c in counts)
         assert counts == sorted(counts)
     finally:
-        sim.stop()
+        runner.close()
         sim.close()
 
 
 def test_the_error_of_a_call_comes_back_and_the_loop_goes_on():
     sim = _sim()
-    sim.start()
+    runner = Runner(sim)
+    runner.start()
     try:
-        future = sim.call_soon(lambda: sim.step(-1))
+        future = runner.call_soon(lambda: sim.step(-1))
         with pytest.raises(ValueError, match=re.escape(
                 "n: expected an integer number of steps >= 0, got -1")):
             future.result(timeout=5)
-        assert sim.call_soon(lambda: 7).result(timeout=5) == 7
-        assert sim.error is None and sim.running
+        assert runner.call_soon(lambda: 7).result(timeout=5) == 7
+        assert runner.error is None and runner.running
     finally:
-        sim.stop()
+        runner.close()
         sim.close()
 
 
 def test_a_call_needs_a_started_loop():
     sim = _sim()
+    runner = Runner(sim)
     with pytest.raises(RuntimeError, match=re.escape(
             "call_soon: expected a started simulator (start()), got one not running")):
-        sim.call_soon(lambda: None)
+        runner.call_soon(lambda: None)
     sim.close()

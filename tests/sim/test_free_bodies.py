@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from arena_gym.scene import Prim, SceneStore
-from arena_gym.sim import FreeBodyState, Simulator
+from arena_gym.sim import FreeBodyState, Runner, Simulator
 from arena_gym.worlds import builtin_robot_urdf
 
 
@@ -33,9 +33,10 @@ def _state(sim: Simulator) -> list[bytes]:
 
 def test_two_free_bodies_are_set_together_with_a_normalised_quaternion():
     store, sim = _world()
+    runner = Runner(sim)
     half = math.sqrt(0.5)
-    snapshots = sim.snapshots
-    sim.set_free_bodies(1, {
+    snapshots = runner.snapshots
+    runner.set_free_bodies(1, {
         "robot": FreeBodyState(pos=(0.5, -1.0, 0.2), quat=(2.0, 0.0, 0.0, 2.0),
                                linvel=(0.3, 0.0, 0.0), angvel=(0.0, 0.0, 1.0)),
         "env_1/other/base_footprint": FreeBodyState(pos=(-1.0, 1.0, 0.0)),
@@ -81,10 +82,11 @@ def test_two_free_bodies_are_set_together_with_a_normalised_quaternion():
 ])
 def test_one_bad_entry_sets_nothing_and_is_named(entry, state, error, message):
     store, sim = _world()
+    runner = Runner(sim)
     before = _state(sim)
     good = FreeBodyState(pos=(0.5, 0.5, 0.5))
     with pytest.raises(error, match=re.escape(message)):
-        sim.set_free_bodies(0, {"robot": good, entry: state})
+        runner.set_free_bodies(0, {"robot": good, entry: state})
     assert _state(sim) == before
 
 
@@ -142,7 +144,7 @@ def test_random_bad_entries_among_good_ones_change_nothing(world, data):
         entries["nobody"] = FreeBodyState(pos=(0.0, 0.0, 0.0))
         first_bad = "nobody"
     with pytest.raises((ValueError, KeyError)) as caught:
-        sim.set_free_bodies(0, entries)
+        Runner(sim).set_free_bodies(0, entries)
     assert repr(first_bad) in str(caught.value)
     assert _state(sim) == before
     assert np.isfinite(store[0].data.qpos).all()

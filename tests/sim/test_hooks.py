@@ -16,7 +16,7 @@ def _driving(n: int, hook=None) -> tuple[SceneStore, Simulator]:
         store[e].spawn_urdf("robot", builtin_robot_urdf())
     sim = Simulator(store)
     if hook is not None:
-        sim.add_tick_hook(hook)
+        sim.hooks.tick.append(hook)
     for e in range(n):
         sim.set_cmd_vel(e, "robot", 0.2, 0.1 * e)
     return store, sim

@@ -129,7 +129,7 @@ def test_a_pressure_plate_drives_its_door_and_a_cap_keeps_a_full_room_shut():
 
 def test_no_mechanisms_registers_no_tick():
     store, sim, ticks, _ = _world({})
-    assert sim._hooks == []
+    assert sim.hooks.tick == []
     ticks.close()
 
 

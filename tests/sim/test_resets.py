@@ -1,5 +1,5 @@
-"""Resets of the free-running container: model keyframes by name, a captured initial
-state, reset callbacks, and the pre-step callback."""
+"""Resets of a Runner: model keyframes by name, a captured initial state; the simulator's
+reset hooks and physics-step hooks."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from arena_gym.scene import Prim, SceneStore
-from arena_gym.sim import Simulator
+from arena_gym.sim import Runner, Simulator
 from arena_gym.worlds import builtin_robot_urdf
 
 
@@ -41,9 +41,10 @@ def _state(sim: Simulator, env: int) -> bytes:
 
 def test_a_keyframe_by_name_sets_the_state_it_holds():
     store, sim = _world()
+    runner = Runner(sim)
     keys = [_add_key(store, env, "raised", (1.0, 2.0, 0.3 + env), 0.5) for env in range(2)]
     sim.step(50)
-    sim.reset_to_keyframe("raised")
+    runner.reset_to_keyframe("raised")
     for env, (qpos, qvel) in enumerate(keys):
         assert store[env].data.qpos.tobytes() == qpos.tobytes()
         assert store[env].data.qvel.tobytes() == qvel.tobytes()
@@ -54,28 +55,30 @@ def test_a_keyframe_by_name_sets_the_state_it_holds():
 
 def test_an_unknown_keyframe_resets_no_env():
     store, sim = _world()
+    runner = Runner(sim)
     _add_key(store, 0, "raised", (1.0, 2.0, 0.3), 0.0)  # env 1 has none
     sim.step(20)
     before = [_state(sim, env) for env in range(2)]
     with pytest.raises(KeyError, match=re.escape("unknown keyframe in env 0 'raisd'; did you "
                                                  "mean 'raised'?")):
-        sim.reset_to_keyframe("raisd")
+        runner.reset_to_keyframe("raisd")
     with pytest.raises(KeyError, match=re.escape("unknown keyframe in env 1 'raised'")):
-        sim.reset_to_keyframe("raised")
+        runner.reset_to_keyframe("raised")
     assert [_state(sim, env) for env in range(2)] == before
-    sim.reset_to_keyframe("raised", env_ids=[0])
+    runner.reset_to_keyframe("raised", env_ids=[0])
     assert store[0].data.qpos[:3].tolist() == [1.0, 2.0, 0.3]
 
 
 def test_the_captured_initial_state_comes_back_and_replays_the_same_run():
     store, sim = _world()
+    runner = Runner(sim)
     sim.step(40)
-    sim.capture_initial_state()
+    runner.capture_initial_state()
     captured = [_state(sim, env) for env in range(2)]
     sim.step(100)
     after = [_state(sim, env) for env in range(2)]
     assert after != captured
-    sim.reset_to_initial_state()
+    runner.reset_to_initial_state()
     assert [_state(sim, env) for env in range(2)] == captured
     assert store[1].data.time == pytest.approx(0.08, abs=1e-12)
     sim.step(100)
@@ -84,23 +87,25 @@ def test_the_captured_initial_state_comes_back_and_replays_the_same_run():
 
 def test_an_initial_state_that_no_longer_fits_is_refused_and_resets_nothing():
     store, sim = _world()
+    runner = Runner(sim)
     with pytest.raises(ValueError, match=re.escape(
             "initial state of env 0: expected one captured by capture_initial_state(), got "
             "none")):
-        sim.reset_to_initial_state()
-    sim.capture_initial_state()
+        runner.reset_to_initial_state()
+    runner.capture_initial_state()
     store[1].spawn_prims([Prim("box", pose=(2.0, 0.0, 0.2, 0.0))])
     sim.step(20)
     before = [_state(sim, env) for env in range(2)]
     with pytest.raises(ValueError, match=re.escape(
             "initial state of env 1: expected the model it was captured with (compile 2), "
             "got compile 3 (something was spawned or deleted since); capture it again")):
-        sim.reset_to_initial_state()
+        runner.reset_to_initial_state()
     assert [_state(sim, env) for env in range(2)] == before
 
 
 def test_reset_callbacks_see_every_kind_of_reset_after_it_happened():
     store, sim = _world()
+    runner = Runner(sim)
     _add_key(store, 0, "home", (0.5, 0.0, 0.1), 0.0)
     _add_key(store, 1, "home", (0.5, 0.0, 0.1), 0.0)
     seen = []
@@ -108,14 +113,14 @@ def test_reset_callbacks_see_every_kind_of_reset_after_it_happened():
     def callback(s, env_ids):
         seen.append((list(env_ids), [round(s.store[e].data.qpos[0], 6) for e in env_ids]))
 
-    sim.add_reset_callback(callback)
+    sim.hooks.reset.append(callback)
     sim.step(100)
-    sim.capture_initial_state([1])
+    runner.capture_initial_state([1])
     sim.step(100)
     sim.reset_envs([0])
-    sim.reset_to_keyframe("home")
-    sim.reset_to_initial_state([1])
-    sim.remove_reset_callback(callback)
+    runner.reset_to_keyframe("home")
+    runner.reset_to_initial_state([1])
+    sim.hooks.reset.remove(callback)
     sim.reset_envs([0, 1])
     x_at_capture = seen[-1][1][0]
     assert seen == [([0], [0.0]), ([0, 1], [0.5, 0.5]), ([1], [x_at_capture])]
@@ -130,11 +135,11 @@ def test_a_pre_step_callback_runs_before_every_physics_step_and_its_writes_count
         calls.append(s.step_count)
         s.state(0, "xfrc_applied")[2, 2] = 100.0 if s.step_count < 5 else 0.0  # a kick
 
-    sim.add_pre_step_callback(before_step)
+    sim.hooks.physics_step.append(before_step)
     sim.step(25)
     assert calls == list(range(25))
     kicked_z = store[0].data.qpos[2]
-    sim.remove_pre_step_callback(before_step)
+    sim.hooks.physics_step.remove(before_step)
     sim.step(10)
     assert calls == list(range(25))
     plain, plain_sim = _world(1)

@@ -9,7 +9,7 @@ import threading
 import pytest
 
 from arena_gym.scene import Prim, SceneStore
-from arena_gym.sim import Simulator
+from arena_gym.sim import Runner, Simulator
 from arena_gym.worlds import builtin_robot_urdf
 from tests.waiting import wait_until
 
@@ -35,9 +35,10 @@ def test_a_reader_sees_monotonic_snapshots_that_a_lockstep_replay_reproduces():
     """Time and qpos of every snapshot a concurrent reader takes belong together: they are
     bit for bit the state a lockstep run reaches after that many steps."""
     sim = _driving(_world(3, odd_env=2))
-    sim.rt_factor = 0.0  # as fast as possible: many ticks, many torn reads if any
+    runner = Runner(sim)
+    runner.rt_factor = 0.0  # as fast as possible: many ticks, many torn reads if any
     seen: list[tuple[int, int, float, list[float], list[bytes]]] = []
-    snapshots = sim.snapshots
+    snapshots = runner.snapshots
 
     def read() -> None:
         while not seen or seen[-1][1] < 400:
@@ -48,9 +49,10 @@ def test_a_reader_sees_monotonic_snapshots_that_a_lockstep_replay_reproduces():
                                  [snap.field("qpos", e).tobytes() for e in range(3)]))
 
     reader = threading.Thread(target=read)
-    sim.start()
+    runner.start()
     reader.start()
     reader.join(timeout=120)
+    runner.close()
     sim.close()
     assert not reader.is_alive()
     assert len(seen) > 5
@@ -75,9 +77,10 @@ def test_a_slow_reader_holds_its_snapshot_while_the_loop_ticks_on():
     """The loop ticks on while a reader holds a snapshot (a reader that blocked it would
     time out here); its rate with slow readers is benchmarks/free_running.py's."""
     sim = _driving(_world(2))
-    sim.rt_factor = 1.0
-    snapshots = sim.snapshots
-    sim.start()
+    runner = Runner(sim)
+    runner.rt_factor = 1.0
+    snapshots = runner.snapshots
+    runner.start()
     try:
         for _ in range(3):
             lease = snapshots.take()
@@ -90,18 +93,20 @@ def test_a_slow_reader_holds_its_snapshot_while_the_loop_ticks_on():
             lease.release()
             with snapshots.take() as latest:
                 assert latest.step_count > count
-        sim.pause()
-        sim.call_soon(lambda: None).result(timeout=60)  # the tick under way has ended
+        runner.pause()
+        runner.call_soon(lambda: None).result(timeout=60)  # the tick under way has ended
         # every tick was published (one more: the state when publishing began)
         assert snapshots.published == sim.step_count // sim.tick_steps + 1
     finally:
+        runner.close()
         sim.close()
 
 
 def test_snapshot_is_the_state_after_the_last_completed_tick():
     store = _world(3, odd_env=2)
     sim = _driving(store)
-    snapshots = sim.snapshots
+    runner = Runner(sim)
+    snapshots = runner.snapshots
     sim.step(30)  # no hooks: three ticks in one call, published at its end
     sim.step(5)  # no tick completes: the snapshot stays at step 30
     with snapshots.take() as snap:
@@ -130,7 +135,8 @@ def test_snapshot_is_the_state_after_the_last_completed_tick():
 def test_a_reset_is_published_at_once():
     store = _world(2)
     sim = _driving(store)
-    snapshots = sim.snapshots
+    runner = Runner(sim)
+    snapshots = runner.snapshots
     sim.step(50)
     sim.reset_envs([1])
     with snapshots.take() as snap:
@@ -142,7 +148,8 @@ def test_a_reset_is_published_at_once():
 
 def test_a_released_lease_can_be_released_again_and_buffers_are_reused():
     sim = _driving(_world(1))
-    snapshots = sim.snapshots
+    runner = Runner(sim)
+    snapshots = runner.snapshots
     lease = snapshots.take()
     first = lease.snapshot
     lease.release()

@@ -4,14 +4,14 @@ tick right before it steps, from any thread."""
 from __future__ import annotations
 
 import re
-import time
 
 import numpy as np
 import pytest
 
 from arena_gym.scene import SceneStore
-from arena_gym.sim import Simulator
+from arena_gym.sim import Runner, Simulator
 from arena_gym.worlds import builtin_robot_urdf
+from tests.waiting import wait_until
 
 G = 9.81
 
@@ -60,22 +60,24 @@ def test_an_applied_force_lifts_the_robot_as_physics_says_and_stops_when_zeroed(
 
 def test_commands_staged_from_another_thread_reach_the_running_loop():
     store, sim = _world()
+    runner = Runner(sim)
     mass = float(store[0].model.body_subtreemass[store[0].model.body(
         "env_0/robot/base_footprint").id])
-    sim.rt_factor = 0.0
-    sim.start()
+    runner.rt_factor = 0.0
+    runner.start()
     try:
         sim.set_applied_force(0, "env_0/robot/base_footprint", (0.0, 0.0, 2.0 * mass * G))
 
         def height() -> float:
-            with sim.snapshots.take() as snap:
+            with runner.snapshots.take() as snap:
                 return float(snap.field("qpos", 0)[2])
 
         wait_until(lambda: height() > 0.1, 60,
                    lambda: f"the staged force to lift the robot above 0.1 m (at {height()} m)")
     finally:
+        runner.close()
         sim.close()
-    assert sim.error is None
+    assert runner.error is None
 
 
 def test_bad_staged_commands_are_rejected_and_stage_nothing():
