@@ -47,7 +47,7 @@ def test_settings_validate_writes_and_read_as_copies(sim):
         sim.settings.rt_factor = -1
     assert sim.settings.rt_factor == 1.0
     sim.settings.rt_factor = 0.0
-    assert sim.simulator.rt_factor == 0.0
+    assert sim.runner.rt_factor == 0.0
     with pytest.raises(ValueError, match=re.escape("busywait: expected true or false, got 1")):
         sim.settings.busywait = 1
     assert not sim.settings.running

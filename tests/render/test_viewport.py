@@ -11,7 +11,7 @@ import pytest
 
 from arena_gym.render.viewport import Viewport, ViewportCapture
 from arena_gym.scene import Prim, SceneStore
-from arena_gym.sim import Simulator
+from arena_gym.sim import Runner, Simulator
 from tests.render.pixels import centroid, red
 
 RED = (1.0, 0.0, 0.0, 1.0)
@@ -23,9 +23,11 @@ def capture():
     store = SceneStore(2)
     store[0].spawn_prims([Prim("red", pose=(*BOX, 0.0), scale=(0.3, 0.3, 0.3), rgba=RED)])
     sim = Simulator(store)
-    grab = ViewportCapture(sim)
-    yield sim, grab
+    runner = Runner(sim)
+    grab = ViewportCapture(sim, runner)
+    yield sim, runner, grab
     grab.close()
+    runner.close()
     sim.close()
 
 
@@ -37,7 +39,7 @@ def capture():
     Viewport(pos=(3.0, 1.0, 10.0), pitch=-math.pi / 2 + 1e-6, orthographic=True, ortho_width=4.0),
 ])
 def test_a_red_box_appears_where_the_view_projects_it(capture, view):
-    _, grab = capture
+    _, _, grab = capture
     frame = grab(0, view)
     assert frame.shape == (1080, 1920, 3)
     box = red(frame)
@@ -52,7 +54,7 @@ def test_a_red_box_appears_where_the_view_projects_it(capture, view):
 
 
 def test_roll_turns_the_frame_about_its_centre(capture):
-    _, grab = capture
+    _, _, grab = capture
     level = Viewport(pos=(0.0, 1.0, 0.5), hfov=60.0)  # the box straight ahead, 3 m away
     shifted = Viewport(pos=(0.0, 0.4, 0.5), hfov=60.0)
     rolled = Viewport(pos=(0.0, 0.4, 0.5), hfov=60.0, roll=math.pi / 2)
@@ -65,26 +67,26 @@ def test_roll_turns_the_frame_about_its_centre(capture):
 
 
 def test_min_time_steps_a_lockstep_simulator_until_then(capture):
-    sim, grab = capture
+    sim, runner, grab = capture
     start = sim.clock
     grab(0, Viewport(pos=(0.0, 0.0, 1.0), width=64, height=36), min_time=start + 0.5)
     assert start + 0.5 <= sim.clock < start + 0.5 + sim.timestep
-    sim.start()  # free-running: the capture waits for the clock instead of stepping
+    runner.start()  # free-running: the capture waits for the clock instead of stepping
     try:
         grab(0, Viewport(pos=(0.0, 0.0, 1.0), width=64, height=36), min_time=sim.clock + 0.2)
-        assert sim.running
+        assert runner.running
     finally:
-        sim.stop()
-    sim.rt_factor = 0.1  # a slow free run: 1 s of sim time takes 10 s
-    sim.start()
+        runner.stop()
+    runner.rt_factor = 0.1  # a slow free run: 1 s of sim time takes 10 s
+    runner.start()
     try:
         with pytest.raises(TimeoutError, match=re.escape(
                 "min_time: expected the clock to reach")):
             grab(0, Viewport(pos=(0.0, 0.0, 1.0), width=64, height=36),
                  min_time=sim.clock + 1.0, timeout=0.05)
     finally:
-        sim.stop()
-        sim.rt_factor = 1.0
+        runner.stop()
+        runner.rt_factor = 1.0
     with pytest.raises(ValueError, match=re.escape("Viewport.hfov: expected degrees in (0, "
                                                    "180), got 180.0")):
         Viewport(pos=(0, 0, 1), hfov=180.0)

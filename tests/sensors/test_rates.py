@@ -3,7 +3,7 @@ drawn from each env's seeded generator."""
 
 from __future__ import annotations
 
-import time
+import threading
 
 import mujoco
 import numpy as np
@@ -12,7 +12,7 @@ import pytest
 from arena_gym.scene import SceneStore
 from arena_gym.sensors import ImuSpec, LidarSpec, OdometrySpec, SensorError, SensorSuite
 from arena_gym.sensors.rates import Schedule, delay_steps
-from arena_gym.sim import Simulator
+from arena_gym.sim import Runner, Simulator
 from arena_gym.worlds.default import builtin_robot_urdf
 from tests.sensors.worlds import imu_block, lidar_block, room_distance, room_store
 
@@ -40,12 +40,15 @@ def test_rates_follow_sim_time_when_free_running():
     store = room_store(1, lidar_block(samples=8, rate=30.0))
     sim = Simulator(store)
     suite = SensorSuite(sim, specs=[LidarSpec("probe")])
-    sim.rt_factor = 0.0  # as fast as possible
-    sim.start()
+    runner = Runner(sim)
+    runner.rt_factor = 0.0  # as fast as possible
+    passed = threading.Event()
+    sim.hooks.tick.append(lambda s: s.clock > 0.2 and passed.set())
+    runner.start()
     try:
-        time.sleep(0.3)
+        assert passed.wait(timeout=120), f"the clock stayed at {sim.clock} s, below 0.2 s"
     finally:
-        sim.stop()
+        runner.close()
     assert sim.clock > 0.2
     assert suite["probe/lidar"].count[0] == int(np.floor(sim.clock * 30 + 1e-6)) + 1
 
