@@ -39,7 +39,7 @@ import tempfile
 import threading
 import time
 import traceback
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -98,6 +98,8 @@ class Bridge:
         self.rt_factor = 1.0
         self.frames_sent = 0
         self.frames_dropped = 0  # free-running ticks the node was too busy to take
+        self.commands_run: Counter[str] = Counter()  # by op, once run on the loop (a
+        # topic's command has no reply: this is how a caller sees that it landed)
         self._may_wait = True  # False on the free-running loop's own ticks: never block
         self._busy = [False] * SLOTS
         self._acks = threading.Condition()  # guards _busy and _gone
@@ -404,6 +406,7 @@ class Bridge:
             traceback.print_exc()
             self.reply(message, {"success": False,
                                  "message": f"{message.get('op')}: internal error: {exc!r}"})
+        self.commands_run[message.get("op", "")] += 1
         if self.commands.paused:
             self.runner.pause()
         elif not self.runner.running:

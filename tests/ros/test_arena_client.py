@@ -97,7 +97,7 @@ def test_an_arena_client_drives_the_bridge_as_arenas_server(run):
 
     # the scenes belong to the bridge's loop thread while it serves: read them there
     def on_loop(fn):
-        return bridge.sim.call_soon(fn).result(timeout=60)
+        return bridge.runner.call_soon(fn).result(timeout=60)
 
     store = bridge.sim.store
     assert sorted(on_loop(lambda: list(store[0].entities))) == sorted([
