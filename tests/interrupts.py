@@ -36,7 +36,9 @@ def read_until(stream, pattern: str, timeout: float) -> re.Match:
     fd = stream.fileno()
     while (found := re.search(pattern, seen, re.MULTILINE)) is None:
         left = deadline - time.monotonic()
-        assert left > 0, f"no {pattern!r} in {timeout} s: {seen[-2000:]}"
+        if left <= 0:  # a timeout, not a measure: the wait is on the pipe (select)
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {pattern!r}: "
+                                 f"{seen[-2000:]}")
         ready, _, _ = select.select([fd], [], [], left)
         chunk = os.read(fd, 65536).decode(errors="replace") if ready else ""
         assert chunk or not ready, f"the stream closed before {pattern!r}: {seen[-2000:]}"

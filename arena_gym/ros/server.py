@@ -106,6 +106,8 @@ class Bridge:
         self._gone = False  # the node closed the channel
         self._inbox: queue.Queue[dict] = queue.Queue()  # for the serving thread
         self._watchers: deque[dict] = deque()  # camera watchers, applied by the stepping side
+        self.watched: dict[str, list[int]] = {}  # robot -> the envs whose camera someone
+        # watches, as the node last said (rendered from the next tick or command on)
         self.stepper = Stepper(self)
         self._slot = 0
         self._closed = False
@@ -286,6 +288,7 @@ class Bridge:
                 self._busy[message["slot"]] = False
                 self._acks.notify_all()
         elif op == "watchers":
+            self.watched[message["robot"]] = list(message["envs"])
             self._watchers.append(message)
         else:
             self._inbox.put(message)

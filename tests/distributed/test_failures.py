@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import re
-import time
 
 import numpy as np
 import pytest
 
 from arena_gym.envs.vector_env import ArenaVectorEnv
 from tests.distributed.compare import assert_identical
+from tests.waiting import wait_until
 
 
 def make(on_failure: str):
@@ -22,14 +22,15 @@ def make(on_failure: str):
 def kill(ray, actor) -> None:
     """ray.kill, then wait until calls see the actor dead (a kill is asynchronous)."""
     ray.kill(actor)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
+
+    def dead() -> bool:
         try:
             ray.get(actor.spaces.remote())  # side-effect free: the actor is not dead yet
         except ray.exceptions.RayActorError:
-            return
-        time.sleep(0.05)
-    raise AssertionError("the killed actor still answers after 60 s")
+            return True
+        return False
+
+    wait_until(dead, 60, "the killed actor to stop answering")
 
 
 def test_a_killed_actor_stops_the_run_naming_its_shard_and_envs(ray_cluster):

@@ -5,7 +5,6 @@ recompile, while the simulation keeps stepping."""
 from __future__ import annotations
 
 import re
-import time
 
 import mujoco
 import numpy as np
@@ -17,6 +16,7 @@ from arena_gym.scene import Prim, SceneStore
 from arena_gym.sim import Simulator
 from tests.render.pixels import centroid, red
 from tests.render.xvfb import virtual_display
+from tests.waiting import wait_until, within
 
 
 @pytest.fixture(scope="module")
@@ -32,22 +32,15 @@ def _showing(display: str, rect, expected: np.ndarray, seconds: float = 30.0) ->
     (seconds a frame on a loaded machine)."""
     from PIL import ImageGrab
 
-    deadline = time.monotonic() + seconds
-    while True:
-        shot = np.asarray(ImageGrab.grab(xdisplay=display))[:rect.height, :rect.width]
-        box = red(shot)
-        if box.any() and np.abs(centroid(box) - expected).max() < 2.0:
-            return shot
-        if time.monotonic() > deadline:
-            return shot
-        time.sleep(0.2)
+    last = [np.empty(0)]  # the latest grab only
 
+    def placed() -> bool:
+        last[0] = np.asarray(ImageGrab.grab(xdisplay=display))[:rect.height, :rect.width]
+        box = red(last[0])
+        return bool(box.any() and np.abs(centroid(box) - expected).max() < 2.0)
 
-def _until(condition, seconds: float = 10.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.02)
+    within(placed, seconds)
+    return last[0]
 
 
 def test_the_window_shows_the_current_state_as_an_offscreen_render_does(display):
@@ -77,7 +70,8 @@ def test_the_window_shows_the_current_state_as_an_offscreen_render_does(display)
         assert viewer.models_loaded == 1
         store[0].spawn_prims([Prim("new", pose=(-3.0, -3.0, 0.2, 0.0))])  # a recompile
         sim.step(10)
-        _until(lambda: viewer.models_loaded == 2)
+        wait_until(lambda: viewer.models_loaded == 2, 30,
+                   lambda: f"the viewer to load the new model ({viewer.models_loaded} loaded)")
         assert viewer.handle.cam.distance == pytest.approx(1.6 * store[0].model.stat.extent)
         assert viewer.running and viewer.error is None
     finally:

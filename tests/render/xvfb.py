@@ -7,12 +7,13 @@ import os
 import shutil
 import subprocess
 import tempfile
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+
+from tests.waiting import within
 
 SCREEN = (1280, 720)
 LIFETIME = 900  # s: the longest an Xvfb of the tests lives
@@ -39,10 +40,8 @@ def virtual_display() -> Iterator[str]:
     server = subprocess.Popen(["timeout", str(LIFETIME), command, f":{number}", "-terminate",
                                "-screen", "0", f"{SCREEN[0]}x{SCREEN[1]}x24"],
                               stdout=subprocess.DEVNULL, stderr=log)
-    for _ in range(100):
-        if Path(f"/tmp/.X11-unix/X{number}").exists() or server.poll() is not None:
-            break
-        time.sleep(0.05)
+    within(lambda: Path(f"/tmp/.X11-unix/X{number}").exists() or server.poll() is not None,
+           30)
     if server.poll() is not None:
         log.seek(0)
         pytest.fail(f"Xvfb ({command}) did not start: {log.read().decode()}")

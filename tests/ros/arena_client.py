@@ -17,7 +17,7 @@ import math
 import os
 import sys
 import threading
-import time
+from pathlib import Path
 
 import rclpy
 import rclpy.duration
@@ -42,6 +42,9 @@ from sensor_msgs.msg import JointState, LaserScan
 from std_srvs.srv import Trigger
 from tf2_msgs.msg import TFMessage
 from viewport_control_msgs.srv import ViewportCapture, ViewportSetView
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: waiting.py
+from waiting import within  # noqa: E402 - after the path it is found on
 
 TIMEOUT = 120.0
 
@@ -74,7 +77,7 @@ class Client:
         threading.Thread(target=self._spin, daemon=True).start()
         self.transcript: list[dict] = []
         self.seen: dict[str, list] = {}
-        self._lock = threading.Lock()
+        self._lock = threading.Condition()  # notified with every message kept
 
     def _spin(self) -> None:
         try:
@@ -87,11 +90,10 @@ class Client:
         if not client.wait_for_service(timeout_sec=TIMEOUT):
             raise SystemExit(f"no service {service}")
         future = client.call_async(request)
-        deadline = time.monotonic() + TIMEOUT
-        while not future.done():
-            if time.monotonic() > deadline:
-                raise SystemExit(f"{service}: no answer in {TIMEOUT} s")
-            time.sleep(0.002)
+        answered = threading.Event()
+        future.add_done_callback(lambda _: answered.set())
+        if not answered.wait(TIMEOUT):
+            raise SystemExit(f"{service}: no answer in {TIMEOUT} s")
         self.node.destroy_client(client)
         answer = future.result()
         self.transcript.append({"service": service, "answer": plain(answer)})
@@ -103,25 +105,21 @@ class Client:
         def keep(msg, topic=topic):
             with self._lock:
                 self.seen[topic].append(msg)
+                self._lock.notify_all()
 
         self.node.create_subscription(kind, topic, keep, 100)
 
     def wait(self, topic: str, ok) -> object:
         """The first message on `topic` for which ok(msg) holds (TIMEOUT s at most)."""
-        deadline = time.monotonic() + TIMEOUT
-        while time.monotonic() < deadline:
-            with self._lock:
-                found = [m for m in self.seen[topic] if ok(m)]
-            if found:
-                return found[-1]
-            time.sleep(0.01)
-        raise SystemExit(f"{topic}: nothing as expected in {TIMEOUT} s")
+        with self._lock:
+            found = self._lock.wait_for(lambda: [m for m in self.seen[topic] if ok(m)], TIMEOUT)
+        if not found:
+            raise SystemExit(f"{topic}: nothing as expected in {TIMEOUT} s")
+        return found[-1]
 
     def publish(self, kind, topic: str, msg) -> None:
         publisher = self.node.create_publisher(kind, topic, 10)
-        deadline = time.monotonic() + TIMEOUT
-        while publisher.get_subscription_count() == 0 and time.monotonic() < deadline:
-            time.sleep(0.01)
+        within(lambda: publisher.get_subscription_count() > 0, TIMEOUT)
         publisher.publish(msg)
         publisher.wait_for_all_acked(rclpy.duration.Duration(seconds=TIMEOUT))  # delivered
         self.transcript.append({"topic": topic, "published": len(msg.pedestrians)})

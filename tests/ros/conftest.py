@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.waiting import wait_until
+
 PROBE = Path(__file__).resolve().parent / "probe_node.py"
 
 
@@ -66,6 +68,27 @@ class Probe:
         if count:
             self.ask(do="wait", topic=topic, count=count, timeout=10)
         return self.ask(do="take", topic=topic)
+
+    def take_until(self, topic: str, ok, what: str, timeout: float = 30.0) -> list[dict]:
+        """The messages received since the last take, once `ok(messages)` holds (taking
+        more as they come, `timeout` s at most; else AssertionError naming `what`)."""
+        got: list[dict] = []
+
+        def enough() -> bool:
+            got.extend(self.ask(do="take", topic=topic))
+            return bool(ok(got))
+
+        wait_until(enough, timeout, lambda: f"{what} on {topic} ({len(got)} messages came)")
+        return got
+
+    def command(self, bridge, op: str, topic: str, kind: str, msg: dict) -> int:
+        """Publish `msg` on a command topic and wait until `bridge` has run it (as `op`:
+        cmd_vel, joint_commands); the topic's subscriber count."""
+        before = bridge.commands_run[op]
+        count = self.ask(do="publish", topic=topic, type=kind, msg=msg)
+        wait_until(lambda: bridge.commands_run[op] > before, 30,
+                   f"the bridge to run the {op} published on {topic}")
+        return count
 
     def call(self, service: str, kind: str, **request) -> dict:
         return self.ask(do="call", service=service, type=kind, request=request)

@@ -14,6 +14,8 @@ import struct
 import time
 from typing import Any
 
+from tests.waiting import within
+
 SUBPROTOCOL = "foxglove.sdk.v1"
 MESSAGE_DATA, TIME = 1, 2
 
@@ -23,16 +25,16 @@ class FoxgloveClient:
                  origin: str | None = None) -> None:
         from websockets.sync.client import connect
 
-        deadline = time.monotonic() + timeout
-        while True:  # the server may still be starting (a CLI in another thread)
+        def connected() -> Any:  # the server may still be starting (a CLI in another thread)
             try:
-                self.ws = connect(f"ws://{host}:{port}", subprotocols=[SUBPROTOCOL],
-                                  open_timeout=5, legacy=True, origin=origin)
-                break
+                return connect(f"ws://{host}:{port}", subprotocols=[SUBPROTOCOL],
+                               open_timeout=5, legacy=True, origin=origin)
             except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.2)
+                return None
+
+        self.ws = within(connected, timeout) or connect(
+            f"ws://{host}:{port}", subprotocols=[SUBPROTOCOL], open_timeout=5, legacy=True,
+            origin=origin)  # the last try raises what refuses it
         self.channels: dict[str, dict] = {}  # topic: the advertised channel
         self.server_info: dict = {}
         self.times: list[int] = []

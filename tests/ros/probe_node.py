@@ -1,14 +1,15 @@
 """A separate, real rclpy process for the bridge tests (runs in the ROS venv).
 
 Reads one JSON command per line on stdin, answers one JSON line on stdout:
-  {"do": "listen", "topic": T, "type": "pkg/msg/Name"}   subscribe; wait for a publisher
+  {"do": "listen", "topic": T, "type": "pkg/msg/Name"}   subscribe; wait for its publishers
   {"do": "unlisten", "topic": T}                         drop the subscription
   {"do": "take", "topic": T}                             messages received since last take
   {"do": "wait", "topic": T, "count": n, "timeout": s}   until n messages are buffered
   {"do": "call", "service": S, "type": "pkg/srv/Name", "request": {...}}
   {"do": "publish", "topic": T, "type": ..., "msg": {...}}
   {"do": "publishers", "topic": T, "count": n, "timeout": s}   until T has n publishers
-Messages travel as dicts (nested fields, sequences as lists).
+Messages travel as dicts (nested fields, sequences as lists). Every wait is on a
+condition or an event with a timeout (tests/waiting.py, imported from the tests folder).
 """
 
 from __future__ import annotations
@@ -19,11 +20,15 @@ import json
 import os
 import sys
 import threading
-import time
+from pathlib import Path
 
 import rclpy
+from rclpy.duration import Duration
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.qos import DurabilityPolicy, QoSProfile
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: waiting.py
+from waiting import within  # noqa: E402 - after the path it is found on
 
 
 def load(name: str):
@@ -69,7 +74,7 @@ def main() -> None:
     executor.add_node(node)
     threading.Thread(target=spin, args=(executor,), daemon=True).start()
     buffers: dict[str, list] = {}
-    lock = threading.Lock()
+    lock = threading.Condition()  # notified with every message kept
     publishers = {}
     subscriptions = {}
     for line in sys.stdin:
@@ -86,31 +91,30 @@ def main() -> None:
             def keep(msg, topic=topic):
                 with lock:
                     buffers[topic].append(to_dict(msg))
+                    lock.notify_all()
 
             if topic in subscriptions:  # listening again replaces the subscription
                 node.destroy_subscription(subscriptions.pop(topic))
-            subscriptions[topic] = node.create_subscription(load(cmd["type"]), topic, keep, qos)
-            deadline = time.monotonic() + 20
-            while node.count_publishers(topic) == 0 and time.monotonic() < deadline:
-                time.sleep(0.02)
-            time.sleep(0.3)  # matching finishes on both sides
-            out = node.count_publishers(topic)
+            sub = subscriptions[topic] = node.create_subscription(load(cmd["type"]), topic,
+                                                                  keep, qos)
+            # every publisher discovery knows of is matched to this subscription
+            out = within(lambda sub=sub, topic=topic: (
+                0 < node.count_publishers(topic) <= sub.get_publisher_count()), 20) and \
+                node.count_publishers(topic)
         elif do == "unlisten":
             out = node.destroy_subscription(subscriptions.pop(cmd["topic"]))
         elif do == "publishers":  # discovery takes a moment to see one come or go
-            deadline = time.monotonic() + cmd.get("timeout", 10)
-            while node.count_publishers(cmd["topic"]) != cmd["count"] and \
-                    time.monotonic() < deadline:
-                time.sleep(0.02)
+            within(lambda cmd=cmd: node.count_publishers(cmd["topic"]) == cmd["count"],
+                   cmd.get("timeout", 10))
             out = node.count_publishers(cmd["topic"])
         elif do == "take":
             with lock:
                 out, buffers[cmd["topic"]] = buffers[cmd["topic"]], []
         elif do == "wait":
-            deadline = time.monotonic() + cmd.get("timeout", 10)
-            while len(buffers[cmd["topic"]]) < cmd["count"] and time.monotonic() < deadline:
-                time.sleep(0.01)
-            out = len(buffers[cmd["topic"]])
+            with lock:
+                lock.wait_for(lambda cmd=cmd: len(buffers[cmd["topic"]]) >= cmd["count"],
+                              cmd.get("timeout", 10))
+                out = len(buffers[cmd["topic"]])
         elif do == "call":
             kind = load(cmd["type"])
             client = node.create_client(kind, cmd["service"])
@@ -118,20 +122,18 @@ def main() -> None:
                 out = {"error": f"no service {cmd['service']}"}
             else:
                 future = client.call_async(fill(kind.Request(), cmd["request"]))
-                deadline = time.monotonic() + 60
-                while not future.done() and time.monotonic() < deadline:
-                    time.sleep(0.002)
+                answered = threading.Event()
+                future.add_done_callback(lambda _, answered=answered: answered.set())
+                answered.wait(60)
                 out = to_dict(future.result()) if future.done() else {"error": "timeout"}
             node.destroy_client(client)
         elif do == "publish":
             key = cmd["topic"]
             if key not in publishers:
                 publishers[key] = node.create_publisher(load(cmd["type"]), key, 10)
-                deadline = time.monotonic() + 20
-                while publishers[key].get_subscription_count() == 0 and \
-                        time.monotonic() < deadline:
-                    time.sleep(0.02)
+                within(lambda key=key: publishers[key].get_subscription_count() > 0, 20)
             publishers[key].publish(fill(load(cmd["type"])(), cmd["msg"]))
+            publishers[key].wait_for_all_acked(Duration(seconds=20))  # delivered
             out = publishers[key].get_subscription_count()
         print(json.dumps({"out": out}), flush=True)
     rclpy.try_shutdown()

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import time
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +18,7 @@ from arena_gym.ros.files import file_roots
 from arena_gym.ros.run import build_envs
 from arena_gym.worlds.default import builtin_robot_urdf
 from tests.ros.conftest import served
+from tests.waiting import wait_until
 
 CLIENT = Path(__file__).resolve().parent / "arena_client.py"
 MDL = 'export material Red(*) = OmniPBR(diffuse_color_constant: color(0.8, 0.1, 0.1));\n'
@@ -29,15 +29,6 @@ WORLD = [  # the answers of one world's spawns, as Arena's server gives them
     ("/mujoco/SpawnWalls", {"ret": [True, True]}),
     ("/mujoco/SpawnPedestrians", {"results": [0]}),  # SUCCESS
 ]
-
-
-def until(condition, timeout: float = 30.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
 
 
 @pytest.fixture
@@ -109,7 +100,7 @@ def test_an_arena_client_drives_the_bridge_as_arenas_server(run):
     assert shelf.pos[2] == pytest.approx(1.0) and shelf.size[2] == pytest.approx(0.5)
     pool = store.scene(0).pedestrians
     # the stream moves the walker and dresses it in its model_uri's actor
-    assert until(lambda: on_loop(lambda: pool.actors.get("Pedestrians/walker"))
-                 == config["actor"])
-    assert until(lambda: np.allclose(on_loop(lambda: store[0].get_pose("Pedestrians/walker"))
-                                     [0][:2], [0.5, -2.0], atol=1e-6))
+    wait_until(lambda: on_loop(lambda: pool.actors.get("Pedestrians/walker")) == config["actor"],
+               30, "the walker to wear its model_uri's actor")
+    wait_until(lambda: np.allclose(on_loop(lambda: store[0].get_pose("Pedestrians/walker"))[0][:2],
+                                   [0.5, -2.0], atol=1e-6), 30, "the walker at (0.5, -2.0)")

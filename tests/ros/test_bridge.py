@@ -5,7 +5,6 @@ services spawn and delete, and bad requests fail while the bridge keeps serving.
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 import pytest
@@ -123,34 +122,35 @@ def test_step_advances_the_clock_by_n_dt(bridge, probe):
 def test_pause_stops_the_clock(bridge, listening):
     probe = listening
     trigger = "std_srvs/srv/Trigger"
+    probe.take("/clock")
     assert probe.call("/mujoco/unpause_simulation", trigger)["success"]
-    time.sleep(0.3)
-    running = [secs(m["clock"]) for m in probe.take("/clock")]
+    running = [secs(m["clock"]) for m in probe.take_until(
+        "/clock", lambda got: len(got) >= 5, "5 clocks while running")]
     assert probe.call("/mujoco/pause_simulation", trigger)["success"]
     stopped_at = bridge.sim.clock
-    time.sleep(0.3)
-    assert len(running) >= 5 and running[-1] > running[0]  # 50 Hz while running
-    # a busy probe may still be taking clocks published before the pause: none after it
-    late = [secs(m["clock"]) for m in probe.take("/clock")]
-    time.sleep(0.3)
-    late += [secs(m["clock"]) for m in probe.take("/clock")]
-    assert [t for t in late if t > stopped_at] == []
-    assert bridge.sim.clock == stopped_at
+    assert running == sorted(running) and running[-1] > running[0]
+    # a marker: a Step of one tick publishes one clock; /clock comes in order, so every
+    # clock before the marker was published before the pause, and none is past it
+    marker = stopped_at + bridge.sim.tick_steps * bridge.sim.timestep
+    assert probe.step(bridge.sim.tick_steps)["success"]
+    late = [secs(m["clock"]) for m in probe.take_until(
+        "/clock", lambda got: any(secs(m["clock"]) > stopped_at + 1e-6 for m in got),
+        "the Step's clock")]
+    assert [t for t in late if t > stopped_at + 1e-6] == [pytest.approx(marker, abs=1e-6)]
+    assert bridge.sim.clock == pytest.approx(marker, abs=1e-12)
 
 
 def test_cmd_vel_moves_the_commanded_distance(bridge, listening):
     probe = listening
     drain(probe)
     twist = "geometry_msgs/msg/Twist"
-    assert probe.ask(do="publish", topic="/env_1/robot/cmd_vel", type=twist,
-                     msg={"linear": {"x": 0.1}, "angular": {"z": 0.0}}) == 1
-    time.sleep(0.3)  # the command reaches the simulator before the Step request
+    assert probe.command(bridge, "cmd_vel", "/env_1/robot/cmd_vel", twist,
+                         {"linear": {"x": 0.1}, "angular": {"z": 0.0}}) == 1
     probe.step(250)  # 0.5 s to reach the speed
     p0 = probe.take("/env_1/robot/odom", 25)[-1]
     probe.step(500)  # 1 s at 0.1 m/s
     p1 = probe.take("/env_1/robot/odom", 50)[-1]
-    probe.ask(do="publish", topic="/env_1/robot/cmd_vel", type=twist, msg={"linear": {"x": 0.0}})
-    time.sleep(0.3)
+    probe.command(bridge, "cmd_vel", "/env_1/robot/cmd_vel", twist, {"linear": {"x": 0.0}})
     a, b = p0["pose"]["pose"]["position"], p1["pose"]["pose"]["position"]
     assert math.hypot(b["x"] - a["x"], b["y"] - a["y"]) == pytest.approx(0.1, abs=0.005)
     assert secs(p1["header"]["stamp"]) - secs(p0["header"]["stamp"]) == pytest.approx(1.0)

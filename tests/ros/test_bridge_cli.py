@@ -15,6 +15,7 @@ from pathlib import Path
 
 from arena_gym.ros.wire import MAX_STEPS
 from tests.ros.conftest import Probe
+from tests.waiting import wait_until, within
 
 UP = "bridge up: 1 env(s) of 'empty', robot 'robot', lockstep (paused; /mujoco/step advances)\n"
 
@@ -71,15 +72,18 @@ def test_sigusr1_dumps_the_stacks_and_sigterm_ends_cleanly(ros_env, tmp_path):
         node, folder = node_of(process.pid)
         assert folder.is_dir()
         # "bridge up" is printed just before serving starts: signal until a dump shows it
-        dump = ""
-        for _ in range(10):
-            os.kill(process.pid, signal.SIGUSR1)
-            time.sleep(1.0)
-            assert process.poll() is None  # still serving
+
+        def serving_dumped() -> bool:  # a dump by a Python thread that serves
             dump = (tmp_path / "stderr.txt").read_text()
-            if "Current thread" in dump and "in serve" in dump:  # a dump by a Python thread
-                break
-        assert "Current thread" in dump and "in serve" in dump
+            return "Current thread" in dump and "in serve" in dump
+
+        def signalled() -> bool:
+            os.kill(process.pid, signal.SIGUSR1)
+            return bool(within(serving_dumped, 1.0))
+
+        wait_until(signalled, 30, lambda: "a stack dump showing serve; stderr: "
+                   + (tmp_path / "stderr.txt").read_text()[-2000:])
+        assert process.poll() is None  # still serving
         process.terminate()
         assert process.wait(timeout=20) == 0
     finally:

@@ -4,12 +4,11 @@ env only, at the camera's own rate; unsubscribing stops the rendering again."""
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 
 from tests.ros.conftest import camera_robot_urdf, served
+from tests.waiting import wait_until
 
 W, H = 32, 24
 BOX_X = 1.5  # m, the red box's centre ahead of the robot (0.4 m deep: its face at 1.3 m)
@@ -101,7 +100,8 @@ def test_unsubscribing_stops_the_rendering(bridge, probe):
     assert bridge.suite[KEY].count[0] > watched[0]
     for topic in TOPICS:
         probe.ask(do="unlisten", topic=topic)
-    time.sleep(0.5)  # the bridge's node sees the subscriptions go
+    wait_until(lambda: bridge.watched.get("camerabot") == [], 30,
+               lambda: f"the node to see nobody watch (it says {bridge.watched})")
     before = bridge.suite[KEY].count.tolist()
     assert probe.step(250)["success"]
     assert bridge.suite[KEY].count.tolist() == before

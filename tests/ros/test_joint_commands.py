@@ -4,12 +4,11 @@ nothing while the bridge keeps serving."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 JOINTS = "sensor_msgs/msg/JointState"
 TOPIC = "/robot/mujoco/joint_commands_velocity"
+OP = "joint_commands"  # what the node makes of a message on it
 
 
 def wheel(message: dict, name: str) -> tuple[float, float]:
@@ -19,9 +18,8 @@ def wheel(message: dict, name: str) -> tuple[float, float]:
 
 def test_a_commanded_joint_velocity_turns_the_joint(bridge, probe):
     assert probe.listen("/robot/joint_states", JOINTS) == 1
-    assert probe.ask(do="publish", topic=TOPIC, type=JOINTS,
-                     msg={"name": ["wheel_left_joint"], "velocity": [4.0]}) == 1
-    time.sleep(0.3)  # the command reaches the simulator before the Step request
+    assert probe.command(bridge, OP, TOPIC, JOINTS,
+                         {"name": ["wheel_left_joint"], "velocity": [4.0]}) == 1
     probe.step(250)  # 0.5 s to reach the speed
     q0, _ = wheel(probe.take("/robot/joint_states", 25)[-1], "wheel_left_joint")
     probe.step(250)
@@ -30,9 +28,7 @@ def test_a_commanded_joint_velocity_turns_the_joint(bridge, probe):
     assert v1 == pytest.approx(4.0, abs=0.05)
     assert q1 - q0 == pytest.approx(2.0, abs=0.05)  # 0.5 s at 4 rad/s
     assert abs(wheel(last, "wheel_right_joint")[1]) < 0.05  # not commanded: at rest
-    probe.ask(do="publish", topic=TOPIC, type=JOINTS,
-              msg={"name": ["wheel_left_joint"], "velocity": [0.0]})
-    time.sleep(0.3)
+    probe.command(bridge, OP, TOPIC, JOINTS, {"name": ["wheel_left_joint"], "velocity": [0.0]})
     probe.step(500)  # the servo's time constant is ~0.15 s: 1 s settles it
     assert abs(wheel(probe.take("/robot/joint_states", 50)[-1], "wheel_left_joint")[1]) < 0.05
 
@@ -40,9 +36,7 @@ def test_a_commanded_joint_velocity_turns_the_joint(bridge, probe):
 def test_a_command_naming_no_servoed_joint_moves_nothing(bridge, probe, capfd):
     # (listened again here: pytest-xdist may run a test without the one above)
     assert probe.listen("/robot/joint_states", JOINTS) == 1
-    probe.ask(do="publish", topic=TOPIC, type=JOINTS,
-              msg={"name": ["no_such_joint"], "velocity": [4.0]})
-    time.sleep(0.3)
+    probe.command(bridge, OP, TOPIC, JOINTS, {"name": ["no_such_joint"], "velocity": [4.0]})
     assert probe.step(250)["success"]  # still serving
     last = probe.take("/robot/joint_states", 25)[-1]
     assert all(abs(v) < 0.05 for v in last["velocity"])
@@ -54,9 +48,8 @@ def test_a_command_naming_no_servoed_joint_moves_nothing(bridge, probe, capfd):
 def test_a_command_with_one_bad_name_applies_none_of_it(bridge, probe, capfd):
     # (listened again here: pytest-xdist may run a test without the one above)
     assert probe.listen("/robot/joint_states", JOINTS) == 1
-    probe.ask(do="publish", topic=TOPIC, type=JOINTS,
-              msg={"name": ["wheel_left_joint", "wheel_rigth_joint"], "velocity": [4.0, 4.0]})
-    time.sleep(0.3)
+    probe.command(bridge, OP, TOPIC, JOINTS,
+                  {"name": ["wheel_left_joint", "wheel_rigth_joint"], "velocity": [4.0, 4.0]})
     assert probe.step(250)["success"]
     last = probe.take("/robot/joint_states", 25)[-1]
     assert all(abs(v) < 0.05 for v in last["velocity"])  # not even the left wheel turns

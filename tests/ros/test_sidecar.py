@@ -3,13 +3,15 @@ scan reading, the one its observations come from; services are refused."""
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from arena_gym.envs.vector_env import ArenaVectorEnv
 from arena_gym.ros.sidecar import start_sidecar
 from tests.ros.conftest import Probe
+
+
+def nanos(t: dict) -> int:
+    return t["sec"] * 1_000_000_000 + t["nanosec"]
 
 
 def test_the_sidecar_publishes_the_envs_own_scan(ros_env):
@@ -24,13 +26,15 @@ def test_the_sidecar_publishes_the_envs_own_scan(ros_env):
         for _ in range(3):
             env.step(np.zeros((2, 2)))
             clocks.append(round(env.core.sim.clock * 1e9))
-        bridge.flush()  # the node has published every frame
-        time.sleep(0.5)  # loopback delivery
-        scans = probe.take("/env_1/robot/scan")
-        odoms = probe.take("/robot/odom")
+        bridge.flush()  # the node has published every frame: the last ones arrive
+
+        def through_last(got: list[dict]) -> bool:
+            return any(nanos(m["header"]["stamp"]) == clocks[-1] for m in got)
+
+        scans = probe.take_until("/env_1/robot/scan", through_last, "the last step's scan")
+        odoms = probe.take_until("/robot/odom", through_last, "the last step's odometry")
         for messages in (scans, odoms):  # after the reset's sample(s): one per control step
-            stamps = [m["header"]["stamp"] for m in messages[-3:]]
-            assert [s["sec"] * 1_000_000_000 + s["nanosec"] for s in stamps] == clocks
+            assert [nanos(m["header"]["stamp"]) for m in messages[-3:]] == clocks
         np.testing.assert_array_equal(np.array(scans[-1]["ranges"], dtype=np.float32),
                                       env.sensor_suite["scan"].ranges[1])
         reply = probe.call("/mujoco/step", "arena_gym_interfaces/srv/Step", steps=10)

@@ -5,7 +5,6 @@ the sensors layer's readings of that robot; the first robot's topics go on."""
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 import pytest
@@ -89,9 +88,7 @@ def test_a_robot_spawned_later_gets_its_topics(bridge, spawned):
 def test_the_spawned_robot_follows_its_cmd_vel(bridge, spawned):
     probe = spawned
     twist = "geometry_msgs/msg/Twist"
-    assert probe.ask(do="publish", topic=f"{NS}/cmd_vel", type=twist,
-                     msg={"linear": {"x": 0.1}}) == 1
-    time.sleep(0.3)  # the command reaches the simulator before the Step request
+    assert probe.command(bridge, "cmd_vel", f"{NS}/cmd_vel", twist, {"linear": {"x": 0.1}}) == 1
     probe.step(250)  # 0.5 s to reach the speed
     probe.take(f"{NS}/odom", 25)
     p0 = bridge.suite["r2/odom"].position[1].copy()

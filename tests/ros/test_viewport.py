@@ -14,6 +14,7 @@ import pytest
 
 from arena_gym.ros.run import build_envs
 from tests.ros.conftest import Probe, served
+from tests.waiting import wait_until, within
 
 VP = "viewport_control_msgs/srv/"
 
@@ -29,16 +30,17 @@ def view(ros_env):
 
 def latest_pose(probe: Probe, near: list[float], timeout: float = 20.0) -> list[float]:
     """The camera's position once camera_pose shows it near `near` (10 Hz of wall time)."""
-    deadline = time.monotonic() + timeout
-    position = None
-    while time.monotonic() < deadline:
+    position: list = [None]
+
+    def near_enough() -> bool:
         msgs = probe.take("/arena/viewport/camera_pose", count=1)
         if msgs:
             p = msgs[-1]["pose"]["position"]
-            position = [p["x"], p["y"], p["z"]]
-            if np.allclose(position, near, atol=0.02):  # the robot may still settle
-                return position
-    return position
+            position[0] = [p["x"], p["y"], p["z"]]
+        return position[0] is not None and bool(np.allclose(position[0], near, atol=0.02))
+
+    within(near_enough, timeout)  # the robot may still settle
+    return position[0]
 
 
 def test_the_camera_follows_its_reference_entity(view):
@@ -60,17 +62,18 @@ def test_the_camera_follows_its_reference_entity(view):
     expected = [base[0], base[1] - 2.0, base[2] + 1.0]
     assert latest_pose(probe, expected) == pytest.approx(expected, abs=0.02)
     expected = [base[0], base[1] + 3.0, base[2]]
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:  # a message sent before discovery matched is lost
-        now = time.time()
+
+    def sent_and_seen() -> bool:  # a message sent before discovery matched is lost: again
+        now = time.time()  # the keyframe's wall time (cmd_view is sampled at wall time)
         probe.ask(do="publish", topic="/arena/viewport/cmd_view",
                   type="viewport_control_msgs/msg/ViewportView",
                   msg={"target_time": {"sec": int(now), "nanosec": int(now % 1 * 1e9)},
                        "pose": {"position": {"x": 3.0}, "orientation": {"w": 1.0}},
                        "fov": 0.0})
         seen = latest_pose(probe, expected, timeout=5.0)
-        if seen is not None and np.allclose(seen, expected, atol=0.02):
-            break
+        return seen is not None and bool(np.allclose(seen, expected, atol=0.02))
+
+    within(sent_and_seen, 60)
     assert latest_pose(probe, expected) == pytest.approx(expected, abs=0.02)
 
 
@@ -94,10 +97,7 @@ def test_a_capture_waits_for_its_sim_time(view, ros_env):
         min_sim_time={"sec": int(target), "nanosec": int(round(target % 1 * 1e9))})))
     try:
         thread.start()
-        deadline = time.monotonic() + 30
-        while not bridge.viewport.waiting and time.monotonic() < deadline:
-            time.sleep(0.01)  # until the bridge holds the capture
-        assert bridge.viewport.waiting
+        wait_until(lambda: bridge.viewport.waiting, 30, "the bridge to hold the capture")
         assert probe.step(20)["success"]  # 0.04 s: not yet
         assert thread.is_alive() and not shot
         probe.step(50)  # past it: the capture is answered
