@@ -1,8 +1,8 @@
 """Validating the poses and velocities of free bodies before any is written.
 
-    sim.set_free_bodies(0, {"robot": FreeBodyState(pos=(1, 0, 0.05), quat=(1, 0, 0, 0)),
-                            "other": FreeBodyState(pos=(2, 0, 0.05), quat=(0, 0, 0, 2),
-                                                   linvel=(0.1, 0, 0))})
+    runner.set_free_bodies(0, {"robot": FreeBodyState(pos=(1, 0, 0.05), quat=(1, 0, 0, 0)),
+                               "other": FreeBodyState(pos=(2, 0, 0.05), quat=(0, 0, 0, 2),
+                                                      linvel=(0.1, 0, 0))})
 
 Every entry is checked (the body exists, its root joint is free, numbers are finite and
 of the right length, the quaternion is not zero) before the first one is written, so one

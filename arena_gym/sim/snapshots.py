@@ -1,7 +1,7 @@
 """Post-tick snapshots for consumers of a free-running simulator (as mujoco_ros2_control's
 MujocoSimulation): the stepping thread publishes, consumers take, neither waits on the other.
 
-    snapshots = sim.snapshots                     # enables publishing (off until then)
+    snapshots = runner.snapshots                  # enables publishing (off until then)
     with snapshots.take() as snap:                # the latest completed tick, held
         snap.step_count, snap.clock, snap.field("qpos", env)
 
@@ -147,7 +147,7 @@ class Snapshots:
             snapshot = self._latest
             if snapshot is None:
                 raise RuntimeError("snapshots: none published yet; expected the simulator "
-                                   "to publish when `sim.snapshots` is first read")
+                                   "to publish when `runner.snapshots` is first read")
             snapshot._refs += 1
         return Lease(self, snapshot)
 
