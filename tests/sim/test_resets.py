@@ -10,17 +10,7 @@ import pytest
 
 from arena_gym.scene import Prim, SceneStore
 from arena_gym.sim import Runner, Simulator
-from arena_gym.worlds import builtin_robot_urdf
-
-
-def _world(n: int = 2) -> tuple[SceneStore, Simulator]:
-    store = SceneStore(n)
-    for env in range(n):
-        store[env].spawn_urdf("robot", builtin_robot_urdf())
-    sim = Simulator(store)
-    for env in range(n):
-        sim.set_cmd_vel(env, "robot", 0.2, 0.3)
-    return store, sim
+from tests.sim.driving import driving
 
 
 def _add_key(store: SceneStore, env: int, name: str, xyz: tuple[float, float, float],
@@ -40,7 +30,7 @@ def _state(sim: Simulator, env: int) -> bytes:
 
 
 def test_a_keyframe_by_name_sets_the_state_it_holds():
-    store, sim = _world()
+    store, sim = driving()
     runner = Runner(sim)
     keys = [_add_key(store, env, "raised", (1.0, 2.0, 0.3 + env), 0.5) for env in range(2)]
     sim.step(50)
@@ -54,7 +44,7 @@ def test_a_keyframe_by_name_sets_the_state_it_holds():
 
 
 def test_an_unknown_keyframe_resets_no_env():
-    store, sim = _world()
+    store, sim = driving()
     runner = Runner(sim)
     _add_key(store, 0, "raised", (1.0, 2.0, 0.3), 0.0)  # env 1 has none
     sim.step(20)
@@ -70,7 +60,7 @@ def test_an_unknown_keyframe_resets_no_env():
 
 
 def test_the_captured_initial_state_comes_back_and_replays_the_same_run():
-    store, sim = _world()
+    store, sim = driving()
     runner = Runner(sim)
     sim.step(40)
     runner.capture_initial_state()
@@ -86,7 +76,7 @@ def test_the_captured_initial_state_comes_back_and_replays_the_same_run():
 
 
 def test_an_initial_state_that_no_longer_fits_is_refused_and_resets_nothing():
-    store, sim = _world()
+    store, sim = driving()
     runner = Runner(sim)
     with pytest.raises(ValueError, match=re.escape(
             "initial state of env 0: expected one captured by capture_initial_state(), got "
@@ -104,7 +94,7 @@ def test_an_initial_state_that_no_longer_fits_is_refused_and_resets_nothing():
 
 
 def test_reset_callbacks_see_every_kind_of_reset_after_it_happened():
-    store, sim = _world()
+    store, sim = driving()
     runner = Runner(sim)
     _add_key(store, 0, "home", (0.5, 0.0, 0.1), 0.0)
     _add_key(store, 1, "home", (0.5, 0.0, 0.1), 0.0)
@@ -128,7 +118,7 @@ def test_reset_callbacks_see_every_kind_of_reset_after_it_happened():
 
 
 def test_a_pre_step_callback_runs_before_every_physics_step_and_its_writes_count():
-    store, sim = _world(1)
+    store, sim = driving(1)
     calls = []
 
     def before_step(s):
@@ -142,6 +132,6 @@ def test_a_pre_step_callback_runs_before_every_physics_step_and_its_writes_count
     sim.hooks.physics_step.remove(before_step)
     sim.step(10)
     assert calls == list(range(25))
-    plain, plain_sim = _world(1)
+    plain, plain_sim = driving(1)
     plain_sim.step(25)
     assert kicked_z > plain[0].data.qpos[2] + 1e-3  # five steps of 100 N up

@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from arena_gym.scene import SceneStore
 from arena_gym.sim import Runner, Simulator
 from arena_gym.worlds import builtin_robot_urdf
+from tests.sim.driving import driving
 
 MAX_PUBLIC = 25  # methods and properties: a class past this is two classes
 
@@ -24,20 +24,10 @@ def test_the_simulator_and_its_runner_stay_small(cls):
     assert len(_public(cls)) <= MAX_PUBLIC, _public(cls)
 
 
-def _driving(n: int) -> Simulator:
-    store = SceneStore(n)
-    for env in range(n):
-        store[env].spawn_urdf("robot", builtin_robot_urdf())
-    sim = Simulator(store)
-    for env in range(n):
-        sim.set_cmd_vel(env, "robot", 0.2, 0.3)
-    return sim
-
-
 def test_the_compiled_step_stays_on_while_a_runner_publishes_its_ticks():
     """The snapshots are an observer: `fused` is still offered, and a tick it completes is
     published; a hook that may edit the state turns it off."""
-    sim = _driving(2)
+    sim = driving(2)[1]
     sim.step(10)  # compiled, grouped, every twist written: the usual case from here
     runner = Runner(sim)
     snapshots = runner.snapshots
@@ -60,7 +50,7 @@ def test_the_compiled_step_stays_on_while_a_runner_publishes_its_ticks():
 
 
 def test_a_closed_runner_publishes_no_more_and_its_simulator_steps_on():
-    sim = _driving(1)
+    sim = driving(1)[1]
     runner = Runner(sim)
     snapshots = runner.snapshots
     sim.step(20)
@@ -75,7 +65,7 @@ def test_a_closed_runner_publishes_no_more_and_its_simulator_steps_on():
 
 
 def test_a_restored_state_must_fit_the_model_and_runs_the_reset_hooks():
-    sim = _driving(1)
+    sim = driving(1)[1]
     sim.step(30)
     saved = sim.saved_state(0)
     qpos = sim.state(0, "qpos").copy()
