@@ -303,6 +303,7 @@ def _run(settings: TrainSettings, overrides: dict[str, Any], resume: bool) -> Pa
                 self.model.save(out / "best_model.zip")
                 _normaliser(venv, out / "normaliser.json", load=False)
             tqdm.write(evaluation_line(row, self.best))  # above the bar, which stays
+            sys.stdout.flush()  # as it happens, into a pipe or file too
 
     progress = Progress()
     callbacks = [progress]
