@@ -28,6 +28,8 @@ import numpy as np
 from arena_gym.render.canvas import Canvas, open_canvas
 from arena_gym.render.lights import FIXTURE_QUADS
 from arena_gym.scene.lights import LightTable
+from arena_gym.sensors.state_access import Frames
+from arena_gym.sensors.workers import Workers
 from arena_gym.sim.runner import Runner
 from arena_gym.sim.simulator import Simulator
 
@@ -90,9 +92,6 @@ class ViewportCapture:
     one canvas per env and size."""
 
     def __init__(self, sim: Simulator, runner: Runner | None = None) -> None:
-        from arena_gym.sensors.state_access import Frames
-        from arena_gym.sensors.workers import Workers
-
         self.sim, self.runner = sim, runner
         self._frames = Frames(sim, Workers(1))
         self._canvases: dict[tuple[int, int, int], Canvas] = {}
