@@ -194,8 +194,9 @@ class Runner:
     def close(self) -> None:
         """Stop the loop and publish no more snapshots (the simulator stays usable)."""
         self.stop()
-        if self._snapshots is not None:
-            self.sim.hooks.observers.remove(self._snapshots.publish)
+        observers = self.sim.hooks.observers
+        if self._snapshots is not None and self._snapshots.publish in observers:
+            observers.remove(self._snapshots.publish)
 
     # ------------------------------------------------------------ resets, free bodies
     def reset_to_keyframe(self, name: str, env_ids: list[int] | None = None) -> None:

@@ -56,6 +56,7 @@ def test_a_closed_runner_publishes_no_more_and_its_simulator_steps_on():
     sim.step(20)
     assert snapshots.published == 2
     runner.close()
+    runner.close()  # again: nothing happens
     assert sim.hooks.observers == []
     sim.step(20)
     sim.reset_envs([0])
