@@ -37,6 +37,15 @@ def listening(bridge, probe):
     return probe
 
 
+def through(probe, topic: str, reply: dict) -> list[dict]:
+    """The messages of `topic` up to the one stamped at the clock a Step `reply` says (the
+    Step's frames reach the node before its reply, the probe a moment later)."""
+    assert reply["success"], reply["message"]
+    return probe.take_until(topic, lambda got: any(
+        nanos(m["header"]["stamp"]) == nanos(reply["clock"]) for m in got),
+        f"the frame at the Step's clock {reply['clock']}")
+
+
 def drain(probe) -> None:
     for topic in TOPICS:
         probe.take(topic)
@@ -129,10 +138,11 @@ def test_pause_stops_the_clock(bridge, listening):
     assert probe.call("/mujoco/pause_simulation", trigger)["success"]
     stopped_at = bridge.sim.clock
     assert running == sorted(running) and running[-1] > running[0]
-    # a marker: a Step of one tick publishes one clock; /clock comes in order, so every
-    # clock before the marker was published before the pause, and none is past it
-    marker = stopped_at + bridge.sim.tick_steps * bridge.sim.timestep
-    assert probe.step(bridge.sim.tick_steps)["success"]
+    # a marker: a Step to the next tick boundary publishes one clock; /clock comes in
+    # order, so every clock before the marker was published before the pause
+    steps = bridge.sim.tick_steps - bridge.sim.step_count % bridge.sim.tick_steps
+    marker = stopped_at + steps * bridge.sim.timestep
+    assert probe.step(steps)["success"]
     late = [secs(m["clock"]) for m in probe.take_until(
         "/clock", lambda got: any(secs(m["clock"]) > stopped_at + 1e-6 for m in got),
         "the Step's clock")]
@@ -146,10 +156,8 @@ def test_cmd_vel_moves_the_commanded_distance(bridge, listening):
     twist = "geometry_msgs/msg/Twist"
     assert probe.command(bridge, "cmd_vel", "/env_1/robot/cmd_vel", twist,
                          {"linear": {"x": 0.1}, "angular": {"z": 0.0}}) == 1
-    probe.step(250)  # 0.5 s to reach the speed
-    p0 = probe.take("/env_1/robot/odom", 25)[-1]
-    probe.step(500)  # 1 s at 0.1 m/s
-    p1 = probe.take("/env_1/robot/odom", 50)[-1]
+    p0 = through(probe, "/env_1/robot/odom", probe.step(250))[-1]  # 0.5 s: up to speed
+    p1 = through(probe, "/env_1/robot/odom", probe.step(500))[-1]  # 1 s at 0.1 m/s
     probe.command(bridge, "cmd_vel", "/env_1/robot/cmd_vel", twist, {"linear": {"x": 0.0}})
     a, b = p0["pose"]["pose"]["position"], p1["pose"]["pose"]["position"]
     assert math.hypot(b["x"] - a["x"], b["y"] - a["y"]) == pytest.approx(0.1, abs=0.005)

@@ -100,8 +100,9 @@ def test_unsubscribing_stops_the_rendering(bridge, probe):
     assert bridge.suite[KEY].count[0] > watched[0]
     for topic in TOPICS:
         probe.ask(do="unlisten", topic=topic)
-    wait_until(lambda: bridge.watched.get("camerabot") == [], 30,
-               lambda: f"the node to see nobody watch (it says {bridge.watched})")
+    # the node looks at its subscribers before each service request: a Step of 0 asks it
+    wait_until(lambda: probe.step(0)["success"] and bridge.watched.get("camerabot") == [],
+               30, lambda: f"the node to see nobody watch (it says {bridge.watched})")
     before = bridge.suite[KEY].count.tolist()
     assert probe.step(250)["success"]
     assert bridge.suite[KEY].count.tolist() == before
