@@ -78,6 +78,7 @@ class Client:
         self.transcript: list[dict] = []
         self.seen: dict[str, list] = {}
         self._lock = threading.Condition()  # notified with every message kept
+        self._clients: dict[str, object] = {}
 
     def _spin(self) -> None:
         try:
@@ -86,7 +87,11 @@ class Client:
             pass
 
     def call(self, kind, service: str, request):
-        client = self.node.create_client(kind, service)
+        # one client per service, kept: destroying one while the executor's thread builds
+        # its wait set ends that thread (rclpy's InvalidHandle)
+        client = self._clients.get(service)
+        if client is None:
+            client = self._clients[service] = self.node.create_client(kind, service)
         if not client.wait_for_service(timeout_sec=TIMEOUT):
             raise SystemExit(f"no service {service}")
         future = client.call_async(request)
@@ -94,7 +99,6 @@ class Client:
         future.add_done_callback(lambda _: answered.set())
         if not answered.wait(TIMEOUT):
             raise SystemExit(f"{service}: no answer in {TIMEOUT} s")
-        self.node.destroy_client(client)
         answer = future.result()
         self.transcript.append({"service": service, "answer": plain(answer)})
         return answer

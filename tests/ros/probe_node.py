@@ -77,6 +77,7 @@ def main() -> None:
     lock = threading.Condition()  # notified with every message kept
     publishers = {}
     subscriptions = {}
+    clients: dict = {}
     for line in sys.stdin:
         cmd = json.loads(line)
         do = cmd["do"]
@@ -117,7 +118,11 @@ def main() -> None:
                 out = len(buffers[cmd["topic"]])
         elif do == "call":
             kind = load(cmd["type"])
-            client = node.create_client(kind, cmd["service"])
+            key = (cmd["service"], cmd["type"])  # kept: destroying a client while the
+            # executor's thread builds its wait set ends that thread (rclpy's InvalidHandle)
+            if key not in clients:
+                clients[key] = node.create_client(kind, cmd["service"])
+            client = clients[key]
             if not client.wait_for_service(timeout_sec=20):
                 out = {"error": f"no service {cmd['service']}"}
             else:
@@ -126,7 +131,6 @@ def main() -> None:
                 future.add_done_callback(lambda _, answered=answered: answered.set())
                 answered.wait(60)
                 out = to_dict(future.result()) if future.done() else {"error": "timeout"}
-            node.destroy_client(client)
         elif do == "publish":
             key = cmd["topic"]
             if key not in publishers:
