@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from arena_gym.sensors.errors import SensorError
+
 if TYPE_CHECKING:
     from arena_gym.sensors.camera import Optics
     from arena_gym.sensors.lidar import RayPattern
@@ -270,3 +272,26 @@ class CollisionReading(Reading):
         from arena_gym.sensors.contact import COLLISION_CLASSES
 
         return np.asarray(COLLISION_CLASSES)[self.data["kind"]]
+
+
+class MujocoReading(Reading):
+    """A robot's or model's own MuJoCo sensors (MujocoSpec), one float64 field each, named
+    as the model names them (without the env and entity prefix), (num_envs, dim):
+    `reading.data["wrist_force"]`, or `reading["wrist_force"]`. `types` holds each one's
+    mujoco.mjtSensor. Values are those MuJoCo put in `sensordata` in the last physics step
+    (cutoff, delay, interval applied), with our noise on top."""
+
+    kind = "mujoco"
+
+    def __init__(self, key: str, robot: str, sensor: str, num_envs: int, period: float,
+                 dims: dict[str, int], types: dict[str, int]) -> None:
+        f64 = np.dtype(np.float64)
+        super().__init__(key, robot, sensor, num_envs, period,
+                         {name: ((dim,), f64, np.nan) for name, dim in dims.items()})
+        self.types = dict(types)
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        if name not in self.data:
+            raise SensorError(f"reading {self.key!r}: expected one of its sensors "
+                              f"{list(self.data)}, got {name!r}")
+        return self.data[name]
