@@ -29,7 +29,9 @@ from arena_gym.sensors.specs import MujocoSpec
 from arena_gym.sensors.state_access import Frames
 from arena_gym.sensors.units import Unit
 
-_T = mujoco.mjtDataType
+_REAL, _POSITIVE, _AXIS, _QUATERNION = (int(t) for t in (
+    mujoco.mjtDataType.mjDATATYPE_REAL, mujoco.mjtDataType.mjDATATYPE_POSITIVE,
+    mujoco.mjtDataType.mjDATATYPE_AXIS, mujoco.mjtDataType.mjDATATYPE_QUATERNION))
 _UNCUT = (int(mujoco.mjtSensor.mjSENS_CONTACT), int(mujoco.mjtSensor.mjSENS_GEOMFROMTO))
 _USER = int(mujoco.mjtSensor.mjSENS_USER)
 INTERP = {"zoh": 0, "linear": 1, "cubic": 2}  # mj_readSensor's interpolation
@@ -146,9 +148,9 @@ class MujocoUnit(Unit):
         cutoff = self.cutoff[k]
         if cutoff <= 0 or self.layout[k][1] in _UNCUT:  # type: ignore[index]
             return
-        if self.datatype[k] == _T.mjDATATYPE_REAL:
+        if self.datatype[k] == _REAL:
             np.clip(values, -cutoff, cutoff, out=values)
-        elif self.datatype[k] == _T.mjDATATYPE_POSITIVE:
+        elif self.datatype[k] == _POSITIVE:
             np.minimum(values, cutoff, out=values)
 
     # ------------------------------------------------------------ noise
@@ -167,12 +169,12 @@ class MujocoUnit(Unit):
                 continue
             row = values[name]
             noise_models.gaussian(row, float(std), rng)
-            kind = self.datatype[k]
-            if kind in (_T.mjDATATYPE_QUATERNION, _T.mjDATATYPE_AXIS):
+            kind = int(self.datatype[k])
+            if kind in (_QUATERNION, _AXIS):
                 norm = np.linalg.norm(row)
                 if norm > 0:
                     row /= norm
-            elif kind == _T.mjDATATYPE_POSITIVE:
+            elif kind == _POSITIVE:
                 np.maximum(row, 0.0, out=row)
             self._cut(row, k)
 
