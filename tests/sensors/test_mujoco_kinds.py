@@ -304,9 +304,30 @@ def test_models_give_their_sensors_by_default_and_robots_do_not():
     np.testing.assert_array_equal(values(np.arange(2)), np.concatenate(
         [reading[n] for n in ("touch", "clipped", "accel", "gyro", "up", "height")],
         axis=1).astype(np.float32))
-    # a robot's own MuJoCo sensors (its IMU's) by name, on request
-    imu = suite.add(MujocoSpec("probe"))
-    assert len(imu.data) >= 3
+    # a robot's own MuJoCo sensors (those its IMU mount added) by name, on request: the
+    # same numbers the imu kind reads
+    own = suite.add(MujocoSpec("probe", "base_footprint_sensor_imu_accel"))
+    imu = suite["probe/imu"]  # (a default reading)
+    sim.step(10)
+    np.testing.assert_array_equal(own["base_footprint_sensor_imu_accel"],
+                                  imu.linear_acceleration)
+
+
+def test_a_reading_follows_its_sensors_when_a_recompile_moves_their_addresses():
+    store, suite, _ = _run(BOX, 0)
+    for scene in store:  # spawned before "m": deleting it moves m's sensordata addresses
+        scene.spawn_mjcf("early", FRAMES, pose=(5.0, 0.0, 0.0))
+    store2, suite2, _ = _run(BOX, 0)
+    sim = suite.sim
+    store[0].delete(["m"])
+    store[0].spawn_mjcf("m", BOX)  # now after "early" in env 0, before it in env 1
+    sim.step(500)
+    address = [scene.model.sensor(f"env_{env}/m/touch").adr[0] for env, scene in enumerate(store)]
+    assert address[0] != address[1]
+    suite2.sim.step(500)
+    reading = suite["m/mujoco"]
+    for name in reading.data:
+        np.testing.assert_allclose(reading[name], suite2["m/mujoco"][name], atol=1e-9)
 
 
 def test_unknown_names_get_a_clear_error():
