@@ -9,8 +9,10 @@ MuJoCo 4.0 applies, itself, in each physics step: `cutoff` (|value| <= cutoff fo
 sensors, value <= cutoff for positive ones), `delay` (sensordata shows the value `delay`
 s old), `interval` with `nsample` (sample-and-hold every `interval` s) and keeps `nsample`
 past values in its history buffer; `history()` reads them back (mj_readSensor). `noise` is
-metadata since MuJoCo 3.1.4: we apply it (Gaussian, the env's generator), keeping MuJoCo's
-former rules: quaternions and axes stay unit, positive values non-negative, cutoff holds.
+metadata since MuJoCo 3.1.4: we apply it with MuJoCo's former model (its add_noise), from
+the env's generator: real values get N(0, std), positive ones too where not zero, kept
+>= 0; axes and quaternions turn about a random axis by an N(0, std) angle (staying unit);
+then the cutoff holds again.
 User sensors (type user) hold what MuJoCo's sensor callback wrote, or what the spec's
 `user(name, model, data)` returns at sampling, on a copy of the env's data.
 """
@@ -32,7 +34,7 @@ from arena_gym.sensors.units import Unit
 _REAL, _POSITIVE, _AXIS, _QUATERNION = (int(t) for t in (
     mujoco.mjtDataType.mjDATATYPE_REAL, mujoco.mjtDataType.mjDATATYPE_POSITIVE,
     mujoco.mjtDataType.mjDATATYPE_AXIS, mujoco.mjtDataType.mjDATATYPE_QUATERNION))
-_UNCUT = (int(mujoco.mjtSensor.mjSENS_CONTACT), int(mujoco.mjtSensor.mjSENS_GEOMFROMTO))
+_UNCUT = (int(mujoco.mjtSensor.mjSENS_GEOMFROMTO),)  # its cutoff bounds a search instead
 _USER = int(mujoco.mjtSensor.mjSENS_USER)
 INTERP = {"zoh": 0, "linear": 1, "cubic": 2}  # mj_readSensor's interpolation
 
@@ -164,18 +166,27 @@ class MujocoUnit(Unit):
 
     def noise(self, values: dict[str, np.ndarray], spec: MujocoSpec,  # type: ignore[override]
               rng: np.random.Generator) -> None:
+        """MuJoCo's own noise model (add_noise of MuJoCo < 3.1.4), then its cutoff."""
         for k, (name, std) in enumerate(zip(self.names, self._std(spec), strict=True)):
             if std <= 0:
                 continue
             row = values[name]
-            noise_models.gaussian(row, float(std), rng)
             kind = int(self.datatype[k])
-            if kind in (_QUATERNION, _AXIS):
-                norm = np.linalg.norm(row)
-                if norm > 0:
-                    row /= norm
-            elif kind == _POSITIVE:
-                np.maximum(row, 0.0, out=row)
+            if kind == _REAL:
+                noise_models.gaussian(row, float(std), rng)
+            elif kind == _POSITIVE:  # zero stays zero, the rest stays >= 0
+                draw = rng.standard_normal(row.shape) * std
+                np.copyto(row, np.maximum(0.0, row + draw), where=row > 0)
+            else:  # an axis or a quaternion: turned about a random axis by N(0, std)
+                angle, axis = rng.standard_normal() * std, rng.standard_normal(3)
+                turn = np.zeros(4)
+                mujoco.mju_axisAngle2Quat(turn, axis / np.linalg.norm(axis), angle)
+                out = np.zeros(row.shape)
+                if kind == _AXIS:
+                    mujoco.mju_rotVecQuat(out, row, turn)
+                else:
+                    mujoco.mju_mulQuat(out, row, turn)
+                row[:] = out
             self._cut(row, k)
 
     # ------------------------------------------------------------ history
