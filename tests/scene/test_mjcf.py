@@ -12,6 +12,8 @@ from pathlib import Path
 import mujoco
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from arena_gym.errors import AssetWarning, SpawnError
 from arena_gym.scene import SceneStore
@@ -169,3 +171,38 @@ def test_path_roots_confine_the_model_and_every_file_it_names(tmp_path):
     inside = SceneStore(1, path_roots=[MODELS])
     _spawn_quietly(inside[0], "arm", ARM)  # includes and meshes inside the root: fine
     assert inside[0].model.nmesh == 1
+
+
+_XML = st.one_of(
+    st.text(max_size=60),
+    st.builds(lambda body: f"<mujoco><worldbody>{body}</worldbody></mujoco>", st.sampled_from([
+        '<body><joint type="ball"/></body>', '<geom size="-1"/>', "<body><freejoint/></body>",
+        '<body name="a"/><body name="a"/>', "<site/>", "<camera/>", "<light/>", "",
+        '<body><geom type="mesh" mesh="none"/></body>', '<body pos="0 0 nan"/>'])))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(name=st.one_of(st.text(max_size=8), st.integers(), st.none()), mjcf=_XML,
+       pose=st.one_of(st.tuples(st.floats(), st.floats(), st.floats()),
+                      st.lists(st.floats(-5, 5), max_size=4), st.text(max_size=3)))
+def test_any_request_spawns_or_is_refused_with_the_scene_unchanged(name, mjcf, pose):
+    store = SceneStore(1)
+    scene = store[0]
+    scene.spawn_mjcf("arm", ARM_TEXT)
+    before = (scene.compile_count, list(scene.entities), scene.model.nbody, scene.model.nsensor)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", AssetWarning)
+            scene.spawn_mjcf(name, mjcf, pose=pose)
+    except SpawnError as exc:
+        assert "\n" not in str(exc)  # one line
+        assert (scene.compile_count, list(scene.entities), scene.model.nbody,
+                scene.model.nsensor) == before
+    else:
+        assert scene.entities[name].kind == "model"
+        assert scene.model.nbody >= before[2]
+
+
+ARM_TEXT = ('<mujoco><worldbody><body name="l" pos="0 0 1"><joint name="j"/><geom size="0.1"/>'
+            '<site name="s"/></body></worldbody><sensor><jointpos name="p" joint="j"/>'
+            "</sensor></mujoco>")
