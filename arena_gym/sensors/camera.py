@@ -298,6 +298,9 @@ class RendererPool:
 
 
 class CameraUnit(Unit):
+    """A robot's camera in every env: renders the outputs its specs ask for (rgb, depth,
+    points) through the renderer pool."""
+
     kind = "camera"
     can_fail = True  # an env without a renderer (no GL context) gives no sample
     default_rate = DEFAULT_RATE

@@ -21,6 +21,9 @@ from arena_gym.scene.scene import Scene
 
 @dataclass
 class RayCopies:
+    """Cast-only copies of a batch group's scenes without the geoms a cast need not visit, and the
+    map from their geom ids back to the scenes'."""
+
     scenes: list[Scene]
     models: list[mujoco.MjModel]
     batch: mujoco.batch.Batch
