@@ -8,7 +8,7 @@ when no spec names a camera.
 Renderers: one per env and resolution (`RendererPool`), each with its own GL context,
 rebuilt when a recompile swaps the env's model; all made, used and freed on the pool's
 own thread, so closing works from any thread. Shadows, reflections and the skybox are
-off (10-20x faster in software rendering). Cameras draw static geoms, robot visuals and
+off: they are most of a software render's cost (docs/performance.md). Cameras draw static geoms, robot visuals and
 ceilings (groups.CAMERA_GROUPS), not robot collision hulls, hidden hulls or sites.
 `MUJOCO_GL` defaults to `egl`; if no GL context can be made, cameras give no images
 (readings stay invalid) and one warning says why, never an exception.
