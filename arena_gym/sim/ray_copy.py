@@ -1,12 +1,11 @@
 """Copies of a group's scenes for casting only: the same bodies and joints (so the group's
 states load as they are), without geoms a cast need not visit.
 
-MuJoCo's ray functions spend time per ray and geom even on geoms they skip (by group, by
-body; docs/performance.md), so a lidar fan over a scene of hidden collision pieces and robot parts pays for
-all of them on every ray. A copy lacks them; its geom ids map back to the scene's (`keep`).
-Groups and colours switched on a scene's own model for a cast (a lidar hides its carrier so)
-are copied onto the copy before each cast.
-"""
+MuJoCo's ray functions spend time per ray and geom even on geoms they skip (by group, by body;
+docs/performance.md), so a lidar fan over a scene of hidden collision pieces and robot parts
+pays for all of them on every ray. A copy lacks them; its geom ids map back to the scene's
+(`keep`). Groups and colours switched on a scene's own model for a cast (a lidar hides its
+carrier so) are copied onto the copy before each cast."""
 
 from __future__ import annotations
 
