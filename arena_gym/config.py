@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
+from arena_gym.registry import REWARD_TERMS
+
 
 class ConfigError(ValueError):
     """A configuration that does not fit the schema."""
@@ -110,7 +112,6 @@ class RewardConfig:
     @classmethod
     def extra_key(cls, name: str) -> bool:
         """A key that is no field but a registered reward term's name: a plugin's weight."""
-        from arena_gym.registry import REWARD_TERMS
 
         return not cls.is_builtin(name) and name in REWARD_TERMS
 

@@ -48,6 +48,8 @@ from typing import Any
 import numpy as np
 import yaml
 
+from arena_gym.errors import SceneError
+from arena_gym.scene.lights import Light
 from arena_gym.scene.requests import Prim
 from arena_gym.scene.store import SceneStore
 
@@ -305,8 +307,6 @@ def parse_mechanisms(doc: object, source: str = "mechanisms") -> MechanismSet:
 
 
 def _lights(read: _Reader, items: object) -> tuple[Any, ...]:
-    from arena_gym.errors import SceneError
-    from arena_gym.scene.lights import Light
 
     if not isinstance(items, list):
         raise read.error("lights", "a list", items)
