@@ -343,3 +343,25 @@ def test_unknown_names_get_a_clear_error():
     with pytest.raises(SensorError, match=re.escape(
             "MujocoSpec.noise: expected a finite number >= 0, got -1")):
         MujocoSpec("m", noise=-1)
+
+
+def test_the_env_config_observes_a_robot_mujoco_sensor_like_any_kind():
+    import gymnasium as gym
+
+    import arena_gym  # noqa: F401 - registers the env
+
+    env = gym.make_vec("ArenaMujoco-v0", num_envs=2, vectorization_mode="vector_entry_point",
+                       sensors=[{"kind": "mujoco", "key": "accel",
+                                 "sensor": "base_footprint_sensor_imu_accel"}])
+    try:
+        assert env.single_observation_space["accel"].shape == (3,)
+        obs, _ = env.reset(seed=0)
+        for _ in range(5):
+            obs, *_ = env.step(np.zeros((2, 2)))
+        reading = env.unwrapped.core.sensor_suite["accel"]
+        np.testing.assert_array_equal(
+            obs["accel"], reading["base_footprint_sensor_imu_accel"].astype(np.float32))
+        # standing still on flat ground: gravity's reaction, up (the servos' hold: 0.2)
+        np.testing.assert_allclose(obs["accel"], [[0, 0, G]] * 2, atol=0.2)
+    finally:
+        env.close()
