@@ -65,7 +65,7 @@ def prepare(spec: mujoco.MjSpec, world: mujoco.MjSpec, name: str, source: str
         if not sensor.name:
             sensor.name = f"sensor_{k}"
     default = mujoco.MjSpec()  # what a model that sets nothing has
-    differ = [f"{n}={_text(getattr(spec.option, n))}" for n in _OPTIONS
+    differ = [f"{n}={_text(n, getattr(spec.option, n))}" for n in _OPTIONS
               if _set(getattr(spec.option, n), getattr(world.option, n),
                       getattr(default.option, n))]
     differ += [f"{n}={getattr(spec, n)}" for n in _SIZES
@@ -99,7 +99,19 @@ def _set(value: object, world: object, default: object) -> bool:
     return not np.array_equal(value, world) and not np.array_equal(value, default)
 
 
-def _text(value: object) -> str:
+def _text(name: str, value: object) -> str:
+    """An option's value as MJCF would spell it: numbers, enum names, flag names."""
     if isinstance(value, np.ndarray):
         return " ".join(f"{v:g}" for v in value.ravel())
-    return str(int(value)) if hasattr(value, "__index__") else f"{value:g}"
+    if name in _ENUMS:
+        return _ENUMS[name](int(value)).name  # type: ignore[call-overload]
+    if name in _FLAGS:
+        bits = [f.name for f in _FLAGS[name].__members__.values()
+                if int(f) and int(value) & int(f) and int(f) & (int(f) - 1) == 0]
+        return "|".join(bits) or "0"
+    return f"{value:g}"  # type: ignore[str-format]
+
+
+_ENUMS = {"integrator": mujoco.mjtIntegrator, "cone": mujoco.mjtCone,
+          "jacobian": mujoco.mjtJacobian, "solver": mujoco.mjtSolver}
+_FLAGS = {"disableflags": mujoco.mjtDisableBit, "enableflags": mujoco.mjtEnableBit}

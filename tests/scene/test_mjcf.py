@@ -144,6 +144,17 @@ def test_the_scene_options_apply_and_a_warning_names_those_the_model_set():
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a model that sets no option: no warning
         store[0].spawn_mjcf("dog", QUADRUPED, pose=(3.0, 0.0, 0.0))
+    with pytest.warns(AssetWarning, match=re.escape(
+            "env 0: model 'ball' (MJCF text) sets gravity=0 0 -1, integrator=mjINT_RK4, "
+            "disableflags=mjDSBL_CONTACT, enableflags=mjENBL_ENERGY, memory=1048576; the "
+            "scene's values apply (every env steps alike)")):
+        store[0].spawn_mjcf("ball", '<mujoco><option integrator="RK4" gravity="0 0 -1">'
+                            '<flag contact="disable" energy="enable"/></option>'
+                            '<size memory="1M"/><worldbody><body><freejoint/>'
+                            '<geom size="0.1"/></body></worldbody></mujoco>', pose=(-3, 0, 0))
+    model = store[0].model
+    assert model.opt.integrator == mujoco.mjtIntegrator.mjINT_IMPLICITFAST
+    assert model.opt.gravity[2] == pytest.approx(-9.81)
 
 
 def test_path_roots_confine_the_model_and_every_file_it_names(tmp_path):
