@@ -44,6 +44,7 @@ class MujocoUnit(Unit):
     env; one layout (names, types, sizes) for all envs."""
 
     kind = "mujoco"
+    entity_kinds = ("robot", "model")
 
     def __init__(self, spec: MujocoSpec, num_envs: int) -> None:
         super().__init__(spec, num_envs)
@@ -69,7 +70,7 @@ class MujocoUnit(Unit):
         self.present[env] = False
         self._present_ids = None
         entity = scene.entities.get(self.robot)
-        if entity is None or entity.kind not in ("robot", "model"):
+        if entity is None or entity.kind not in self.entity_kinds:
             return
         prefix = entity.record.prefix  # type: ignore[attr-defined]
         model = scene.compiled

@@ -171,9 +171,10 @@ class SensorSuite:
                 unit.bind(scene)
             if not unit.present.any():
                 holders = sorted({e for s in self.store.scenes for e, x in s.entities.items()
-                                  if x.kind in ("robot", "model")})
-                raise SensorError(f"{type(spec).__name__}: no env holds a robot named "
-                                  f"{spec.robot!r}; expected one of {holders}")
+                                  if x.kind in unit.entity_kinds})
+                raise SensorError(f"{type(spec).__name__}: no env holds a "
+                                  f"{' or '.join(unit.entity_kinds)} named {spec.robot!r}; "
+                                  f"expected one of {holders}")
             self.units[spec.unit_key] = unit
         reading = kind.reading(spec, unit, self.num_envs, self._period(spec, unit))
         self.channels[key] = Channel(spec, unit, reading, reading.period)

@@ -16,7 +16,7 @@ import pytest
 
 from arena_gym.scene import SceneStore
 from arena_gym.scene.scene import forward_all
-from arena_gym.sensors import MujocoSpec, SensorError, SensorSuite, default_specs
+from arena_gym.sensors import ImuSpec, MujocoSpec, SensorError, SensorSuite, default_specs
 from arena_gym.sensors.kinds import flat_observation
 from arena_gym.sim import Simulator
 from tests.sensors.worlds import imu_block, probe_urdf
@@ -340,6 +340,12 @@ def test_unknown_names_get_a_clear_error():
             "reading 'm/mujoco': expected one of its sensors ['touch', 'clipped', 'accel', "
             "'gyro', 'up', 'height'], got 'tuch'")):
         suite["m/mujoco"]["tuch"]
+    with pytest.raises(SensorError, match=re.escape(
+            "MujocoSpec: no env holds a robot or model named 'n'; expected one of ['m']")):
+        suite.add(MujocoSpec("n"))
+    with pytest.raises(SensorError, match=re.escape(
+            "ImuSpec: no env holds a robot named 'm'; expected one of []")):
+        suite.add(ImuSpec("m"))  # a model has no IMU mounts: the mujoco kind reads it
     with pytest.raises(SensorError, match=re.escape(
             "MujocoSpec.noise: expected a finite number >= 0, got -1")):
         MujocoSpec("m", noise=-1)
