@@ -79,7 +79,7 @@ def _confine(text: str, main: Path, here: Path, roots: tuple[Path, ...], where: 
             if outside:
                 raise SpawnError(f"{where}: <{element.tag} {attr}={ref!r}>: expected a file "
                                  "inside the allowed roots")
-            if element.tag == "include":
+            if element.tag in ("include", "model"):  # XML that names files in turn
                 for candidate in candidates:
                     real = candidate.resolve()
                     if real.is_file() and real not in seen:

@@ -165,7 +165,16 @@ def test_path_roots_confine_the_model_and_every_file_it_names(tmp_path):
     sneaky.write_text('<mujoco><include file="../outside.xml"/></mujoco>')
     meshy = root / "meshy.xml"
     meshy.write_text('<mujoco><asset><mesh file="/etc/passwd"/></asset></mujoco>')
+    (root / "parts").mkdir()
+    (root / "parts" / "inner.xml").write_text(
+        '<mujoco><include file="../../outside.xml"/></mujoco>')
+    nested = root / "nested.xml"
+    nested.write_text('<mujoco><include file="parts/inner.xml"/></mujoco>')
     store = SceneStore(1, path_roots=[root])
+    with pytest.raises(SpawnError, match=re.escape(
+            "model 'm' (nested.xml): <include file='../../outside.xml'>: expected a file "
+            "inside the allowed roots")):
+        store[0].spawn_mjcf("m", nested)  # named by a file that the model includes
     with pytest.raises(SpawnError, match=re.escape(
             "model 'm' (sneaky.xml): <include file='../outside.xml'>: expected a file inside "
             "the allowed roots")):
