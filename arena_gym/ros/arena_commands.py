@@ -17,8 +17,9 @@ As Arena's server does:
 - pedestrians name their env with an `env_N/` prefix (FAILED_PARSE without one) and wear
   the actor their `model_uri` names (a capsule when it cannot be read); a spawn of a name
   that exists moves it.
-- an env_id beyond the bridge's envs fails its items, naming the limit (Arena creates
-  that env: our envs are fixed when the bridge starts, `--envs`).
+- an env of an env_id not used yet is there, empty, as Arena's server makes it on first
+  contact (`ensure_env`): the bridge's envs beyond its world's (`--max-envs`) start as a
+  ground plane and the sun; an env_id beyond those fails its items, naming the limit.
 
 Poses carry a full quaternion; our prims and robots take its yaw (a tilted one fails).
 """
@@ -32,7 +33,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from arena_gym.render.lights import Light, LightTable
+from arena_gym.render.lights import Light, LightTable, lit
 from arena_gym.ros.commands import Commands
 from arena_gym.scene.errors import SceneError
 from arena_gym.scene.mdl import read_mdl
@@ -44,9 +45,6 @@ from arena_gym.sim.free_bodies import FreeBodyState
 Reply = dict[str, Any]
 _ID_BAD = re.compile(r"[^0-9A-Za-z_]+")
 _TOPIC = re.compile(r"(/[A-Za-z_][A-Za-z0-9_]*)+")  # a ROS topic name, absolute
-# Arena's sensor kinds (arena_mujoco_msgs/Sensor.type) and the topic of ours each names
-SENSOR_TOPICS = {"laserscan": "scan", "pointcloud": "points", "imu": "imu",
-                 "image": "image_raw", "depth": "depth/image_raw", "camera_info": "camera_info"}
 TILT = 1e-6  # a quaternion's roll or pitch beyond this is a tilt our bodies cannot take
 SUCCESS, FAILED_PARSE, FAILED_CREATE, NOT_FOUND = 0, 1, 2, 1  # arena_people_msgs results
 _ERRORS = (SceneError, ValueError, KeyError, TypeError, OSError)
@@ -99,9 +97,9 @@ class ArenaCommands:
         n = self.store.num_envs
         if isinstance(env, int) and 0 <= env < n:
             return env
-        problems.append(f"env_id {env!r}: this bridge serves envs 0 .. {n - 1} (started with "
-                        f"--envs {n}; start it with --envs {env + 1 if isinstance(env, int) else n}"
-                        " or more for that env)")
+        problems.append(f"env_id {env!r}: this bridge has envs 0 .. {n - 1} (at most "
+                        f"--max-envs {n}); start it with --max-envs "
+                        f"{env + 1 if isinstance(env, int) else n} or more for that env")
         return None
 
     def _unique(self, env: int, name: str, taken: set[str]) -> str:
@@ -432,6 +430,12 @@ class ArenaCommands:
         return {"results": [SUCCESS] * len(message["names"])}
 
     # ------------------------------------------------------------ lights
+    def lighting(self, env: int, model: Any, data: Any, eye: Any) -> Any:
+        """The context within which `model` shows env `env`'s light table as seen from
+        `eye` (the robot cameras' RendererPool.lighting; the viewport and the viewer apply
+        the same table the same way)."""
+        return lit(model, data, self.lights.get(env), eye)
+
     def _light(self, item: dict) -> Light:
         """Our Light of a Light message: an unset (zero) direction points down, an unset
         (zero) colour is white (Light.msg)."""
@@ -484,8 +488,8 @@ def naming(m: dict) -> dict:
     """The topics and frames an Arena SpawnUrdf request names (frames.describe merges them
     into the robot's entry): frames `tf_prefix` + name, odom on `odom_topic` (none when
     empty), joint states and commands under `mujoco/` beside `joint_states_topic`, cmd_vel on
-    `cmd_vel_topic`, each listed sensor on its topic and in its frame (an empty list keeps our
-    names), and an identity map -> odom in /tf."""
+    `cmd_vel_topic`, the listed sensors (sensor_topics.listed: each on its topic and in its
+    frame; an empty list keeps our names), and an identity map -> odom in /tf."""
     out: dict[str, Any] = {"tf_prefix": m["tf_prefix"], "map": True}
     if m["base_frame"]:
         out["base"] = m["base_frame"]
@@ -497,16 +501,9 @@ def naming(m: dict) -> dict:
         out["commands"] = f"{space}/mujoco"
     if m["cmd_vel_topic"]:
         out["cmd_vel"] = topic(m["cmd_vel_topic"], "cmd_vel_topic")
-    if m["sensors"]:
-        topics |= {kind: "" for kind in SENSOR_TOPICS.values()}  # only the listed ones
-        topics["depth/points"] = ""
-        frames = out["frames"] = {}
-        for sensor in m["sensors"]:
-            kind = SENSOR_TOPICS.get(sensor["type"])
-            if kind is not None and not topics[kind]:
-                topics[kind] = topic(sensor["topic"], f"sensor {sensor['name']!r} topic")
-                if sensor["frame"]:
-                    frames[kind] = sensor["frame"]
+    out["sensors"] = [{"type": s["type"], "frame": s["frame"], "sensor": s["sensor"],
+                       "topic": topic(s["topic"], f"sensor {s['name']!r} topic")}
+                      for s in m["sensors"]]
     out["topics"] = topics
     return out
 
