@@ -9,7 +9,7 @@ Importing the package registers the env id (Gymnasium's convention) and builds n
 subpackages (scene, sim, tasks, envs, wrappers) load on first use.
 """
 
-from arena_gym.envs.registration import ENV_ID, register_envs
+from arena_gym.make import ENV_ID, register_envs
 
 __version__ = "0.1.0"
 __all__ = ["ENV_ID", "Simulation", "__version__"]

@@ -398,7 +398,7 @@ _RESUMED = ("algo", "num_envs", "seed", "eval_every", "eval_episodes", "out", "o
 def _train(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from arena_gym.training import TrainSettings, resume, train
+    from arena_gym.train.training import TrainSettings, resume, train
 
     if args.resume is not None:
         given = ["--" + dest.replace("_", "-") for dest, default in args.resumed_defaults.items()
@@ -436,12 +436,12 @@ def _train(args: argparse.Namespace) -> int:
 
 def _eval(args: argparse.Namespace) -> int:
     from arena_gym.envs.vector_env import ArenaVectorEnv
-    from arena_gym.evaluation import evaluate
-    from arena_gym.policies import is_named, make_policy
+    from arena_gym.train.evaluation import evaluate
+    from arena_gym.train.policies import is_named, make_policy
 
     config, overrides = _overrides(args)
     if not is_named(args.policy) and ":" not in args.policy.removesuffix(".zip"):
-        from arena_gym.model_files import check_model_file
+        from arena_gym.train.model_files import check_model_file
 
         check_model_file(args.policy)  # before any env is built
     env = ArenaVectorEnv(args.num_envs, config=config,
@@ -478,7 +478,7 @@ def _plotter(folder: str, env):
 
 def _view(args: argparse.Namespace) -> int:
     from arena_gym.envs.vector_env import ArenaVectorEnv
-    from arena_gym.policies import make_policy
+    from arena_gym.train.policies import make_policy
 
     if args.foxglove:
         from arena_gym.ros.foxglove_server import DEFAULT_HOST, DEFAULT_PORT, require_sdk
@@ -555,7 +555,7 @@ def _bench(args: argparse.Namespace) -> int:
     out = args.out
     if out is None:
         from arena_gym.bench.runner import RUN_FILES
-        from arena_gym.run_folders import numbered
+        from arena_gym.train.run_folders import numbered
 
         base = Path(f"runs/bench/{suite.name}-{label.replace(':', '-')}")
         out = str(base if args.overwrite else numbered(base, RUN_FILES))
@@ -594,8 +594,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _plugins(args: argparse.Namespace) -> int:
-    from arena_gym.plugins import load_entry_points
-    from arena_gym.registry import REGISTRIES
+    # the modules whose import registers each kind's built-ins
+    from arena_gym.registry import REGISTRIES, load_entry_points
+    from arena_gym.sensors import kinds  # noqa: F401
+    from arena_gym.sim import drive  # noqa: F401
+    from arena_gym.tasks import rewards  # noqa: F401
+    from arena_gym.train import policies  # noqa: F401
+    from arena_gym.worlds import layouts  # noqa: F401
 
     for registry in REGISTRIES:
         entries = [f"{name} ({registry.source(name)})" if registry.source(name) else name
@@ -619,8 +624,8 @@ def _version(args: argparse.Namespace) -> int:
 def _demo(args: argparse.Namespace) -> int:
     import numpy as np
 
+    from arena_gym.geometry.rotations import quat_yaw
     from arena_gym.scene import SceneStore
-    from arena_gym.scene.rotations import quat_yaw
     from arena_gym.sim import Simulator
     from arena_gym.worlds import build_default_world
     from arena_gym.worlds.default import ROBOT_NAME
@@ -664,7 +669,7 @@ def _demo(args: argparse.Namespace) -> int:
           f"{'end x':>8} {'y':>7} {'yaw':>7} | {'moved':>6}")
     for env in range(n):
         x0, y0, yaw0 = starts[env]
-        pos, quat = store.get_pose(env, ROBOT_NAME)
+        pos, quat = store[env].get_pose(ROBOT_NAME)
         moved = math.hypot(pos[0] - x0, pos[1] - y0)
         print(f"{env:>4} {turn_rates[env]:>6.2f} | {x0:>8.2f} {y0:>7.2f} "
               f"{math.degrees(yaw0):>7.1f} | {pos[0]:>8.2f} {pos[1]:>7.2f} "

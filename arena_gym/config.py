@@ -277,7 +277,7 @@ class EnvConfig:
     num_pedestrians: Annotated[int, At(ge=0, le=64)] = 0
     # slots of each env's pedestrian pool (>= num_pedestrians); each costs physics time
     pedestrian_pool: Annotated[int, At(ge=1, le=64)] = 64
-    pedestrian_model: str = "social_force"  # or "waypoints" (arena_gym.tasks.crowd)
+    pedestrian_model: str = "social_force"  # or "waypoints" (arena_gym.people.crowd)
     # observe the k nearest pedestrians (robot frame: x, y, vx, vy, present); 0: no such key
     observe_pedestrians: Annotated[int, At(ge=0, le=64)] = 0
     physics_dt: Annotated[float, At(gt=0, le=0.1)] = 0.005

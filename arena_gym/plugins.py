@@ -19,25 +19,18 @@ Two ways in, both ending in the registries of arena_gym.registry:
 from __future__ import annotations
 
 import time
-import warnings
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from arena_gym import registry
-from arena_gym.registry import PLUGINS
+from arena_gym.registry import PLUGINS, load_entry_points
 
-ENTRY_POINT_GROUP = "arena_gym.plugins"
 EMA = 0.1  # weight of the newest sample in a handle's moving averages
 
 
 class PluginError(RuntimeError):
     """A plugin that cannot be loaded or used; the message names it."""
-
-
-class PluginWarning(UserWarning):
-    """An installed plugin failed to load (the rest of arena_gym works without it)."""
 
 
 class Plugin:
@@ -56,43 +49,10 @@ class Plugin:
     def step(self, env: Any) -> None:
         """After every env step."""
 
-
-_state: dict[str, Any] = {"loaded": False, "failures": {}}
-
-
-def load_entry_points(reload: bool = False) -> dict[str, str]:
-    """Load every installed plugin of the entry-point group (once unless `reload`); returns
-    the failures, entry-point name -> message."""
-    if _state["loaded"] and not reload:
-        return _state["failures"]
-    _state["loaded"] = True
-    from importlib.metadata import entry_points
-
-    for source in _state.get("sources", ()):  # a reload starts from the built-ins
-        for reg in registry.REGISTRIES:
-            reg.unregister_source(source)
-    failures: dict[str, str] = {}
-    sources = []
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        sources.append(ep.value)
-        where = f"plugin {ep.name!r} (entry point {ep.value!r})"
-        registry._loading.append(ep.value)
-        try:
-            obj = ep.load()
-            if isinstance(obj, type) and issubclass(obj, Plugin):
-                PLUGINS.register(ep.name, obj)
-            elif callable(obj):
-                obj()
-            else:
-                raise TypeError(f"expected a callable that registers entries or a Plugin "
-                                f"subclass, got {obj!r}")
-        except Exception as exc:  # one broken plugin must not take the others down
-            failures[ep.name] = f"{where}: {type(exc).__name__}: {exc}"
-            warnings.warn(failures[ep.name], PluginWarning, stacklevel=2)
-        finally:
-            registry._loading.pop()
-    _state["failures"], _state["sources"] = failures, sources
-    return failures
+    @classmethod
+    def register_entry_point(cls, name: str) -> None:
+        """Register this class in PLUGINS as `name` (an entry point naming a Plugin class)."""
+        PLUGINS.register(name, cls)
 
 
 def plugin_class(name: str) -> type[Plugin]:

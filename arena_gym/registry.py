@@ -4,24 +4,32 @@
     REWARD_TERMS.register("heading", RewardTerm(my_term, weight=0.1))   # as the built-ins do
     REWARD_TERMS["heading"]          # RegistryError naming the known ones for a wrong name
 
-Each registry names the module holding its built-in entries; that module is imported on the
-first lookup (nothing happens at import time) and registers them like any plugin would.
-Third-party entries come from the `arena_gym.plugins` entry-point group (arena_gym.plugins),
-loaded on that first lookup too.
+The built-in entries register like any plugin's, from the module that defines them, when
+that module is imported (arena_gym.sensors.kinds, arena_gym.tasks.rewards, arena_gym.sim.drive,
+arena_gym.worlds.layouts, arena_gym.train.policies): every consumer imports its kind's module,
+so a lookup there sees them. Third-party entries come from the `arena_gym.plugins`
+entry-point group, loaded on the first lookup in any registry.
 """
 
 from __future__ import annotations
 
 import difflib
-import importlib
 import threading
+import warnings
 from collections.abc import Callable, Iterator
 from typing import Generic, TypeVar, overload
 
 T = TypeVar("T")
 
-# the entry point being loaded (arena_gym.plugins): what registers meanwhile came from it
+ENTRY_POINT_GROUP = "arena_gym.plugins"
+REGISTRIES: list[Registry] = []  # every registry, in the order made (the ones below first)
+# the entry point being loaded: what registers meanwhile came from it
 _loading: list[str] = []
+_state: dict = {"loaded": False, "failures": {}, "sources": []}
+
+
+class PluginWarning(UserWarning):
+    """An installed plugin failed to load (the rest of arena_gym works without it)."""
 
 
 class RegistryError(LookupError):
@@ -34,14 +42,15 @@ class RegistryError(LookupError):
 class Registry(Generic[T]):
     """Entries of one extension kind by name, in registration order."""
 
-    def __init__(self, kind: str, builtins: str) -> None:
+    def __init__(self, kind: str, home: str) -> None:
         self.kind = kind
-        self.builtins = builtins  # module that registers the built-in entries
+        self.home = home  # the module whose import registers the built-in entries (its name)
         self._entries: dict[str, T] = {}
         self._sources: dict[str, str] = {}
         self._ready = False
         self._lock = threading.RLock()
         self.version = 0  # bumped by every change: lets callers keep what they derive
+        REGISTRIES.append(self)
 
     # ------------------------------------------------------------ registering
     @overload
@@ -84,20 +93,9 @@ class Registry(Generic[T]):
 
     # ------------------------------------------------------------ lookup
     def _ensure(self) -> None:
-        if self._ready:
-            return
-        with self._lock:
-            if self._ready:
-                return
-            self._ready = True  # before importing: the module registers through us
-            try:
-                importlib.import_module(self.builtins)
-            except BaseException:
-                self._ready = False
-                raise
-        from arena_gym.plugins import load_entry_points
-
-        load_entry_points()
+        if not self._ready:
+            self._ready = True
+            load_entry_points()
 
     def __getitem__(self, name: str) -> T:
         self._ensure()
@@ -108,7 +106,8 @@ class Registry(Generic[T]):
         close = difflib.get_close_matches(str(name), list(self._entries), n=3)
         hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
         raise RegistryError(f"unknown {self.kind} {name!r}{hint} (expected one of "
-                            f"{sorted(self._entries)})")
+                            f"{sorted(self._entries)}; built-ins register when {self.home} "
+                            "is imported)")
 
     def get(self, name: str, default: T | None = None) -> T | None:
         self._ensure()
@@ -141,12 +140,48 @@ class Registry(Generic[T]):
 
 # ---------------------------------------------------------------- the registries
 # (entry types: arena_gym.sensors.kinds.SensorKind, arena_gym.tasks.rewards.RewardTerm,
-# arena_gym.policies.PolicyFactory, arena_gym.plugins.Plugin subclasses,
+# arena_gym.train.policies.PolicyFactory, arena_gym.plugins.Plugin subclasses,
 # arena_gym.sim.drive.wheel_drive-like factories)
-SENSOR_KINDS: Registry = Registry("sensor kind", "arena_gym.sensors.kinds")
+SENSOR_KINDS: Registry = Registry("sensor kind", "arena_gym.sensors")
 REWARD_TERMS: Registry = Registry("reward term", "arena_gym.tasks.rewards")
-POLICIES: Registry = Registry("policy", "arena_gym.policies")
+POLICIES: Registry = Registry("policy", "arena_gym.train.policies")
 PLUGINS: Registry = Registry("plugin", "arena_gym.plugins")
-DRIVES: Registry = Registry("drive", "arena_gym.sim.drive")  # factory(model, robot) -> drive
-WORLDS: Registry = Registry("world source", "arena_gym.tasks.layouts")  # factory(...) -> layout
-REGISTRIES = (SENSOR_KINDS, REWARD_TERMS, POLICIES, PLUGINS, DRIVES, WORLDS)
+DRIVES: Registry = Registry("drive", "arena_gym.sim")  # factory(model, robot) -> drive
+WORLDS: Registry = Registry("world source", "arena_gym.worlds")  # factory(...) -> layout
+
+
+def load_entry_points(reload: bool = False) -> dict[str, str]:
+    """Load every installed plugin of the entry-point group (once unless `reload`); returns
+    the failures, entry-point name -> message. An entry point names either a callable that
+    registers entries or a class with a `register_entry_point(name)` classmethod (a runtime
+    plugin: arena_gym.plugins.Plugin)."""
+    if _state["loaded"] and not reload:
+        return _state["failures"]
+    _state["loaded"] = True
+    from importlib.metadata import entry_points
+
+    for source in _state["sources"]:  # a reload starts from the built-ins
+        for reg in REGISTRIES:
+            reg.unregister_source(source)
+    failures: dict[str, str] = {}
+    sources = []
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        sources.append(ep.value)
+        where = f"plugin {ep.name!r} (entry point {ep.value!r})"
+        _loading.append(ep.value)
+        try:
+            obj = ep.load()
+            if isinstance(obj, type) and callable(getattr(obj, "register_entry_point", None)):
+                obj.register_entry_point(ep.name)
+            elif callable(obj):
+                obj()
+            else:
+                raise TypeError(f"expected a callable that registers entries or a Plugin "
+                                f"subclass, got {obj!r}")
+        except Exception as exc:  # one broken plugin must not take the others down
+            failures[ep.name] = f"{where}: {type(exc).__name__}: {exc}"
+            warnings.warn(failures[ep.name], PluginWarning, stacklevel=2)
+        finally:
+            _loading.pop()
+    _state["failures"], _state["sources"] = failures, sources
+    return failures

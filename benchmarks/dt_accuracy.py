@@ -22,7 +22,7 @@ from arena_gym.worlds import builtin_robot_urdf
 
 def trajectory(dt: float, commands: np.ndarray) -> np.ndarray:
     store = SceneStore(1, timestep=dt)
-    store.spawn_urdf(0, "robot", builtin_robot_urdf())
+    store[0].spawn_urdf("robot", builtin_robot_urdf())
     sim = Simulator(store)
     per_control = round(0.1 / dt)
     out = []
@@ -30,7 +30,7 @@ def trajectory(dt: float, commands: np.ndarray) -> np.ndarray:
         for _ in range(5):  # 0.5 s per command
             sim.set_cmd_vel(0, "robot", v, omega)
             sim.step(per_control)
-            pos, quat = store.get_pose(0, "robot")
+            pos, quat = store[0].get_pose("robot")
             out.append([pos[0], pos[1], 2 * math.atan2(quat[3], quat[0])])
     sim.close()
     return np.array(out)

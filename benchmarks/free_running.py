@@ -25,8 +25,8 @@ from arena_gym.worlds import builtin_robot_urdf
 def world(n: int) -> Simulator:
     store = SceneStore(n)
     for env in range(n):
-        store.spawn_urdf(env, "robot", builtin_robot_urdf())
-        store.spawn_prims(env, [Prim(f"box{i}", pose=(1.5, i - 1.0, 0.2, 0.0),
+        store[env].spawn_urdf("robot", builtin_robot_urdf())
+        store[env].spawn_prims([Prim(f"box{i}", pose=(1.5, i - 1.0, 0.2, 0.0),
                                      scale=(0.4,) * 3) for i in range(3)])
     sim = Simulator(store)
     for env in range(n):

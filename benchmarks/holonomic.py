@@ -48,7 +48,7 @@ def build(name: str, n: int) -> Simulator:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for env in range(n):
-            store.spawn_urdf(env, "robot", urdf, package_paths=packages)
+            store[env].spawn_urdf("robot", urdf, package_paths=packages)
     sim = Simulator(store)
     for env in range(n):
         sim.set_cmd_vel(env, "robot", *command)
@@ -77,7 +77,7 @@ def main() -> None:
     print(f"{'robot':>18} {'bodies':>7} {'steps/s':>10} {'vs planar':>10}")
     for name, sim in sims.items():
         rate = statistics.median(rates[name])
-        nbody = sim.store.model(0).nbody - 1
+        nbody = sim.store[0].model.nbody - 1
         print(f"{name:>18} {nbody:>7} {rate:>10,.0f} {rate / base:>10.2f}")
 
 

@@ -29,11 +29,9 @@ import mujoco
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from maps import ASSETS, World, take_turns  # noqa: E402  (one World/timing helper for benchmarks)
 
-from arena_gym.scene import (
-    SceneStore,  # noqa: E402
-    hulls,  # noqa: E402
-)
-from arena_gym.scene.obstacle_models import load_model  # noqa: E402
+from arena_gym.assets import hulls  # noqa: E402
+from arena_gym.assets.obstacle_models import load_model  # noqa: E402
+from arena_gym.scene import Prim, SceneStore  # noqa: E402
 from arena_gym.worlds import builtin_robot_urdf  # noqa: E402
 
 MODELS = ("Desk", "RecTable", "SquareShelf", "WoodenChair", "cafe_table", "office_chair",
@@ -46,11 +44,11 @@ def furnished(bbox: bool) -> SceneStore:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         store = SceneStore(1, timestep=0.005)
-        store.spawn_urdf(0, "bot", builtin_robot_urdf(), pose=(-2.0, -2.0, 0.7))
+        store[0].spawn_urdf("bot", builtin_robot_urdf(), pose=(-2.0, -2.0, 0.7))
         models = [load_model(name, [ASSETS / "obstacles"]) for name in MODELS]
-        store.spawn_prims(0, [m.prim(f"m{i}", pose=(4.0 * (i % 3), 4.0 * (i // 3), 0.0),
+        store[0].spawn_prims([Prim.of_model(m, f"m{i}", pose=(4.0 * (i % 3), 4.0 * (i // 3), 0.0),
                                      bbox=bbox) for i, m in enumerate(models)])
-        store.model(0)  # compile
+        _ = store[0].model  # compile
     return store
 
 
@@ -89,7 +87,7 @@ def physics(repeats: int, steps: int) -> None:
             t0 = time.perf_counter()
             scene.spec.compile()
             compiles.append(time.perf_counter() - t0)
-        model, data = store.model(0), store.data(0)
+        model, data = store[0].model, store[0].data
         data.ctrl[:] = 1.0  # wheels turning: the robot drives into the furniture
         t0 = time.perf_counter()
         for _ in range(steps):

@@ -32,7 +32,7 @@ def env_model(people: int) -> tuple[mujoco.MjModel, mujoco.MjData]:
     env = make(1, people, 20.0, pool=people or 64)  # benchmarks/pedestrians.py's env
     for _ in range(5):
         env.step(np.zeros(env.action_space.shape))
-    model, live = env.core.store.model(0), env.core.store.data(0)
+    model, live = env.core.store[0].model, env.core.store[0].data
     data = mujoco.MjData(model)
     state = mujoco.mjtState.mjSTATE_FULLPHYSICS
     buffer = np.empty(mujoco.mj_stateSize(model, state))

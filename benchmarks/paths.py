@@ -21,7 +21,7 @@ import warnings
 from pathlib import Path
 
 from arena_gym.envs.vector_env import ArenaVectorEnv
-from arena_gym.policies import make_policy
+from arena_gym.train.policies import make_policy
 
 ASSETS = Path(os.environ.get("ARENA_GYM_ASSETS", Path(__file__).resolve().parents[1] / ".." /
                              "shared" / "assets")).resolve()

@@ -65,7 +65,7 @@ def main() -> None:
     for name, env in (("none", plain), ("people", people)):
         env.core.sim.step = timed(env.core.sim.step, physics[name])
         env.core.sim.cast_rays = timed(env.core.sim.cast_rays, rays[name])
-    compiles = [people.core.store.compile_count(e) for e in range(args.envs)]
+    compiles = [people.core.store[e].compile_count for e in range(args.envs)]
     walking = int(walkers.crowd.active.sum())
     rng = np.random.default_rng(0)
     low, high = plain.action_space.low, plain.action_space.high
@@ -89,7 +89,7 @@ def main() -> None:
                      crowd_time[0] / args.steps * 1e3, physics["none"][0] / args.steps * 1e3,
                      physics["people"][0] / args.steps * 1e3, rays["none"][0] / args.steps * 1e3,
                      rays["people"][0] / args.steps * 1e3))
-    assert [people.core.store.compile_count(e) for e in range(args.envs)] == compiles
+    assert [people.core.store[e].compile_count for e in range(args.envs)] == compiles
     med = [statistics.median(r[k] for r in rows) for k in range(7)]
     ratio = statistics.median(r[1] / r[0] for r in rows)
     physics_ratio = statistics.median(r[4] / r[3] for r in rows)

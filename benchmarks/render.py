@@ -75,7 +75,7 @@ def _actor(policy_path: str | None, env: gym.Env, actions: np.ndarray):
     """act(obs, k): a trained policy's action, or the k-th random one."""
     if policy_path is None:
         return lambda obs, k: actions[k % len(actions)]
-    from arena_gym.policies import sb3_policy
+    from arena_gym.train.policies import sb3_policy
 
     policy = sb3_policy(policy_path, env.observation_space, env.action_space)
     return lambda obs, k: policy({key: v[None] for key, v in obs.items()})[0]

@@ -68,8 +68,8 @@ def world(n: int, urdf: str) -> tuple[SceneStore, Simulator]:
     store = SceneStore(num_envs=n)
     for env in range(n):  # the default world, its robot swapped for the variant, same pose
         start = build_default_world(store, env, np.random.default_rng(env))
-        store.delete_prims(env, [ROBOT_NAME])
-        store.spawn_urdf(env, ROBOT_NAME, urdf, pose=start)
+        store[env].delete([ROBOT_NAME])
+        store[env].spawn_urdf(ROBOT_NAME, urdf, pose=start)
     sim = Simulator(store)
     for env in range(n):
         sim.set_cmd_vel(env, ROBOT_NAME, *CMD_VEL)
@@ -86,8 +86,8 @@ class Bare:
         self.batch = sim.stepping_groups()[0].batch
         self.unit = next(u for u in suite.units.values() if isinstance(u, LidarUnit))
         self.envs = np.arange(sim.store.num_envs)
-        mount = next(m for m in sim.store.robot(0, ROBOT_NAME).sensor_mounts if m.kind == "lidar")
-        models = [sim.store.model(e) for e in self.envs]
+        mount = next(m for m in sim.store[0].robot(ROBOT_NAME).sensor_mounts if m.kind == "lidar")
+        models = [sim.store[e].model for e in self.envs]
         sites = [m.site(mount.site.replace("env_0/", f"env_{e}/")).id for e, m in enumerate(models)]
         self.exclude = np.array([int(m.site_bodyid[s]) for m, s in zip(models, sites, strict=True)],
                                 dtype=np.int32)

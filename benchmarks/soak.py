@@ -76,10 +76,10 @@ class Soak:
         rng = self.rng
         e = int(rng.integers(self.env.num_envs))
         if self.spawned.get(e) and rng.random() < 0.5:
-            self.store.delete_prims(e, self.spawned.pop(e))
+            self.store[e].delete(self.spawned.pop(e))
         else:
             names = [f"soak{self.bursts}_{i}" for i in range(int(rng.integers(1, 4)))]
-            self.store.spawn_prims(e, [Prim(n, pose=(*rng.uniform(-2.5, 2.5, 2), 0.2, 0.0),
+            self.store[e].spawn_prims([Prim(n, pose=(*rng.uniform(-2.5, 2.5, 2), 0.2, 0.0),
                                             scale=(0.2, 0.2, 0.4)) for n in names])
             self.spawned.setdefault(e, []).extend(names)
         self.bursts += 1

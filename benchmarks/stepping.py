@@ -52,7 +52,7 @@ class Bench:
         for env in range(n):
             self.sim.set_cmd_vel(env, ROBOT_NAME, *CMD_VEL)
         self.sim.step(SIM_CHUNK)  # compile, group, apply the commands, settle a little
-        self.models = [self.store.model(env) for env in range(n)]
+        self.models = [self.store[env].model for env in range(n)]
         self.start = np.stack([self._state(env) for env in range(n)])
         self.groups = self.sim.groups()
         self.bare = mujoco.batch.Batch(
@@ -62,13 +62,13 @@ class Bench:
 
     def _state(self, env: int) -> np.ndarray:
         state = np.empty(mujoco.mj_stateSize(self.models[env], STATE))
-        mujoco.mj_getState(self.models[env], self.store.data(env), state, STATE)
+        mujoco.mj_getState(self.models[env], self.store[env].data, state, STATE)
         return state
 
     def restart(self) -> None:
         """Put both back to the start state."""
         for env in range(self.n):
-            mujoco.mj_setState(self.models[env], self.store.data(env), self.start[env], STATE)
+            mujoco.mj_setState(self.models[env], self.store[env].data, self.start[env], STATE)
         self.sim.step(0)  # hands the restored states to the stepping groups
         self.bare.state[:] = self.start
 
@@ -96,7 +96,7 @@ class Bench:
 
     def max_qpos_difference(self) -> float:
         """After a run of each from the same start: how far apart their end states are."""
-        ours = np.stack([self.store.data(env).qpos for env in range(self.n)])
+        ours = np.stack([self.store[env].data.qpos for env in range(self.n)])
         return float(np.abs(ours - self.bare.bind("qpos")).max())
 
     def close(self) -> None:

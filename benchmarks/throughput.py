@@ -26,7 +26,7 @@ import numpy as np
 
 import arena_gym  # noqa: F401
 from arena_gym.envs.vector_env import ArenaVectorEnv
-from arena_gym.scene.builders import GROUP_STATIC
+from arena_gym.geometry.groups import GROUP_STATIC
 from arena_gym.sensors.lidar import LidarUnit, geomgroup_mask
 
 WORLD_ONLY = geomgroup_mask((GROUP_STATIC,))
@@ -56,12 +56,12 @@ class Floor:
     def __init__(self, env: ArenaVectorEnv) -> None:
         core = env.core
         self.n, self.substeps = env.num_envs, core.cfg.substeps
-        models = [core.store.model(e) for e in range(self.n)]
+        models = [core.store[e].model for e in range(self.n)]
         self.batch = mujoco.batch.Batch(models[0], self.n, nthread=os.cpu_count() or 1,
                                         persistent=True)
         self.batch.set_models(models)
         for e in range(self.n):
-            mujoco.mj_getState(models[e], core.store.data(e), self.batch.state[e],
+            mujoco.mj_getState(models[e], core.store[e].data, self.batch.state[e],
                                mujoco.mjtState.mjSTATE_INTEGRATION)
         angles = core.scan_angles
         lidar = next(u for u in core.sensor_suite.units.values() if isinstance(u, LidarUnit))

@@ -42,7 +42,7 @@ def main() -> None:
     parser.add_argument("--out", default="runs/training-benchmark", help="run folder of --train")
     args = parser.parse_args()
     if args.train is not None:
-        from arena_gym.training import TrainSettings, train
+        from arena_gym.train.training import TrainSettings, train
 
         run = train(TrainSettings(minutes=args.train, out=args.out, progress_bar=False),
                     {"config": args.config} if args.config else {})

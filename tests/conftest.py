@@ -43,7 +43,7 @@ def spawn(store, env_id: int, assets: Path, robot: str, pose=(0.0, 0.0, 0.0), qu
     with warnings.catch_warnings():
         if quiet:
             warnings.simplefilter("ignore")
-        return store.spawn_urdf(env_id, robot, urdf, pose=pose, package_paths=packages)
+        return store[env_id].spawn_urdf(robot, urdf, pose=pose, package_paths=packages)
 
 
 _MODEL_FIELDS = ("body_pos", "body_quat", "body_mass", "geom_size", "geom_pos", "geom_type",
@@ -52,7 +52,7 @@ _MODEL_FIELDS = ("body_pos", "body_quat", "body_mass", "geom_size", "geom_pos", 
 
 def snapshot(scene) -> dict:
     """Everything a user could observe of a scene, to compare bit for bit."""
-    model, data = scene._model, scene._data
+    model, data = scene.compiled, scene.compiled_data
     state = np.empty(mujoco.mj_stateSize(model, mujoco.mjtState.mjSTATE_FULLPHYSICS))
     mujoco.mj_getState(model, data, state, mujoco.mjtState.mjSTATE_FULLPHYSICS)
     snap = {f: getattr(model, f).copy() for f in _MODEL_FIELDS}

@@ -79,8 +79,8 @@ def package(tmp_path):
 
 
 def test_importing_the_package_and_building_an_env_imports_no_numba():
-    assert imported_after("arena_gym, arena_gym.envs.registration, arena_gym.envs.vector_env, "
-                          "arena_gym.tasks.crowd, arena_gym.tasks.walkers", "numba") == []
+    assert imported_after("arena_gym, arena_gym.make, arena_gym.envs.vector_env, "
+                          "arena_gym.people.crowd, arena_gym.people.walkers", "numba") == []
 
 
 def test_compiled_code_is_cached_under_the_project_cache(package, tmp_path):

@@ -7,7 +7,7 @@ import html
 from pathlib import Path
 from typing import Any
 
-from arena_gym.bench.suite import Suite
+from arena_gym.bench.suite import Suite, stage_config
 from arena_gym.tasks.metrics import METRICS
 
 Block = tuple  # ("h1"|"h2"|"p", text) | ("table", header, rows) | ("img", file, alt)
@@ -57,8 +57,7 @@ def write_report(out: Path, suite: Suite, summary: dict[str, Any],
                  records: list[dict[str, Any]]) -> None:
     """report.md, report.html and plots/ in the run folder `out`."""
     from arena_gym.bench import plots
-    from arena_gym.bench.runner import stage_config
-    from arena_gym.tasks.layouts import make_layout
+    from arena_gym.worlds.layouts import make_layout
 
     stages = summary["stages"]
     seconds = sum(t["seconds"] for t in summary["timing"].values())

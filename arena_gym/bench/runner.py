@@ -24,19 +24,11 @@ from typing import Any
 
 from arena_gym.bench.records import append_record, episode_record, write_records
 from arena_gym.bench.stats import summarise
-from arena_gym.bench.suite import Stage, Suite
-from arena_gym.config import EnvConfig, load_config
-from arena_gym.policies import Policy, is_named
-from arena_gym.run_folders import claim
+from arena_gym.bench.suite import Stage, Suite, stage_config
+from arena_gym.train.policies import Policy, is_named
+from arena_gym.train.run_folders import claim
 
 PolicySpec = str | Policy
-
-
-def stage_config(suite: Suite, stage: Stage) -> tuple[str, dict[str, Any], EnvConfig]:
-    """(config, overrides, the EnvConfig they make) of one stage; checks it."""
-    base = load_config(suite.config, **stage.set)
-    overrides = stage.overrides(base.control_dt)
-    return suite.config, overrides, load_config(suite.config, **overrides)
 
 
 # what a benchmark run writes into its folder (run_folders: a folder holds one run)
@@ -56,7 +48,7 @@ def run_suite(suite: Suite, policy: PolicySpec, out: str | Path, envs: int | Non
     of the episodes that ended (summary.json: `"complete": false` and what stopped it),
     says so on stderr, and raises what stopped it."""
     from arena_gym.envs.vector_env import ArenaVectorEnv
-    from arena_gym.evaluation import run_episodes
+    from arena_gym.train.evaluation import run_episodes
 
     out = Path(out)
     if out.exists() and not out.is_dir():
@@ -65,7 +57,7 @@ def run_suite(suite: Suite, policy: PolicySpec, out: str | Path, envs: int | Non
     name = policy if isinstance(policy, str) else getattr(policy, "__name__", "callable")
     if isinstance(policy, str) and not is_named(policy) and ":" not in policy.removesuffix(
             ".zip"):
-        from arena_gym.model_files import check_model_file
+        from arena_gym.train.model_files import check_model_file
 
         check_model_file(policy)
     claim(out, RUN_FILES, overwrite, "benchmark run")
@@ -127,7 +119,7 @@ def _finish(out: Path, suite: Suite, records: list[dict[str, Any]], run: dict[st
 
 
 def _policy(policy: PolicySpec, env: Any, seed: int, trust: bool) -> Policy:
-    from arena_gym.policies import make_policy
+    from arena_gym.train.policies import make_policy
 
     return make_policy(policy, env, seed=seed, trust=trust) if isinstance(policy, str) else policy
 
@@ -136,8 +128,8 @@ def _record_videos(stage: Stage, config: str, overrides: dict[str, Any], policy:
                    seed: int, count: int, folder: Path, trust: bool) -> None:
     """Episodes 0..count-1 of the stage again, in one env that renders the follow view."""
     from arena_gym.envs.vector_env import ArenaVectorEnv
-    from arena_gym.evaluation import run_episodes
     from arena_gym.render.video import record_video
+    from arena_gym.train.evaluation import run_episodes
 
     env = ArenaVectorEnv(1, config=config, render_mode="rgb_array", **overrides)
     try:

@@ -29,7 +29,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
-from arena_gym.config import At, ConfigError, Count, _check_ranges, config_path, from_dict
+from arena_gym.config import (
+    At,
+    ConfigError,
+    Count,
+    EnvConfig,
+    _check_ranges,
+    config_path,
+    from_dict,
+    load_config,
+)
 
 BUILTIN_SUITES = Path(__file__).resolve().parents[1] / "configs" / "benchmark"
 STAGE_SEED_STRIDE = 1000  # seeds apart between stages: no episode shared up to 1000 a stage
@@ -43,7 +52,7 @@ class Stage:
     world: str = "random"
     robot: str = ""  # "": the config's robot
     obstacles: tuple[Annotated[int, At(ge=0)], Annotated[int, At(ge=0)]] = (6, 10)
-    # (min, max) walking people per episode (the env's pedestrians, arena_gym.tasks.walkers)
+    # (min, max) walking people per episode (the env's pedestrians, arena_gym.people.walkers)
     pedestrians: tuple[Annotated[int, At(ge=0)], Annotated[int, At(ge=0, le=64)]] = (0, 0)
     episodes: Annotated[int, At(ge=1, le=STAGE_SEED_STRIDE)] = 20
     time_limit: Annotated[float, At(gt=0, le=3600)] = 30.0  # s
@@ -184,3 +193,10 @@ def _resolve(text: str, root: Path, key: str) -> str:
     if not path.is_absolute() and not (path.suffix == "" and config_path(path) != path):
         path = root / path
     return str(path)
+
+
+def stage_config(suite: Suite, stage: Stage) -> tuple[str, dict[str, Any], EnvConfig]:
+    """(config, overrides, the EnvConfig they make) of one stage; checks it."""
+    base = load_config(suite.config, **stage.set)
+    overrides = stage.overrides(base.control_dt)
+    return suite.config, overrides, load_config(suite.config, **overrides)

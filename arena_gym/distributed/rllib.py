@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from arena_gym.envs.registration import ENV_ID
+from arena_gym.envs import ENV_ID
 
 RLLIB_HINT = ("RLlib's registry needs ray[tune]: pip install 'arena_gym[rllib]' "
               "(see docs/distributed.md)")

@@ -1,5 +1,6 @@
-"""Gymnasium environments: ArenaEnv (single) and ArenaVectorEnv (batched, lockstep)."""
+"""Gymnasium environments: ArenaEnv (single) and ArenaVectorEnv (batched, lockstep); the
+id they are registered under (arena_gym.make registers it)."""
 
-from arena_gym.envs.registration import ENV_ID, register_envs
+ENV_ID = "ArenaMujoco-v0"
 
-__all__ = ["ENV_ID", "register_envs"]
+__all__ = ["ENV_ID"]

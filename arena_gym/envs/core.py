@@ -29,13 +29,14 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from arena_gym.assets.obstacle_models import load_model
+from arena_gym.assets.robot_params import load_robot_params
 from arena_gym.compiled import compile_later
 from arena_gym.config import EnvConfig
 from arena_gym.envs.extensions import Extensions
 from arena_gym.envs.robots import resolve_robot
 from arena_gym.envs.step import after_cast, before_cast, before_physics
 from arena_gym.envs.validation import check_actions, checked_shape, finite_error
-from arena_gym.scene.obstacle_models import load_model
 from arena_gym.scene.store import SceneStore
 from arena_gym.sensors import (
     COLLISION_CLASSES,
@@ -48,14 +49,13 @@ from arena_gym.sensors.fused import FusedTick
 from arena_gym.sensors.lidar import frames_into
 from arena_gym.sim.divergence import bad_rows, clock_checks
 from arena_gym.sim.fused import FusedStep
-from arena_gym.sim.mechanisms import Mechanisms
+from arena_gym.sim.mechanism_tick import Mechanisms
 from arena_gym.sim.simulator import Simulator
-from arena_gym.tasks.episodes import Episode, ObstaclePool
-from arena_gym.tasks.layouts import env_layouts
 from arena_gym.tasks.observation import clipped_range
-from arena_gym.tasks.robot_params import load_robot_params
+from arena_gym.tasks.sampling import Episode, ObstaclePool
 from arena_gym.tasks.step import StepInputs, read_poses
 from arena_gym.tasks.task import NavigationTask, StepResult, World
+from arena_gym.worlds.layouts import env_layouts
 
 ROBOT = "robot"
 
@@ -81,17 +81,17 @@ class NavigationCore:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # a robot's dropped meshes warn once per env
             for env in range(num_envs):
-                info = self.store.spawn_urdf(env, ROBOT, urdf, package_paths=packages,
+                info = self.store[env].spawn_urdf(ROBOT, urdf, package_paths=packages,
                                              model_params=params_file)
                 self.robot = info if env == 0 else self.robot
                 self.layouts[env].build(self.store, env)
-                self.store.spawn_prims(env, self.pool.prims())
+                self.store[env].spawn_prims(self.pool.prims())
         self.sim = Simulator(self.store)
         # a world's doors and elevators (none: no tick hook, the step costs what it did)
         # (a plugin's world source may declare none: no attribute at all)
         declared = getattr(self.layout, "mechanisms", None)
         self.mechanisms = Mechanisms(self.sim, declared) if declared else None
-        model = self.store.model(0)  # envs share one layout: ids are the same in every env
+        model = self.store[0].model  # envs share one layout: ids are the same in every env
         self.qpos_adr = int(model.joint(self.robot.prefix + "root").qposadr[0])
         self.spawn_z = float(model.qpos0[self.qpos_adr + 2])
         mocap = np.array([model.body_mocapid[model.body(f"env_0/{name}").id]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from arena_gym.assets.model_params import MODEL_PARAMS_FILE
 from arena_gym.config import ConfigError, EnvConfig
-from arena_gym.scene.errors import SpawnError
-from arena_gym.scene.model_params import MODEL_PARAMS_FILE
+from arena_gym.errors import SpawnError
 from arena_gym.scene.sensor_mounts import find_model_params
 
 BUILTIN = {"arena_diffbot"}

@@ -32,7 +32,7 @@ import mujoco
 import numpy as np
 
 from arena_gym.config import EnvConfig
-from arena_gym.scene.rotations import quat_mats
+from arena_gym.geometry.rotations import quat_mats
 from arena_gym.sensors.contact import collides, floor_geoms
 from arena_gym.sensors.lidar import NO_ROBOT_MASK
 
@@ -110,7 +110,7 @@ def build_layout(cfg: EnvConfig) -> Layout:
 
 
 def _layout(core, cfg: EnvConfig) -> Layout:
-    cpu_model = core.store.model(0)
+    cpu_model = core.store[0].model
     info = core.robot
     spec = core.store.scene(0).spec.copy()
     wheels = {name.split("/")[-1] for name in info.feet}  # link names (casters are spheres)

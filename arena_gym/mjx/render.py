@@ -15,11 +15,11 @@ import mujoco
 import numpy as np
 
 from arena_gym.config import EnvConfig
+from arena_gym.geometry.rotations import quat_yaw
 from arena_gym.mjx.model import Layout
 from arena_gym.render.cameras import view_camera
 from arena_gym.render.canvas import Canvas, open_canvas
 from arena_gym.render.overlays import Marks
-from arena_gym.scene.rotations import quat_yaw
 
 
 class MjxView:

@@ -24,14 +24,14 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from arena_gym.config import EnvConfig
-from arena_gym.mjx import episodes
+from arena_gym.geometry.rotations import quat_yaw
+from arena_gym.mjx import sampling
 from arena_gym.mjx.deps import choose_impl, require
 from arena_gym.mjx.model import Layout, build_layout
-from arena_gym.scene.rotations import quat_yaw
 from arena_gym.sim.divergence import MAXVAL
-from arena_gym.tasks.episodes import PARKED_Z, placement
 from arena_gym.tasks.observation import goal_polar
 from arena_gym.tasks.rewards import StepOutcome, reward_terms, total
+from arena_gym.tasks.sampling import PARKED_Z, placement
 from arena_gym.tasks.termination import classify
 
 WALL, OBSTACLE = 1, 2  # arena_gym.sensors.contact's classes, as ints ("wall", "obstacle")
@@ -156,15 +156,15 @@ class MjxTask:
         `obstacles` (min, max), and its goal."""
         _, jnp, _ = require()
         lay = self.layout
-        draw = episodes.sample(key, jnp.asarray(lay.sizes), lay.room, obstacles,
+        draw = sampling.sample(key, jnp.asarray(lay.sizes), lay.room, obstacles,
                                lay.radius,
                                self.cfg.start_clearance, self.cfg.min_start_goal_distance)
         return self._place(draw, template), draw.goal
 
-    def _place(self, draw: episodes.Draw, template: Any = None) -> Any:
+    def _place(self, draw: sampling.Draw, template: Any = None) -> Any:
         """A fresh MjData (from `template`, by default the one-env one) with the robot at
         the draw's start and its pool boxes placed (the rest parked under the floor), as
-        the CPU task (tasks.episodes.placement)."""
+        the CPU task (tasks.sampling.placement)."""
         _, jnp, _ = require()
         lay = self.layout
         t = self._template if template is None else template
@@ -242,7 +242,7 @@ class MjxTask:
         data, goal = self._episode(sub, obstacles, template)
         return self._first(data, goal, key, obstacles)
 
-    def start_one(self, draw: episodes.Draw, key: Any, template: Any = None) -> State:
+    def start_one(self, draw: sampling.Draw, key: Any, template: Any = None) -> State:
         """The episode `draw` (a given start, goal and pool placement: the same episode as
         a CPU env's, say); `key` seeds the autoresets after it."""
         _, jnp, _ = require()

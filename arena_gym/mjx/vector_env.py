@@ -32,9 +32,9 @@ from arena_gym.envs.validation import (
     reset_mask,
 )
 from arena_gym.envs.vector_env import per_env_seeds, step_info
+from arena_gym.geometry.rotations import quat_yaw
 from arena_gym.mjx.render import MjxView
 from arena_gym.mjx.task import MjxTask, select
-from arena_gym.scene.rotations import quat_yaw
 from arena_gym.tasks import observation
 from arena_gym.tasks.curriculum import Curriculum
 from arena_gym.tasks.metrics import EpisodeMetrics

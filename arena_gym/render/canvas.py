@@ -15,13 +15,14 @@ from collections.abc import Callable
 import mujoco
 import numpy as np
 
-from arena_gym.render.lights import LightTable, lit
-from arena_gym.scene import builders
+from arena_gym.geometry import groups
+from arena_gym.render.lights import lit
+from arena_gym.scene.lights import LightTable
 from arena_gym.sensors.camera import GL_ERRORS, Offscreen
 
 # what users see: the world and the robot's visual meshes, no ceilings (they would hide the
 # room from above), no collision hulls or sites
-VIEW_GROUPS = (builders.GROUP_STATIC, builders.GROUP_VISUAL)
+VIEW_GROUPS = (groups.GROUP_STATIC, groups.GROUP_VISUAL)
 
 Overlay = Callable[[mujoco.MjvScene], None]
 

@@ -1,7 +1,7 @@
 """What an env's `render()` does, shared by ArenaEnv and ArenaVectorEnv.
 
 Nothing is made until the first frame: no GL context, no snapshot buffers. Each frame is
-drawn from a private copy of the env's current state (arena_gym.sensors.access.Frames,
+drawn from a private copy of the env's current state (arena_gym.sensors.state_access.Frames,
 the sensors' own path), so rendering never touches the simulator's state and an episode
 is the same bit for bit with or without it.
 """
@@ -13,9 +13,10 @@ from gymnasium import logger
 
 from arena_gym.render.cameras import view_camera
 from arena_gym.render.canvas import Canvas, open_canvas
-from arena_gym.render.lights import FIXTURE_QUADS, LightTable
+from arena_gym.render.lights import FIXTURE_QUADS
 from arena_gym.render.overlays import Marks
 from arena_gym.render.viewer import HumanViewer
+from arena_gym.scene.lights import LightTable
 
 
 class EnvView:
@@ -65,7 +66,7 @@ class EnvView:
 
     def _begin(self) -> None:
         if self._frames is None:
-            from arena_gym.sensors.access import Frames
+            from arena_gym.sensors.state_access import Frames
             from arena_gym.sensors.workers import Workers
 
             self._frames = Frames(self.core.sim, Workers(1))

@@ -83,7 +83,7 @@ class LiveViewer:
         return self._handle
 
     def _run(self) -> None:
-        from arena_gym.sensors.access import Frames
+        from arena_gym.sensors.state_access import Frames
         from arena_gym.sensors.workers import Workers
 
         frames = Frames(self.sim, Workers(1))

@@ -26,7 +26,8 @@ import mujoco
 import numpy as np
 
 from arena_gym.render.canvas import Canvas, open_canvas
-from arena_gym.render.lights import FIXTURE_QUADS, LightTable
+from arena_gym.render.lights import FIXTURE_QUADS
+from arena_gym.scene.lights import LightTable
 from arena_gym.sim.simulator import Simulator
 
 WIDTH, HEIGHT = 1920, 1080
@@ -87,7 +88,7 @@ class ViewportCapture:
     """Viewport frames of the envs of a simulator; one canvas per env and size."""
 
     def __init__(self, sim: Simulator) -> None:
-        from arena_gym.sensors.access import Frames
+        from arena_gym.sensors.state_access import Frames
         from arena_gym.sensors.workers import Workers
 
         self.sim = sim

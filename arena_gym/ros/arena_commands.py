@@ -33,13 +33,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from arena_gym.render.lights import Light, LightTable, lit
+from arena_gym.assets.mdl import read_mdl
+from arena_gym.assets.meshes import inside
+from arena_gym.checks import MIN_HALF_EXTENT
+from arena_gym.errors import SceneError
+from arena_gym.people.pedestrians import Pedestrian, split_env
+from arena_gym.render.lights import lit
 from arena_gym.ros.commands import Commands
-from arena_gym.scene.errors import SceneError
-from arena_gym.scene.mdl import read_mdl
-from arena_gym.scene.meshes import inside
-from arena_gym.scene.pedestrians import Pedestrian, split_env
-from arena_gym.scene.records import MIN_HALF_EXTENT, SLAB_THICKNESS, Prim, PrimEdit, Slab, Wall
+from arena_gym.scene.lights import Light, LightTable
+from arena_gym.scene.requests import SLAB_THICKNESS, Prim, PrimEdit, Slab, Wall
 from arena_gym.sim.free_bodies import FreeBodyState
 
 Reply = dict[str, Any]
@@ -141,7 +143,7 @@ class ArenaCommands:
         env = self._env(message, problems)
         if env is None:
             return None, [None] * len(items)
-        taken = set(self.store.names(env))
+        taken = set(self.store[env].entities)
         out: list = []
         for item in items:
             try:
@@ -158,7 +160,7 @@ class ArenaCommands:
         env = self._env(message, problems)
         if env is None:
             return {"ret": False}
-        self.store.reset_world(env)  # as Arena's: the bodies go, the clock and state stay
+        self.store[env].reset_world()  # as Arena's: the bodies go, the clock and state stay
         self.lights.pop(env, None)
         return {"ret": True}
 
@@ -169,7 +171,7 @@ class ArenaCommands:
             return {"ret": [False] * len(names)}
         ret = []
         for name in names:
-            have = self.store.names(env)
+            have = list(self.store[env].entities)
             if name.endswith("/"):
                 prefix = body_id(name[:-1]) if name[:-1] else ""
                 chosen = [n for n in have if n.startswith(prefix)]
@@ -177,14 +179,15 @@ class ArenaCommands:
             else:
                 chosen = [n for n in have if n == body_id(name)]
             if chosen:
-                self.store.delete_prims(env, chosen)
+                self.store[env].delete(chosen)
             ret.append(bool(chosen))
         return {"ret": ret}
 
     def _release(self, prefix: str) -> None:
         """Arena's prefix delete frees the pedestrians whose names it prefixes (any env)."""
         for env in range(self.store.num_envs):
-            names = [n for n in self.store.pedestrians(env) if f"env_{env}/{n}".startswith(prefix)]
+            names = [n for n in self.store[env].pedestrians.slots
+                     if f"env_{env}/{n}".startswith(prefix)]
             if names:
                 self.store.delete_pedestrians(names, env)
                 for n in names:
@@ -221,7 +224,7 @@ class ArenaCommands:
         if new_scale is not None and min(new_scale) <= 0:
             raise ValueError(f"expected a scale > 0, got {new_scale}")
         if pose or scale:
-            self.store.edit_prims(env, [PrimEdit(name, pose=(x, y, z, yaw) if pose else None,
+            self.store[env].edit_prims([PrimEdit(name, pose=(x, y, z, yaw) if pose else None,
                                                  scale=new_scale)])
 
     def _spawn_prims(self, message: dict, problems: list[str]) -> Reply:
@@ -249,14 +252,14 @@ class ArenaCommands:
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
-                names = self.store.spawn_prims(env, records)
+                names = self.store[env].spawn_prims(records)
             problems += [str(w.message) for w in caught]
             return names
         except _ERRORS:
             names = []
             for record in records:
                 try:
-                    names += self.store.spawn_prims(env, [record])
+                    names += self.store[env].spawn_prims([record])
                 except _ERRORS as exc:
                     problems.append(f"prim {record.name!r} not spawned: {_text(exc)}")
             return names
@@ -270,7 +273,8 @@ class ArenaCommands:
                                         Wall.__dataclass_fields__["rgba"].default))
 
         env, records = self._records(message, "walls", problems, "wall", build)
-        return self._all(env, records, problems, "walls", self.store.spawn_walls)
+        return self._all(env, records, problems, "walls",
+                         lambda e, walls: self.store[e].spawn_walls(walls))
 
     def _all(self, env: int | None, records: list, problems: list[str], what: str,
              spawn: Callable[[int, list], None]) -> Reply:
@@ -297,7 +301,8 @@ class ArenaCommands:
 
         env, records = self._records(message, "slabs", problems, kind, build)
         return self._all(env, records, problems, f"{kind}s",
-                         self.store.spawn_ceilings if ceiling else self.store.spawn_floors)
+                         lambda e, slabs: (self.store[e].spawn_ceilings if ceiling
+                                           else self.store[e].spawn_floors)(slabs))
 
     def _spawn_floors(self, message: dict, problems: list[str]) -> Reply:
         return self._floors(message, problems, ceiling=False)
@@ -311,14 +316,14 @@ class ArenaCommands:
         if env is None:
             return {"path": ""}
         base = body_id(message["base_frame"]) if message["base_frame"] else ""
-        taken = set(self.store.names(env))
+        taken = set(self.store[env].entities)
         name = self._unique(env, f"{body_id(message['name'])}_{base}" if base else
                             message["name"], taken)
         try:
             x, y = message["pose"][:2]
             urdf = message["urdf_path"]
             self.naming[(env, name)] = naming(message)
-            self.store.spawn_urdf(env, name, urdf, pose=(x, y, yaw_of(message["pose"])),
+            self.store[env].spawn_urdf(name, urdf, pose=(x, y, yaw_of(message["pose"])),
                                   package_paths=self.commands.packages(urdf))
         except _ERRORS as exc:
             self.naming.pop((env, name), None)
@@ -354,7 +359,7 @@ class ArenaCommands:
         full = f"env_{env}/{name}"
         worn = self._uris.get(full, "")
         want = p.get("model_uri") or worn
-        known = name in self.store.pedestrians(env)
+        known = name in list(self.store[env].pedestrians.slots)
         try:
             if known and want == worn:
                 if spawn:
@@ -385,7 +390,7 @@ class ArenaCommands:
         env, name = split_env(p["name"])
         if env is None or not 0 <= env < self.store.num_envs:
             return None
-        return (env, name) if name in self.store.pedestrians(env) else None
+        return (env, name) if name in list(self.store[env].pedestrians.slots) else None
 
     def _move_pedestrians(self, message: dict, problems: list[str]) -> Reply:
         results = []

@@ -9,9 +9,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from arena_gym.people.pedestrians import Pedestrian
 from arena_gym.ros.files import package_paths
-from arena_gym.scene.pedestrians import Pedestrian
-from arena_gym.scene.records import Prim, PrimEdit, Slab, Wall
+from arena_gym.scene.requests import Prim, PrimEdit, Slab, Wall
 from arena_gym.sim.simulator import Simulator
 
 Reply = dict[str, Any]
@@ -68,7 +68,7 @@ class Commands:
         if len(names) != len(values):
             raise ValueError(f"expected one {mode} per joint name ({len(names)} names), "
                              f"got {len(values)}")
-        prefix = self.store.robot(env, message.get("robot", self.robot)).prefix
+        prefix = self.store[env].robot(message.get("robot", self.robot)).prefix
         # one command, applied whole: a bad entry rejects it all (the error names it)
         self.sim.set_joints(env, [(prefix + n, v) for n, v in zip(names, values, strict=True)],
                             mode)
@@ -77,8 +77,8 @@ class Commands:
     # ------------------------------------------------------------ scene
     def _reset_world(self, message: dict) -> Reply:
         env = self._env(message)
-        self.store.delete_prims(env, [n for n in self.store.names(env) if n != self.robot])
-        self.store.delete_pedestrians(self.store.pedestrians(env), env)  # names free again
+        self.store[env].delete([n for n in list(self.store[env].entities) if n != self.robot])
+        self.store.delete_pedestrians(list(self.store[env].pedestrians.slots), env)  # free again
         self.sim.reset_envs([env])
         self._on_reset(env)
         return {}
@@ -89,10 +89,10 @@ class Commands:
                       movable=bool(p["movable"])) for p in message["prims"]]
         if not prims:
             raise ValueError("expected at least one prim, got none")
-        taken = set(self.store.names(env)) & {p.name for p in prims}
+        taken = set(self.store[env].entities) & {p.name for p in prims}
         if taken:
             raise ValueError(f"names already in env {env}: {sorted(taken)}")
-        return {"names": self.store.spawn_prims(env, prims)}
+        return {"names": self.store[env].spawn_prims(prims)}
 
     def _edit_prims(self, message: dict) -> Reply:
         env = self._env(message)
@@ -101,12 +101,12 @@ class Commands:
                  for e in message["edits"]]
         if not edits:
             raise ValueError("expected at least one edit, got none")
-        self.store.edit_prims(env, edits)
+        self.store[env].edit_prims(edits)
         return {}
 
     def _spawn_walls(self, message: dict) -> Reply:
         env = self._env(message)
-        self.store.spawn_walls(env, [Wall(w["name"], tuple(w["start"]), tuple(w["end"]),
+        self.store[env].spawn_walls([Wall(w["name"], tuple(w["start"]), tuple(w["end"]),
                                           w["height"], w["thickness"])
                                      for w in message["walls"]])
         return {}
@@ -115,11 +115,11 @@ class Commands:
         return [Slab(s["name"], tuple(s["center"]), tuple(s["size"])) for s in message["slabs"]]
 
     def _spawn_floors(self, message: dict) -> Reply:
-        self.store.spawn_floors(self._env(message), self._slabs(message))
+        self.store[self._env(message)].spawn_floors(self._slabs(message))
         return {}
 
     def _spawn_ceilings(self, message: dict) -> Reply:
-        self.store.spawn_ceilings(self._env(message), self._slabs(message))
+        self.store[self._env(message)].spawn_ceilings(self._slabs(message))
         return {}
 
     def _delete_prims(self, message: dict) -> Reply:
@@ -129,14 +129,14 @@ class Commands:
         names = list(message["names"])
         if self.robot in names:
             raise ValueError(f"{self.robot!r} is the bridged robot; expected other names")
-        have = self.store.names(env)
+        have = list(self.store[env].entities)
         selected = [n for n in names if not _pattern(n)]
         for pattern in filter(_pattern, names):
             matched = [n for n in fnmatch.filter(have, pattern) if n != self.robot]
             if not matched:
                 raise ValueError(f"nothing in env {env} matches {pattern!r}; it has {have}")
             selected += matched
-        deleted = self.store.delete_prims(env, list(dict.fromkeys(selected)))
+        deleted = self.store[env].delete(list(dict.fromkeys(selected)))
         if not deleted:
             raise ValueError(f"nothing in env {env} matches {names}; it has {have}")
         return {"deleted": deleted}
@@ -144,7 +144,7 @@ class Commands:
     def _spawn_urdf(self, message: dict) -> Reply:
         env = self._env(message)
         urdf = message["urdf"]
-        self.store.spawn_urdf(env, message["name"], urdf, pose=tuple(message["pose"]),
+        self.store[env].spawn_urdf(message["name"], urdf, pose=tuple(message["pose"]),
                               package_paths=self.packages(urdf))
         return {}
 

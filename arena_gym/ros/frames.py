@@ -101,8 +101,8 @@ def layout(readings: dict[str, Reading], num_envs: int, njoints: int) -> dict:
 def joint_columns(store: SceneStore, env: int, robot: str) -> tuple[list[str], list[int],
                                                                        list[int]]:
     """(names without the env prefix, qpos columns, qvel columns) of the robot's joints."""
-    info = store.robot(env, robot)
-    model = store.model(env)
+    info = store[env].robot(robot)
+    model = store[env].model
     names, qpos, qvel = [], [], []
     for full in [*info.wheel_joints, *info.servo_joints]:
         joint = model.joint(full)
@@ -122,8 +122,8 @@ def mount_transforms(store: SceneStore, robot: str) -> list[dict]:
     """Each sensor mount's pose in the robot's base frame (the first env holding it, at
     qpos0)."""
     env = holders(store, robot)[0]
-    info = store.robot(env, robot)
-    model = store.model(env)
+    info = store[env].robot(robot)
+    model = store[env].model
     data = mujoco.MjData(model)
     mujoco.mj_kinematics(model, data)
     base = model.body(info.root_body).id
@@ -155,7 +155,7 @@ def describe(sim: Simulator, suite: SensorSuite, robot: str,
     if not envs:
         raise ValueError(f"bridge: no env holds a robot named {robot!r}")
     names, _, _ = joint_columns(store, envs[0], robot)
-    info = store.robot(envs[0], robot)
+    info = store[envs[0]].robot(robot)
     links = {m.name: m.decl.link for m in info.sensor_mounts}
     sensors = [_sensor(role, reading, suite, links) for role, reading in readings.items()
                if role != "odom"]
@@ -259,7 +259,7 @@ class FrameWriter:
                 store = self.sim.store
                 for e in self._envs:
                     _, qpos, qvel = joint_columns(store, e, self.robot)
-                    data = store.data(e)
+                    data = store[e].data
                     slot["joint_pos"][e] = data.qpos[qpos]
                     slot["joint_vel"][e] = data.qvel[qvel]
                     slot["joint_eff"][e] = data.qfrc_actuator[qvel]

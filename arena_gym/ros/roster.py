@@ -101,7 +101,7 @@ class Roster:
         for env, info in records:
             items = self.naming.get((env, name), {}).get("sensors", [])
             mounts = {m.name for m in info.sensor_mounts if m.kind == "contact"}  # type: ignore[attr-defined]
-            model = self.sim.store.model(env)
+            model = self.sim.store[env].model
             for link in contact_links(items, mounts):
                 try:
                     model.body(info.prefix + link)  # type: ignore[attr-defined]

@@ -61,21 +61,20 @@ def build_envs(world: str, robot: str, num_envs: int, seed: int,
         if world == "default":
             pose = build_default_world(store, env, rng)
             if robot != "builtin":
-                store.delete_prims(env, [ROBOT_NAME])
+                store[env].delete([ROBOT_NAME])
         elif layout is not None:
             layout.build(store, env)
             pose = free_start(layout, rng, robot_radius(urdf))
         if world != "default" or robot != "builtin":
-            store.spawn_urdf(env, name, urdf, pose=pose,
+            store[env].spawn_urdf(name, urdf, pose=pose,
                              package_paths=package_paths(urdf, path_roots))
     return store, name
 
 
 def world_layout(world: str):
     """The task layer's layout of a WORLDS name or a map.yaml path (one reader of both)."""
-    from arena_gym.registry import WORLDS
-    from arena_gym.tasks.layouts import expand_world, make_layout
     from arena_gym.worlds.default import ROOM_SIZE
+    from arena_gym.worlds.layouts import WORLDS, expand_world, make_layout
 
     if world not in WORLDS and not expand_world(world).endswith((".yaml", ".yml")):
         raise ValueError(f"--world: expected {' or '.join(BUILT_IN)}, a ROS map.yaml path or "
@@ -85,8 +84,8 @@ def world_layout(world: str):
 
 def robot_radius(urdf: Path) -> float:
     """The robot's footprint radius from the model_params.yaml beside its URDF, if any."""
-    from arena_gym.scene.model_params import MODEL_PARAMS_FILE
-    from arena_gym.tasks.robot_params import load_robot_params
+    from arena_gym.assets.model_params import MODEL_PARAMS_FILE
+    from arena_gym.assets.robot_params import load_robot_params
 
     params = urdf.parent / MODEL_PARAMS_FILE
     return load_robot_params(params).radius if params.is_file() else DEFAULT_RADIUS
@@ -94,7 +93,7 @@ def robot_radius(urdf: Path) -> float:
 
 def free_start(layout, rng: np.random.Generator, radius: float) -> tuple[float, float, float]:
     """A start the task would draw in `layout` (no obstacles, no goal constraint)."""
-    from arena_gym.tasks.episodes import ObstaclePool, sample_episode
+    from arena_gym.tasks.sampling import ObstaclePool, sample_episode
     from arena_gym.worlds.default import CLEARANCE
 
     pool = ObstaclePool(np.zeros((0, 3)))

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from arena_gym.render.lights import LightTable
 from arena_gym.render.viewport import Viewport, ViewportCapture
+from arena_gym.scene.lights import LightTable
 from arena_gym.sim.simulator import Simulator
 
 FULL, YAW_ONLY, POSITION_ONLY = 0, 1, 2
@@ -166,7 +166,7 @@ class ViewportControl:
         if not self.entity:
             return self.ref_pose
         try:
-            position, q = self.sim.store.get_pose(self.env, self.entity)
+            position, q = self.sim.store[self.env].get_pose(self.entity)
         except (ValueError, KeyError):
             return (0.0, 0.0, 0.0), IDENTITY  # not (yet) there: the world frame
         return self.reduced((tuple(position), tuple(q)), self.mode)

@@ -13,8 +13,8 @@ from __future__ import annotations
 import warnings
 from pathlib import Path
 
-from arena_gym.scene.gazebo import PluginDecl
-from arena_gym.scene.meshes import MeshUnavailable, resolve_uri
+from arena_gym.assets.gazebo import PluginDecl
+from arena_gym.assets.meshes import MeshUnavailable, resolve_uri
 
 PARAMETER_KEYS = ("parameters",)  # gazebo_ros2_control's <parameters> element
 MULTIPLIER = "wheel_separation_multiplier"

@@ -1,18 +1,5 @@
 """Adding static bodies to an env's MjSpec: boxes, walls and slabs.
-
-Geom groups (one place for them, as the sensors rely on them):
-  GROUP_STATIC  0  obstacles, walls, floors: seen by lidar and cameras
-  GROUP_VISUAL  1  robot visual meshes (URDF visuals): no collision; cameras draw them
-  GROUP_ROBOT   2  robot collision geoms: lidars see them (not their own carrier's),
-                   cameras do not draw them (they draw the visuals)
-  GROUP_CEILING 3  ceilings: collide, cameras draw them, but the lidar skips them
-  GROUP_HIDDEN  4  collision hulls not meant to be seen, switched-off wheel collisions, sites
-  GROUP_SELF    5  a lidar's own robot, only while that lidar casts (arena_gym.sensors.lidar)
-LIDAR_GROUPS and CAMERA_GROUPS are the masks the sensors use.
-
-Collision bits: the world's geoms (conaffinity WORLD_CONAFFINITY) also accept mecanum rollers
-(contype ROLLER_CONTYPE, conaffinity 0), which thereby touch only the world, never their own
-robot nor each other.
+Geom groups and collision bits: arena_gym.geometry.groups.
 """
 
 from __future__ import annotations
@@ -21,17 +8,9 @@ import math
 
 import mujoco
 
-from arena_gym.scene.records import SLAB_THICKNESS, Prim, Slab, Wall
-from arena_gym.scene.rotations import yaw_quat
-
-GROUP_STATIC = 0
-GROUP_VISUAL = 1
-GROUP_ROBOT = 2
-GROUP_CEILING = 3
-GROUP_HIDDEN = 4
-GROUP_SELF = 5
-LIDAR_GROUPS = (GROUP_STATIC, GROUP_ROBOT)
-CAMERA_GROUPS = (GROUP_STATIC, GROUP_VISUAL, GROUP_CEILING)
+from arena_gym.geometry.groups import GROUP_CEILING, GROUP_STATIC, WORLD_CONAFFINITY
+from arena_gym.geometry.rotations import yaw_quat
+from arena_gym.scene.requests import SLAB_THICKNESS, Prim, Slab, Wall
 
 WALLS_FRAME = "walls"  # the world body's frame that holds every wall geom
 GROUND_BODY = "ground"  # the static body of the ground plane (geom "ground")
@@ -40,8 +19,6 @@ LIGHT_SLOTS = 8  # MuJoCo lights every model has, off until a render assigns a l
 LIGHT_SLOT = "light_slot_{}"  # their names (arena_gym.render.lights fills them per view)
 SUN = "sun"  # the default light, off while a light table is drawn
 
-ROLLER_CONTYPE = 2
-WORLD_CONAFFINITY = 1 | ROLLER_CONTYPE
 
 
 def add_box(spec: mujoco.MjSpec, name: str, prim: Prim) -> mujoco.MjsBody:

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
-from arena_gym.scene.builders import GROUP_HIDDEN, ROLLER_CONTYPE
-from arena_gym.scene.gazebo import LinkSurface, PluginDecl
+from arena_gym.assets.gazebo import LinkSurface, PluginDecl
+from arena_gym.geometry.groups import GROUP_HIDDEN, ROLLER_CONTYPE
 from arena_gym.scene.wheels import wheel_geometry
 
 NUM_ROLLERS = 12

@@ -25,12 +25,13 @@ from pathlib import Path
 import mujoco
 import numpy as np
 
-from arena_gym.scene.builders import GROUP_HIDDEN, GROUP_STATIC, WORLD_CONAFFINITY
-from arena_gym.scene.hulls import MAX_HULL_VERTICES, collision_hulls
-from arena_gym.scene.mesh_parts import MeshPart, mesh_parts
-from arena_gym.scene.meshes import MeshUnavailable, PathRefused, inside
-from arena_gym.scene.records import Prim, Shape
-from arena_gym.scene.rotations import yaw_quat
+from arena_gym.assets.hulls import MAX_HULL_VERTICES, collision_hulls
+from arena_gym.assets.mesh_parts import MeshPart, mesh_parts
+from arena_gym.assets.meshes import MeshUnavailable, PathRefused, inside
+from arena_gym.assets.shapes import Shape
+from arena_gym.geometry.groups import GROUP_HIDDEN, GROUP_STATIC, WORLD_CONAFFINITY
+from arena_gym.geometry.rotations import yaw_quat
+from arena_gym.scene.requests import Prim
 
 ASSET_PREFIX = "prim_asset/"
 HULL_RGBA = (0.9, 0.3, 0.3, 0.4)  # how the viewer shows collision pieces when asked to

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 
 import mujoco
 
-from arena_gym.scene.errors import SpawnError
+from arena_gym.errors import SpawnError
 
 _KINDS = ("bodies", "geoms", "sites")
 _SINGULAR = {"bodies": "body", "geoms": "geom", "sites": "site"}

@@ -14,12 +14,12 @@ from pathlib import Path
 import mujoco
 import numpy as np
 
+from arena_gym.assets.gazebo import LinkSurface, PluginDecl, SensorDecl
+from arena_gym.assets.urdf import RewrittenUrdf
+from arena_gym.errors import SpawnError
 from arena_gym.scene import holonomic
 from arena_gym.scene.base_controller import separation_multiplier
-from arena_gym.scene.errors import SpawnError
-from arena_gym.scene.gazebo import LinkSurface, PluginDecl, SensorDecl
 from arena_gym.scene.sensor_mounts import SensorMount, mount_sensors
-from arena_gym.scene.urdf import RewrittenUrdf
 from arena_gym.scene.wheels import lowest_collision_z, wheel_geometry
 
 JOINT_KP = 1000.0

@@ -18,16 +18,16 @@ from pathlib import Path
 import mujoco
 import numpy as np
 
+from arena_gym.assets.meshes import PathRefused, inside
+from arena_gym.assets.urdf import package_path_list, rewrite_urdf
+from arena_gym.errors import AssetWarning, SceneError, SpawnError, unknown
+from arena_gym.people.pedestrians import POOL_SIZE
+from arena_gym.people.pool import PedestrianPool
 from arena_gym.scene import builders, mesh_prims
-from arena_gym.scene.errors import AssetWarning, SceneError, SpawnError, unknown
-from arena_gym.scene.meshes import PathRefused, inside
 from arena_gym.scene.names import check_clashes, element_names, planned_names
-from arena_gym.scene.pedestrian_ops import PedestrianOps
-from arena_gym.scene.pedestrians import POOL_SIZE, PedestrianPool
-from arena_gym.scene.records import Prim, PrimEdit, Slab, Wall
+from arena_gym.scene.requests import Prim, PrimEdit, Slab, Wall
 from arena_gym.scene.robot import RobotInfo, add_collision_sensors, build_robot_spec
 from arena_gym.scene.sensor_mounts import find_model_params
-from arena_gym.scene.urdf import package_path_list, rewrite_urdf
 
 _FULL = mujoco.mjtState.mjSTATE_FULLPHYSICS
 _COMPILES_LOCK = threading.Lock()
@@ -49,7 +49,7 @@ class Entity:
     geom: str = ""  # full MuJoCo name of a wall's geom
 
 
-class Scene(PedestrianOps):
+class Scene:
     """One env_id's world. Use it through `SceneStore`, which validates env ids."""
 
     # compiles of every scene of the process so far, counted after each one's compile_count:
@@ -63,11 +63,8 @@ class Scene(PedestrianOps):
         self.spec = builders.base_world(timestep)
         self.path_roots: tuple[Path, ...] | None = None  # set by SceneStore(path_roots=...)
         self.entities: dict[str, Entity] = {}
-        # built by the first pedestrian
-        self.pedestrians = PedestrianPool(self.prefix, pedestrian_pool)
-        self._ped_mocap: tuple[int, np.ndarray] = (-1, np.zeros(0, dtype=np.int64))
-        self._ped_bodies: tuple = (None,)  # (the model, body and geom ids, the geoms' bits)
-        self._bone_mocap: dict[int, np.ndarray] = {}  # skinned slot -> its bones' mocap ids
+        # the env's pedestrians (arena_gym.people.pool): built by the first one spawned
+        self.pedestrians = PedestrianPool(self, pedestrian_pool)
         self.compile_count = 0
         self.version = 0  # bumped whenever model or data are replaced or edited
         self._pending: list[str] = []  # entities added since the last good compile
@@ -106,13 +103,19 @@ class Scene(PedestrianOps):
         if getattr(self, "on_change", None) is not None:
             self.on_change()
 
-    def _sync(self) -> None:
+    def sync(self) -> None:
+        """Bring model and data up to date with a simulator that keeps this env's state
+        elsewhere (it pushes edits of `data` back before its next step)."""
         if self.on_access is not None:
             self.on_access(self.env_id)
 
+    def edited(self) -> None:
+        """The spec changed: compile before the next query or step."""
+        self._dirty = True
+
     def compile(self) -> None:
         """Compile the spec now, carrying state; roll pending additions back on failure."""
-        self._sync()
+        self.sync()
         try:
             self._install(*self._compile_spec(self.spec))
         except ValueError as exc:
@@ -138,7 +141,7 @@ class Scene(PedestrianOps):
     def _install(self, model: mujoco.MjModel, data: mujoco.MjData) -> None:
         self._model, self._data = model, data
         if self.pedestrians.built:
-            self._apply_pedestrian_contacts()
+            self.pedestrians.installed()
         self._pending.clear()
         self._dirty = False
         self.compile_count += 1
@@ -165,15 +168,25 @@ class Scene(PedestrianOps):
             self.compile()
 
     @property
+    def compiled(self) -> mujoco.MjModel:
+        """The last compiled model as it is: no compile, no sync (names and layout)."""
+        return self._model  # type: ignore[return-value]
+
+    @property
+    def compiled_data(self) -> mujoco.MjData:
+        """The data of the last compile as it is: no compile, no sync (a simulator's own)."""
+        return self._data  # type: ignore[return-value]
+
+    @property
     def model(self) -> mujoco.MjModel:
         self.flush()
-        self._sync()
+        self.sync()
         return self._model  # type: ignore[return-value]
 
     @property
     def data(self) -> mujoco.MjData:
         self.flush()
-        self._sync()
+        self.sync()
         return self._data  # type: ignore[return-value]
 
     # ---------------------------------------------------------------- naming
@@ -226,10 +239,9 @@ class Scene(PedestrianOps):
         robot_spec, info = build_robot_spec(name, rewritten, label, rollers=rollers,
                                             model_params=params, package_paths=packages)
         self.flush()
-        self._sync()
+        self.sync()
         prefix = self.full_name(name) + "/"
-        check_clashes(self.env_id, lambda _: f"robot {name!r}", element_names(robot_spec, prefix),
-                      element_names(self.spec), self._owner)
+        self.check_fragment(robot_spec, f"robot {name!r}", prefix)
         trial = self.spec.copy()
         frame = trial.worldbody.add_frame(
             name=prefix + "spawn", pos=[pose[0], pose[1], info.ground_clearance],
@@ -293,7 +305,15 @@ class Scene(PedestrianOps):
         walls = _checked(walls, Wall, "spawn_walls")
         self._add_all("wall", walls, builders.add_wall)
 
-    def spawn_slabs(self, slabs: Iterable[Slab], ceiling: bool) -> None:
+    def spawn_floors(self, floors: Iterable[Slab]) -> None:
+        """Floor slabs (arena_gym.scene.requests.Slab), all or none."""
+        self._spawn_slabs(floors, ceiling=False)
+
+    def spawn_ceilings(self, ceilings: Iterable[Slab]) -> None:
+        """Ceiling slabs (invisible to the lidar and cameras looking up), all or none."""
+        self._spawn_slabs(ceilings, ceiling=True)
+
+    def _spawn_slabs(self, slabs: Iterable[Slab], ceiling: bool) -> None:
         slabs = _checked(slabs, Slab, "spawn_ceilings" if ceiling else "spawn_floors")
         kind = "ceiling" if ceiling else "floor"
         self._add_all(kind, slabs,
@@ -310,6 +330,12 @@ class Scene(PedestrianOps):
                       element_names(self.spec), self._owner)
         for record in records:
             self._add_static(record.name, kind, record, build)
+
+    def check_fragment(self, fragment: mujoco.MjSpec, what: str, prefix: str = "") -> None:
+        """Refuse `fragment` (a spec about to be attached with `prefix`) when any of its
+        element names is taken in this scene: a SpawnError naming `what` and the holder."""
+        check_clashes(self.env_id, lambda _: what, element_names(fragment, prefix),
+                      element_names(self.spec), self._owner)
 
     def _owner(self, full: str) -> str:
         """Who holds a full element name: 'robot 'burger'', 'prim 'box0'' or 'the world'."""
@@ -355,7 +381,7 @@ class Scene(PedestrianOps):
             body.pos = [x, y, z]
             body.quat = builders.yaw_quat(yaw)
             if not self._dirty:  # move in place: no recompile for a pose
-                self._sync()
+                self.sync()
                 model, data = self._model, self._data
                 b = model.body(entity.body).id  # type: ignore[union-attr]
                 mocap = model.body_mocapid[b]  # type: ignore[union-attr]
@@ -387,7 +413,7 @@ class Scene(PedestrianOps):
             names = [names]
         selected = self.matching(names)
         if selected:
-            self._sync()
+            self.sync()
             self._remove_entities(selected)
             mesh_prims.prune_assets(self.spec)  # the next compile frees what they used
             self._dirty = True
@@ -395,7 +421,7 @@ class Scene(PedestrianOps):
 
     def reset_world(self) -> None:
         self.delete(list(self.entities))
-        self.delete_pedestrians(list(self.pedestrians.slots))
+        self.pedestrians.delete(list(self.pedestrians.slots))
 
     def _remove_entities(self, names: list[str]) -> None:
         for name in names:

@@ -14,10 +14,11 @@ Elements are named `<root body>_sensor_<name>_<part>`; a sensor name that repeat
 robot gets `_1`, `_2`, ... Lidars get a site (the casting is done by `arena_gym.sensors`);
 cameras a MuJoCo camera that looks along +x of the mount with z up (Gazebo's convention;
 MuJoCo cameras look along -z with y up); IMUs a site with framequat, gyro and accelerometer
-sensors; contact sensors need no element (contacts are read from MjData). Other kinds (gps,
-magnetometer, ...) are kept in `RobotInfo.sensors` but not mounted.
+sensors; contact sensors need no element (contacts are read from MjData); other types (gps,
+magnetometer, ...) a site at their pose. Mounts are plain data: which sensor kind reads one
+is the sensors layer's to say (arena_gym.sensors.kinds).
 
-It also files the robot's collision geoms into `builders.GROUP_ROBOT`, which cameras do not
+It also files the robot's collision geoms into `groups.GROUP_ROBOT`, which cameras do not
 draw (they draw the visuals) and lidars see, except their own carrier's.
 """
 
@@ -30,12 +31,12 @@ from pathlib import Path
 import mujoco
 import numpy as np
 
-from arena_gym.scene import builders
-from arena_gym.scene.errors import SpawnError
-from arena_gym.scene.gazebo import SensorDecl
-from arena_gym.scene.model_params import MODEL_PARAMS_FILE, ModelParamsError, read_model_params
-from arena_gym.scene.rotations import mul_quat, rpy_quat
-from arena_gym.scene.urdf import fold_name
+from arena_gym.assets.gazebo import SensorDecl
+from arena_gym.assets.model_params import MODEL_PARAMS_FILE, ModelParamsError, read_model_params
+from arena_gym.assets.urdf import fold_name
+from arena_gym.errors import SpawnError
+from arena_gym.geometry import groups
+from arena_gym.geometry.rotations import mul_quat, rpy_quat
 
 SITE_GROUP = 5  # sensor sites: not drawn by viewers or cameras by default
 SITE_SIZE = 0.005
@@ -63,7 +64,10 @@ _CAMERA_QUAT = (0.5, 0.5, -0.5, -0.5)
 class SensorMount:
     """A mounted sensor: where it sits and the MuJoCo elements that carry it.
 
-    `kind` is "lidar", "camera", "imu" or "contact". `source` says where the declaration
+    `kind` is "lidar" (a ray sensor: a site), "camera" (a site and a MuJoCo camera),
+    "imu" (a site and MuJoCo's framequat, gyro and accelerometer), "contact" (no element:
+    contacts are read from MjData), or the declaration's own type (a site: gps,
+    magnetometer, ... for a sensor kind that reads it). `source` says where the declaration
     came from: "urdf", "model_params" or "default". Names are full MuJoCo names once the
     robot is spawned.
     """
@@ -120,8 +124,6 @@ def mount_sensors(
     taken: set[str] = set()
     for decl, origin in decls:
         kind = _kind(decl)
-        if kind is None:
-            continue
         body = spec.body(decl.link)
         if body is None:
             raise SpawnError(
@@ -134,11 +136,15 @@ def mount_sensors(
     return mounts
 
 
-def _kind(decl: SensorDecl) -> str | None:
-    """The registered sensor kind that mounts `decl` (arena_gym.sensors.kinds), if any."""
-    from arena_gym.sensors.kinds import mounted_kind  # the sensors layer sits above the scene
-
-    return mounted_kind(decl)
+def _kind(decl: SensorDecl) -> str:
+    """What a declaration mounts as, by its Gazebo type alone: "lidar" (ray), "camera"
+    (camera, depth), else its own type ("imu", "contact", "gps", ...). Which sensor kind
+    reads a mount is the sensors layer's to say (arena_gym.sensors.kinds.mounted_kind)."""
+    if decl.is_ray:
+        return "lidar"
+    if decl.is_camera:
+        return "camera"
+    return decl.kind
 
 
 def _unique(name: str, taken: set[str]) -> str:
@@ -184,8 +190,8 @@ def _file_collision_geoms(spec: mujoco.MjSpec) -> None:
     """Colliding geoms in the default group move to GROUP_ROBOT; others keep their group."""
     for body in spec.bodies[1:]:
         for geom in body.geoms:
-            if (geom.contype or geom.conaffinity) and geom.group == builders.GROUP_STATIC:
-                geom.group = builders.GROUP_ROBOT
+            if (geom.contype or geom.conaffinity) and geom.group == groups.GROUP_STATIC:
+                geom.group = groups.GROUP_ROBOT
 
 
 # ------------------------------------------------------------------ fallback lidar

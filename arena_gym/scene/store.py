@@ -1,26 +1,24 @@
-"""SceneStore: one scene per env_id, with the Arena MuJoCo backend's operations as methods.
+"""SceneStore: one scene per env_id; it hands out scenes (the Arena MuJoCo backend's
+operations are Scene methods) and routes pedestrians named `env_<id>/...` to theirs.
 
     store = SceneStore(num_envs=4)
-    store.spawn_urdf(0, "burger", "burger.urdf", pose=(0, 0, 0), package_paths=[pkg_root])
-    store.spawn_prims(0, [Prim("box", pose=(1, 0, 0.25, 0), scale=(0.5, 0.5, 0.5))])
-    position, quat = store.get_pose(0, "burger")
+    store[0].spawn_urdf("burger", "burger.urdf", pose=(0, 0, 0), package_paths=[pkg_root])
+    store[0].spawn_prims([Prim("box", pose=(1, 0, 0.25, 0), scale=(0.5, 0.5, 0.5))])
+    position, quat = store[0].get_pose("burger")
 
 An operation on one env never touches its siblings.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
-import mujoco
 import numpy as np
 
-from arena_gym.scene.errors import SceneError
-from arena_gym.scene.pedestrians import POOL_SIZE, Pedestrian, split_env
-from arena_gym.scene.records import Prim, PrimEdit, Slab, Wall
-from arena_gym.scene.robot import RobotInfo
+from arena_gym.errors import SceneError
+from arena_gym.people.pedestrians import POOL_SIZE, Pedestrian, split_env
 from arena_gym.scene.scene import Scene
 
 
@@ -53,6 +51,16 @@ class SceneStore:
     def num_envs(self) -> int:
         return len(self.scenes)
 
+    def __len__(self) -> int:
+        return len(self.scenes)
+
+    def __iter__(self) -> Iterator[Scene]:
+        return iter(self.scenes)
+
+    def __getitem__(self, env_id: int) -> Scene:
+        """The scene of `env_id`, checked: `store[0].spawn_prims([...])`."""
+        return self.scene(env_id)
+
     def scene(self, env_id: int) -> Scene:
         if isinstance(env_id, (bool, float)) or not isinstance(env_id, (int, np.integer)):
             raise SceneError(f"env_id: expected an integer, got {env_id!r}")
@@ -62,53 +70,7 @@ class SceneStore:
             )
         return self.scenes[int(env_id)]
 
-    # spawning
-    def spawn_urdf(
-        self,
-        env_id: int,
-        name: str,
-        urdf: str | Path,
-        pose: tuple[float, float, float] = (0.0, 0.0, 0.0),
-        package_paths: Iterable[str | Path] = (),
-        rollers: bool = True,
-        model_params: str | Path | None = None,
-    ) -> RobotInfo:
-        """Spawn a robot from a URDF path (or its XML text) at (x, y, yaw).
-
-        rollers=False keeps declared mecanum wheels as plain wheels (no strafing).
-        model_params: the robot's Arena `model_params.yaml` (default: the one next to the
-        URDF file, if any); its laser block gives the lidar when the URDF declares none.
-        """
-        return self.scene(env_id).spawn_urdf(name, urdf, pose, package_paths, rollers=rollers,
-                                             model_params=model_params)
-
-    def spawn_prims(self, env_id: int, prims: Iterable[Prim]) -> list[str]:
-        """Spawn boxes and model prims (arena_gym.scene.records.Prim); returns the names
-        spawned. A model prim whose mesh cannot be used is left out with an AssetWarning
-        naming it; the others of the request are spawned."""
-        return self.scene(env_id).spawn_prims(prims)
-
-    def spawn_walls(self, env_id: int, walls: Iterable[Wall]) -> None:
-        self.scene(env_id).spawn_walls(walls)
-
-    def spawn_floors(self, env_id: int, floors: Iterable[Slab]) -> None:
-        self.scene(env_id).spawn_slabs(floors, ceiling=False)
-
-    def spawn_ceilings(self, env_id: int, ceilings: Iterable[Slab]) -> None:
-        self.scene(env_id).spawn_slabs(ceilings, ceiling=True)
-
-    # editing
-    def edit_prims(self, env_id: int, edits: Iterable[PrimEdit]) -> None:
-        self.scene(env_id).edit_prims(edits)
-
-    def delete_prims(self, env_id: int, names: Iterable[str]) -> list[str]:
-        """Delete entities by name; a name ending in '/' deletes every name it prefixes."""
-        return self.scene(env_id).delete(names)
-
-    def reset_world(self, env_id: int) -> None:
-        self.scene(env_id).reset_world()
-
-    # pedestrians (a 64-slot mocap pool per env: arena_gym.scene.pedestrians)
+    # pedestrians (a 64-slot mocap pool per env: arena_gym.people.pedestrians)
     def spawn_pedestrians(self, peds: Iterable[Pedestrian], env_id: int | None = None
                           ) -> dict[int, list[int]]:
         """Stand pedestrians in their envs (each one's `env_<id>/` name prefix, or `env_id`);
@@ -117,21 +79,21 @@ class SceneStore:
         routed = self._route(peds, env_id, "spawn_pedestrians")
         for env, group in routed.items():
             self.scene(env).pedestrians.check_new(env, group)
-        return {env: self.scene(env).spawn_pedestrians(group) for env, group in routed.items()}
+        return {env: self.scene(env).pedestrians.spawn(group) for env, group in routed.items()}
 
     def move_pedestrians(self, peds: Iterable[Pedestrian], env_id: int | None = None) -> None:
         """Teleport pedestrians (their walk clip restarts)."""
         routed = self._route(peds, env_id, "move_pedestrians")
         self._check_known(routed)
         for env, group in routed.items():
-            self.scene(env).move_pedestrians(group)
+            self.scene(env).pedestrians.move(group)
 
     def update_pedestrians(self, peds: Iterable[Pedestrian], env_id: int | None = None) -> None:
         """Continuous pose updates of pedestrians (heading included)."""
         routed = self._route(peds, env_id, "update_pedestrians")
         self._check_known(routed)
         for env, group in routed.items():
-            self.scene(env).update_pedestrians(group)
+            self.scene(env).pedestrians.update(group)
 
     def delete_pedestrians(self, names: Iterable[str], env_id: int | None = None
                            ) -> dict[int, list[str]]:
@@ -140,11 +102,8 @@ class SceneStore:
         routed = self._route([Pedestrian(n) if isinstance(n, str) else n for n in names],
                              env_id, "delete_pedestrians")
         self._check_known(routed)
-        return {env: self.scene(env).delete_pedestrians([p.name for p in group])
+        return {env: self.scene(env).pedestrians.delete([p.name for p in group])
                 for env, group in routed.items()}
-
-    def pedestrians(self, env_id: int) -> list[str]:
-        return list(self.scene(env_id).pedestrians.slots)
 
     def _route(self, peds: Iterable[Pedestrian], env_id: int | None, what: str
                ) -> dict[int, list[Pedestrian]]:
@@ -173,22 +132,3 @@ class SceneStore:
         for env, group in routed.items():
             for ped in group:
                 self.scene(env).pedestrians.slot(env, ped.name)
-
-    # queries
-    def model(self, env_id: int) -> mujoco.MjModel:
-        return self.scene(env_id).model
-
-    def data(self, env_id: int) -> mujoco.MjData:
-        return self.scene(env_id).data
-
-    def get_pose(self, env_id: int, body_name: str) -> tuple[np.ndarray, np.ndarray]:
-        return self.scene(env_id).get_pose(body_name)
-
-    def robot(self, env_id: int, name: str) -> RobotInfo:
-        return self.scene(env_id).robot(name)
-
-    def names(self, env_id: int) -> list[str]:
-        return list(self.scene(env_id).entities)
-
-    def compile_count(self, env_id: int) -> int:
-        return self.scene(env_id).compile_count

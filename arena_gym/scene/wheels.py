@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
-from arena_gym.scene.builders import GROUP_VISUAL
+from arena_gym.geometry.groups import GROUP_VISUAL
 
 SPHERE, CAPSULE, ELLIPSOID, CYLINDER, MESH = (
     int(mujoco.mjtGeom.mjGEOM_SPHERE),

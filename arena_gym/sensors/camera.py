@@ -9,7 +9,7 @@ Renderers: one per env and resolution (`RendererPool`), each with its own GL con
 rebuilt when a recompile swaps the env's model; all made, used and freed on the pool's
 own thread, so closing works from any thread. Shadows, reflections and the skybox are
 off (10-20x faster in software rendering). Cameras draw static geoms, robot visuals and
-ceilings (builders.CAMERA_GROUPS), not robot collision hulls, hidden hulls or sites.
+ceilings (groups.CAMERA_GROUPS), not robot collision hulls, hidden hulls or sites.
 `MUJOCO_GL` defaults to `egl`; if no GL context can be made, cameras give no images
 (readings stay invalid) and one warning says why, never an exception.
 
@@ -34,14 +34,14 @@ from typing import Any, TypeVar
 import mujoco
 import numpy as np
 
-from arena_gym.scene import builders
-from arena_gym.scene.gazebo import SensorDecl
+from arena_gym.assets.gazebo import SensorDecl
+from arena_gym.geometry import groups
 from arena_gym.scene.robot import RobotInfo
 from arena_gym.scene.scene import Scene
 from arena_gym.scene.sensor_mounts import SensorMount
 from arena_gym.sensors import noise
-from arena_gym.sensors.access import Frames
 from arena_gym.sensors.specs import CameraSpec
+from arena_gym.sensors.state_access import Frames
 from arena_gym.sensors.units import Unit
 
 # env, model, data, eye (the camera's world position) -> a context within which `model`
@@ -167,7 +167,7 @@ class _Renderer(Offscreen):
         self.mjr.readDepthMap = mujoco.mjtDepthMap.mjDEPTH_ZEROFAR
         self.option = mujoco.MjvOption()
         self.option.geomgroup[:] = 0
-        self.option.geomgroup[list(builders.CAMERA_GROUPS)] = 1
+        self.option.geomgroup[list(groups.CAMERA_GROUPS)] = 1
         self.option.sitegroup[:] = 0
         self.camera = mujoco.MjvCamera()
         self.camera.type = mujoco.mjtCamera.mjCAMERA_FIXED
@@ -351,7 +351,7 @@ class CameraUnit(Unit):
             self._rays = _pixel_rays(lens)
 
     def _bind_env(self, env: int, scene: Scene, info: RobotInfo, mount: SensorMount | None) -> None:
-        self.camera[env] = scene._model.camera(mount.camera).id  # type: ignore[union-attr]
+        self.camera[env] = scene.compiled.camera(mount.camera).id  # type: ignore[union-attr]
 
     def _compute(self, frames: Frames, envs: np.ndarray) -> None:
         shots = [(int(env), frames.model(int(env)), frames.snapshot(int(env), cameras=True),

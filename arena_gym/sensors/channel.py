@@ -9,10 +9,10 @@ from collections.abc import Callable
 import numpy as np
 
 from arena_gym.compiled import kernel
-from arena_gym.sensors.access import Frames
 from arena_gym.sensors.rates import DelayLine, Schedule, Window, delay_steps
 from arena_gym.sensors.readings import Reading
 from arena_gym.sensors.specs import SensorSpec
+from arena_gym.sensors.state_access import Frames
 from arena_gym.sensors.units import Unit
 
 Subscriber = Callable[[Reading, np.ndarray], None]

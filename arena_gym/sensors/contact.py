@@ -15,7 +15,7 @@ the spawned floor slabs. So a robot lying on its side on the floor collides; whe
 floor slab do not. What was hit gives the class (COLLISION_CLASSES, `kind` int8): another
 robot ("robot"), else a movable obstacle prim ("obstacle"), else anything static, walls,
 static prims and floors ("wall"); "none" without a collision. A pedestrian's capsule (a slot
-of the env's pedestrian pool, arena_gym.scene.pedestrians) is "pedestrian", which outranks
+of the env's pedestrian pool, arena_gym.people.pedestrians) is "pedestrian", which outranks
 the others when a robot touches several things at once.
 
 A contact anywhere inside the sampling window counts, not only at its end: the window is
@@ -46,9 +46,9 @@ from arena_gym.compiled import kernel
 from arena_gym.scene.robot import COLLISION_HISTORY, RobotInfo, collision_sensor_names
 from arena_gym.scene.scene import Scene
 from arena_gym.scene.sensor_mounts import SensorMount
-from arena_gym.sensors.access import Frames
 from arena_gym.sensors.errors import SensorError
 from arena_gym.sensors.specs import CollisionSpec, ContactSpec
+from arena_gym.sensors.state_access import Frames
 from arena_gym.sensors.units import Unit, robot_geoms
 
 
@@ -94,7 +94,7 @@ class ContactUnit(Unit):
                     "own_geom": np.full((n, k), -1, dtype=np.int32)}
 
     def _bind_env(self, env: int, scene: Scene, info: RobotInfo, mount: SensorMount | None) -> None:
-        model = scene._model
+        model = scene.compiled
         body_name = mount.body if mount is not None else info.prefix + self.link  # type: ignore[operator]
         try:
             body = model.body(body_name).id
@@ -179,7 +179,7 @@ class CollisionUnit(Unit):
                     "kind": np.zeros(n, dtype=np.int8)}
 
     def _bind_env(self, env: int, scene: Scene, info: RobotInfo, mount: SensorMount | None) -> None:
-        model = scene._model
+        model = scene.compiled
         root = model.body(info.root_body).id
         mine = robot_geoms(model, root) & colliding(model)
         self.robot_geoms[env] = mine

@@ -18,7 +18,7 @@ holding every env in order.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple, Protocol
 
 import numpy as np
 
@@ -26,9 +26,17 @@ from arena_gym.scene.robot import COLLISION_HISTORY
 from arena_gym.sensors.channel import Channel
 from arena_gym.sensors.contact import CollisionUnit
 from arena_gym.sensors.lidar import NO_ROBOT_MASK, LidarUnit
+from arena_gym.sensors.state_access import Frames
+from arena_gym.sim.simulator import Simulator
 
-if TYPE_CHECKING:
-    from arena_gym.sensors.suite import SensorSuite
+
+class Suite(Protocol):
+    """What a fused tick reads of its sensor suite (sensors/suite.py's SensorSuite)."""
+
+    frames: Frames
+    num_envs: int
+    channels: dict[str, Channel]
+    sim: Simulator
 
 
 class TickArrays(NamedTuple):
@@ -76,7 +84,7 @@ class FusedTick:
     does not hold. Its arrays stay valid until the suite plans anew (a channel added or
     enabled, an env recompiled)."""
 
-    def __init__(self, suite: SensorSuite, scan: Channel, hit: Channel) -> None:
+    def __init__(self, suite: Suite, scan: Channel, hit: Channel) -> None:
         self.suite, self.scan, self.hit = suite, scan, hit
         lidar: LidarUnit = scan.unit  # type: ignore[assignment]
         collision: CollisionUnit = hit.unit  # type: ignore[assignment]
@@ -98,7 +106,7 @@ class FusedTick:
             hit_reading.count, hit_reading.fresh)
 
     @classmethod
-    def make(cls, suite: SensorSuite) -> FusedTick | None:
+    def make(cls, suite: Suite) -> FusedTick | None:
         channels = list(suite.channels.values())
         if len(channels) != 2 or suite.frames.whole("history") is None:
             return None

@@ -12,8 +12,8 @@ from arena_gym.scene.robot import RobotInfo
 from arena_gym.scene.scene import Scene
 from arena_gym.scene.sensor_mounts import SensorMount
 from arena_gym.sensors import noise
-from arena_gym.sensors.access import Frames
 from arena_gym.sensors.specs import ImuSpec
+from arena_gym.sensors.state_access import Frames
 from arena_gym.sensors.units import Unit
 
 FIELDS = (("orientation", 4), ("angular_velocity", 3), ("linear_acceleration", 3))
@@ -30,7 +30,7 @@ class ImuUnit(Unit):
         self.out = {name: np.full((self.num_envs, dim), np.nan) for name, dim in FIELDS}
 
     def _bind_env(self, env: int, scene: Scene, info: RobotInfo, mount: SensorMount | None) -> None:
-        model = scene._model
+        model = scene.compiled
         for k, ((_, dim), sensor) in enumerate(zip(FIELDS, mount.sensors, strict=True)):  # type: ignore[union-attr]
             s = model.sensor(sensor).id
             if model.sensor_dim[s] != dim:

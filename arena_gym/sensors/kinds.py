@@ -46,9 +46,8 @@ from arena_gym.sensors.specs import (
 from arena_gym.sensors.units import Unit
 
 if TYPE_CHECKING:
-    from arena_gym.scene.gazebo import SensorDecl
+    from arena_gym.assets.gazebo import SensorDecl
     from arena_gym.scene.sensor_mounts import SensorMount
-    from arena_gym.sensors.suite import SensorSuite
 
 
 Observed = tuple[spaces.Box, Callable[[np.ndarray], np.ndarray]]  # space, values(envs)
@@ -64,19 +63,11 @@ class SensorKind:
     env's `sensors:` config (default: every float field of the reading, flattened)."""
 
     spec: type[SensorSpec]
-    unit: Callable[[Any, int, SensorSuite], Unit]
+    unit: Callable[[Any, int, Any], Unit]  # (spec, num_envs, the SensorSuite)
     reading: Callable[[Any, Unit, int, float], Reading]
     declares: Callable[[SensorDecl], bool] | None = None
     default: Callable[[str, SensorMount | None], SensorSpec] | None = None
     observation: Callable[[Reading], Observed] | None = None
-
-
-def mounted_kind(decl: SensorDecl) -> str | None:
-    """The kind a robot's `<sensor>` declaration mounts as, None: not one we simulate."""
-    for name, kind in SENSOR_KINDS.items():
-        if kind.declares is not None and kind.declares(decl):
-            return name
-    return None
 
 
 def flat_observation(reading: Reading) -> Observed:

@@ -7,7 +7,7 @@ directions come from the lidar frame's pose at the current state, composed from 
 carrier's free joint (qpos) and the frame's fixed offset from the carrier's root body
 (a lidar on a moving joint is refused at bind time: its pose would need kinematics).
 
-What a lidar sees (geom groups, builders.py): GROUP_STATIC and GROUP_ROBOT; it skips
+What a lidar sees (geom groups, arena_gym.geometry.groups): GROUP_STATIC and GROUP_ROBOT; it skips
 visuals, ceilings (GROUP_CEILING) and hidden hulls (GROUP_HIDDEN). It never sees the
 robot that carries it: for the duration of its cast the carrier's visible geoms are filed
 into GROUP_SELF, which no lidar sees, and restored right after. `bodyexclude` excludes one
@@ -32,17 +32,17 @@ from dataclasses import dataclass, replace
 import mujoco
 import numpy as np
 
+from arena_gym.assets.gazebo import SensorDecl
 from arena_gym.compiled import kernel
-from arena_gym.scene import builders
-from arena_gym.scene.gazebo import SensorDecl
+from arena_gym.geometry.groups import GROUP_ROBOT, GROUP_SELF, LIDAR_GROUPS
+from arena_gym.geometry.rotations import quat_mat
 from arena_gym.scene.robot import RobotInfo
-from arena_gym.scene.rotations import quat_mat
 from arena_gym.scene.scene import Scene
 from arena_gym.scene.sensor_mounts import SensorMount
 from arena_gym.sensors import noise
-from arena_gym.sensors.access import Frames
 from arena_gym.sensors.errors import SensorError
 from arena_gym.sensors.specs import LidarSpec
+from arena_gym.sensors.state_access import Frames
 from arena_gym.sensors.units import Unit, robot_geoms
 
 FREE = mujoco.mjtJoint.mjJNT_FREE
@@ -54,10 +54,10 @@ def geomgroup_mask(groups: tuple[int, ...]) -> np.ndarray:
     return mask
 
 
-LIDAR_MASK = geomgroup_mask(builders.LIDAR_GROUPS)
+LIDAR_MASK = geomgroup_mask(LIDAR_GROUPS)
 # what a lidar sees when its carrier is the only robot it could see: no robot at all
-NO_ROBOT_MASK = geomgroup_mask(tuple(g for g in builders.LIDAR_GROUPS
-                                     if g != builders.GROUP_ROBOT))
+NO_ROBOT_MASK = geomgroup_mask(tuple(g for g in LIDAR_GROUPS
+                                     if g != GROUP_ROBOT))
 
 
 @dataclass(frozen=True)
@@ -178,17 +178,17 @@ class LidarUnit(Unit):
         self.out = {"ranges": np.full((self.num_envs, *shape), np.inf, dtype=np.float32)}
 
     def _bind_env(self, env: int, scene: Scene, info: RobotInfo, mount: SensorMount | None) -> None:
-        model = scene._model
+        model = scene.compiled
         root = model.body(info.root_body).id
         self.carrier_root[env] = root
-        seen = np.isin(model.geom_group, builders.LIDAR_GROUPS)
+        seen = np.isin(model.geom_group, LIDAR_GROUPS)
         self.carrier[env] = np.flatnonzero(robot_geoms(model, root) & seen)
         self.carrier_groups[env] = model.geom_group[self.carrier[env]].copy()
         self.group_view[env] = model.geom_group  # a view of the model's memory, per compile
         # skinned pedestrians' capsules move in and out of GROUP_ROBOT without a compile
         self._all_alone = self._flat_ranges = None
         self.alone[env] = not scene.pedestrians.skins and np.array_equal(
-            np.flatnonzero(model.geom_group == builders.GROUP_ROBOT), self.carrier[env])
+            np.flatnonzero(model.geom_group == GROUP_ROBOT), self.carrier[env])
         data = mujoco.MjData(model)  # once per compile: the frame's offset at qpos0
         mujoco.mj_kinematics(model, data)
         if mount is not None:
@@ -340,12 +340,12 @@ def cast_lidars(jobs: list[tuple[LidarUnit, np.ndarray]], frames: Frames) -> Non
             for unit, phase in casts for env in phase.tolist()]  # one carrier per env
         try:
             for geom_group, ids, _ in saved:
-                geom_group[ids] = builders.GROUP_SELF
+                geom_group[ids] = GROUP_SELF
             for unit, phase in casts:
                 _cast(unit, phase, mask, frames)
         finally:
-            for geom_group, ids, groups in reversed(saved):
-                geom_group[ids] = groups
+            for geom_group, ids, kept in reversed(saved):
+                geom_group[ids] = kept
     for unit, unit_envs in jobs:
         unit.finish(unit_envs)
         unit.mark_done(frames, unit_envs)

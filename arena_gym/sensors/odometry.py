@@ -13,9 +13,9 @@ from arena_gym.scene.robot import RobotInfo
 from arena_gym.scene.scene import Scene
 from arena_gym.scene.sensor_mounts import SensorMount
 from arena_gym.sensors import noise
-from arena_gym.sensors.access import Frames
 from arena_gym.sensors.errors import SensorError
 from arena_gym.sensors.specs import OdometrySpec
+from arena_gym.sensors.state_access import Frames
 from arena_gym.sensors.units import Unit
 
 
@@ -40,7 +40,7 @@ class OdometryUnit(Unit):
                     "angular_velocity": np.full((n, 3), np.nan)}
 
     def _bind_env(self, env: int, scene: Scene, info: RobotInfo, mount: SensorMount | None) -> None:
-        model = scene._model
+        model = scene.compiled
         body = model.body(info.root_body).id
         joint = model.body_jntadr[body]
         if joint < 0 or model.jnt_type[joint] != mujoco.mjtJoint.mjJNT_FREE:

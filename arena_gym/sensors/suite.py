@@ -27,7 +27,7 @@ import numpy as np
 from arena_gym.registry import SENSOR_KINDS
 from arena_gym.scene.scene import Scene
 from arena_gym.scene.store import SceneStore
-from arena_gym.sensors.access import Frames
+from arena_gym.sensors import kinds as _kinds  # noqa: F401 - registers the built-in kinds
 from arena_gym.sensors.camera import RendererPool
 from arena_gym.sensors.channel import Channel, Subscriber
 from arena_gym.sensors.errors import SensorError
@@ -35,7 +35,8 @@ from arena_gym.sensors.fused import FusedTick
 from arena_gym.sensors.lidar import LidarUnit, cast_lidars
 from arena_gym.sensors.readings import Reading
 from arena_gym.sensors.specs import SensorSpec
-from arena_gym.sensors.units import Unit
+from arena_gym.sensors.state_access import Frames
+from arena_gym.sensors.units import Unit, mounted_kind
 from arena_gym.sensors.workers import Workers
 from arena_gym.sim.simulator import Simulator
 
@@ -389,7 +390,7 @@ def default_specs(store: SceneStore) -> list[SensorSpec]:
                 continue
             seen.add(name)
             for mount in entity.record.sensor_mounts:  # type: ignore[attr-defined]
-                kind = SENSOR_KINDS.get(mount.kind)
+                kind = SENSOR_KINDS.get(mounted_kind(mount.decl) or "")
                 if kind is not None and kind.default is not None:
                     specs.append(kind.default(name, mount))
             specs += [k.default(name, None) for _, k in kinds

@@ -8,12 +8,14 @@ import difflib
 
 import numpy as np
 
+from arena_gym.assets.gazebo import SensorDecl
+from arena_gym.registry import SENSOR_KINDS
 from arena_gym.scene.robot import RobotInfo
 from arena_gym.scene.scene import Scene
 from arena_gym.scene.sensor_mounts import SensorMount
-from arena_gym.sensors.access import Frames
 from arena_gym.sensors.errors import SensorError
 from arena_gym.sensors.specs import SensorSpec
+from arena_gym.sensors.state_access import Frames
 
 
 class Unit:
@@ -67,7 +69,7 @@ class Unit:
         return entity.record  # type: ignore[return-value]
 
     def find_mount(self, scene: Scene, info: RobotInfo) -> SensorMount | None:
-        mounts = [m for m in info.sensor_mounts if m.kind == self.kind]
+        mounts = [m for m in info.sensor_mounts if mounted_kind(m.decl) == self.kind]
         if self.sensor is None:
             if not mounts:
                 raise SensorError(
@@ -141,8 +143,6 @@ class Unit:
 
     def _origin(self) -> str:
         """Where a kind not built in came from: its plugin's entry point, else its module."""
-        from arena_gym.registry import SENSOR_KINDS
-
         source = SENSOR_KINDS.source(self.kind) if self.kind in SENSOR_KINDS else ""
         return source or type(self).__module__
 
@@ -213,3 +213,11 @@ def robot_geoms(model: object, root_body: int) -> np.ndarray:
     """Bool mask over geoms: those of the robot whose root body is `root_body`."""
     roots = model.body_rootid[model.geom_bodyid]  # type: ignore[attr-defined]
     return roots == model.body_rootid[root_body]  # type: ignore[attr-defined]
+
+
+def mounted_kind(decl: SensorDecl) -> str | None:
+    """The kind a robot's `<sensor>` declaration mounts as, None: not one we simulate."""
+    for name, kind in SENSOR_KINDS.items():
+        if kind.declares is not None and kind.declares(decl):
+            return name
+    return None

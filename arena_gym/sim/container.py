@@ -22,20 +22,17 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
-from typing import TYPE_CHECKING
+from typing import Any
 
 import mujoco
 
-from arena_gym.scene.errors import unknown
+from arena_gym.errors import unknown
 from arena_gym.sim.free_bodies import FreeBodyState, check_free_bodies
 from arena_gym.sim.snapshots import Snapshots
 
-if TYPE_CHECKING:
-    from arena_gym.sim.simulator import Simulator
-
-TickHook = Callable[["Simulator"], None]
+TickHook = Callable[[Any], None]  # called with the Simulator
 CATCH_UP = 1.0  # s of wall time the loop may fall behind its pace before it stops catching up
-ResetCallback = Callable[["Simulator", list[int]], None]
+ResetCallback = Callable[[Any, list[int]], None]  # (the Simulator, env ids)
 
 
 class Container:
@@ -221,7 +218,7 @@ class Container:
         ids = {}
         for env in env_ids:
             scene = self.store.scenes[env]
-            model = scene._model
+            model = scene.compiled
             for candidate in (name, scene.full_name(name)):
                 key = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, candidate)
                 if key >= 0:

@@ -27,10 +27,11 @@ from typing import Any
 import numpy as np
 
 from arena_gym.compiled import kernel
+from arena_gym.errors import SceneError, unknown
 from arena_gym.registry import DRIVES
-from arena_gym.scene.errors import SceneError, unknown
 from arena_gym.scene.robot import POS_SUFFIX, VEL_SUFFIX
 from arena_gym.scene.store import SceneStore
+from arena_gym.sim import drive as _drive  # noqa: F401 - registers the built-in drives
 from arena_gym.sim.drive import WheelDrive
 from arena_gym.sim.groups import BatchGroup
 
@@ -104,7 +105,7 @@ class Controller:
         key = (env_id, robot)
         cached = self._drives.get(key)
         if cached is None or cached[0] != scene.compile_count:
-            model = scene.model if scene.dirty else scene._model  # no state sync needed
+            model = scene.model if scene.dirty else scene.compiled  # no state sync needed
             drive = DRIVES[info.drive](model, info)
             if len(drive.actuator_ids) == 0 and len(drive.base_ids) == 0:
                 raise SceneError(f"robot {robot!r} has no wheels or planar drive to move it")
@@ -364,7 +365,7 @@ class Controller:
 
     def _write_env(self, env_id: int, commands: _EnvCommands) -> None:
         """An env's staged actuator controls and body forces, into its group's state."""
-        model = self.store.scenes[env_id]._model
+        model = self.store.scenes[env_id].compiled
         group = next(g for g in self._groups if env_id in g.env_ids)
         for kind, field_name, find in (("ctrl", "ctrl", model.actuator),
                                        ("forces", "xfrc_applied", model.body)):
@@ -383,7 +384,7 @@ class Controller:
 def _actuators(scene: Any) -> list[str]:
     """Actuator names of the env's model (the compiled one: no state sync from a staging
     thread while the stepping thread runs)."""
-    model = scene.model if scene.dirty else scene._model
+    model = scene.model if scene.dirty else scene.compiled
     return [model.actuator(i).name for i in range(model.nu)]
 
 

@@ -59,7 +59,7 @@ def check_free_bodies(scene: Scene, entries: Mapping[str, FreeBodyState]) -> lis
         raise ValueError(f"free bodies: expected a mapping of body name to FreeBodyState, "
                          f"got {type(entries).__name__}")
     scene.flush()
-    env, model = scene.env_id, scene._model  # names and addresses only: no state sync
+    env, model = scene.env_id, scene.compiled  # names and addresses only: no state sync
     writes = []
     for name, state in entries.items():
         where = f"free body {name!r} in env {env}"

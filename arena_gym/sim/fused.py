@@ -16,14 +16,12 @@ no other command waiting to be written.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from arena_gym.sim.groups import BatchGroup
-
-if TYPE_CHECKING:
-    from arena_gym.sim.simulator import Simulator
 
 
 class StepArrays(NamedTuple):
@@ -54,12 +52,16 @@ class StepArrays(NamedTuple):
 
 
 class FusedStep:
-    """One robot's usual step in `sim` (see the module docstring); `arrays` stay valid
-    until the simulator regroups (a recompile) or the robot's drive plan changes."""
+    """One robot's usual step of a simulator (see the module docstring); `arrays` stay valid
+    until the simulator regroups (a recompile) or the robot's drive plan changes. The
+    simulator's books are its own: `advanced(nstep)` after the physics (clock, step count,
+    snapshots), `diverged(envs)` after the checks."""
 
-    def __init__(self, sim: Simulator, group: BatchGroup, robot: str, nstep: int,
-                 staged: Any, part: Any) -> None:
-        self.sim, self.group, self.robot, self.nstep, self.part = sim, group, robot, nstep, part
+    def __init__(self, group: BatchGroup, robot: str, nstep: int, staged: Any, part: Any,
+                 advanced: Callable[[int], None], diverged: Callable[[list[int]], None]
+                 ) -> None:
+        self.group, self.robot, self.nstep, self.part = group, robot, nstep, part
+        self._advanced, self._diverged = advanced, diverged
         drive = part.drive
         n = len(group.env_ids)
         self.arrays = StepArrays(
@@ -69,15 +71,11 @@ class FusedStep:
 
     def physics(self, bad: int) -> None:
         """Reset the rows found bad before the step, then step every env `nstep` times."""
-        sim, group = self.sim, self.group
+        group = self.group
         if bad:
             group.reset_bad()
         group.physics(self.nstep)
-        sim.step_count += self.nstep
-        sim._clock += self.nstep * sim._opt.timestep
-        if sim._snapshots is not None and sim.step_count % sim.tick_steps == 0:
-            sim._snapshots.publish(sim._groups, sim.step_count, sim._clock)
-        sim._stale = [True] * len(sim._stale)
+        self._advanced(self.nstep)
 
     def settle(self, bad: int, lagging: int, fresh: int) -> None:
         """Reset the rows found bad after the step; `sim.diverged` names them and those
@@ -88,4 +86,4 @@ class FusedStep:
             group.reset_bad()
         if fresh:
             lagging += group.check_fresh()
-        self.sim.diverged = group.take_diverged(lagging)
+        self._diverged(group.take_diverged(lagging))

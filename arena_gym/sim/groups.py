@@ -49,7 +49,7 @@ class BatchGroup:
         self.scenes = scenes
         self.env_ids = [s.env_id for s in scenes]
         self.row = {env: i for i, env in enumerate(self.env_ids)}
-        models = [s._model for s in scenes]
+        models = [s.compiled for s in scenes]
         self.batch = mujoco.batch.Batch(models[0], len(models), nthread=nthread, persistent=True)
         self.batch.set_models(models)
         # With sleeping on (builders.base_world) MuJoCo poses static bodies once per MjData;
@@ -60,7 +60,7 @@ class BatchGroup:
         self.ctrl = self.bound("ctrl")
         self.errored: set[int] = set()  # rows MuJoCo raised in since the last check
         # timesteps are fixed for a group's life (an option change regroups)
-        self.dt = np.array([s._model.opt.timestep for s in scenes])
+        self.dt = np.array([s.compiled.opt.timestep for s in scenes])
         self.nthread = nthread
         self._walls: object = _UNSET
         self._meshes: dict[bytes, MeshRays | None] = {}  # per geomgroup mask
@@ -87,10 +87,10 @@ class BatchGroup:
 
     def push(self, scene: Scene) -> None:
         row = self.row[scene.env_id]
-        mujoco.mj_getState(scene._model, scene._data, self.batch.state[row], STATE)
+        mujoco.mj_getState(scene.compiled, scene.compiled_data, self.batch.state[row], STATE)
 
     def pull(self, scene: Scene) -> None:
-        self.batch.get_data(self.row[scene.env_id], scene._data)
+        self.batch.get_data(self.row[scene.env_id], scene.compiled_data)
 
     def ctrl_of(self, env_id: int) -> np.ndarray:
         return self.ctrl[self.row[env_id]]
@@ -193,7 +193,7 @@ class BatchGroup:
         key = geomgroup.tobytes()  # (six bytes: cheaper to ask than the array)
         cull = self._meshes.get(key, _UNSET) if not all(key) else None  # all groups: no cull
         if cull is _UNSET:
-            cull = self._meshes[key] = MeshRays.for_models([s._model for s in self.scenes],
+            cull = self._meshes[key] = MeshRays.for_models([s.compiled for s in self.scenes],
                                                            geomgroup)
         if cull is None:
             return self._cast(pnt, vec, geomgroup, self._exclude[1])
@@ -225,7 +225,7 @@ class BatchGroup:
             return self._cast(pnt, vec, geomgroup, exclude)
         key = geomgroup.tobytes()
         if key not in self._copies:
-            skipped = [np.flatnonzero(geomgroup[np.clip(s._model.geom_group, 0,
+            skipped = [np.flatnonzero(geomgroup[np.clip(s.compiled.geom_group, 0,
                                                         mujoco.mjNGROUP - 1)] == 0)
                        for s in self.scenes]
             self._copies[key] = RayCopies.build(
@@ -258,7 +258,7 @@ class BatchGroup:
                      exclude: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """`_cast` with the seen geoms (n, G) switched, for the cast, to a group it skips."""
         hidden = int(np.flatnonzero(geomgroup == 0)[0])
-        models = [s._model for s in self.scenes]
+        models = [s.compiled for s in self.scenes]
         switched = [(m, geoms[i][seen[i]]) for i, m in enumerate(models) if seen[i].any()]
         saved = [m.geom_group[ids].copy() for m, ids in switched]
         try:
@@ -286,7 +286,7 @@ class BatchGroup:
         """Mark `lag` the rows of `fresh` that MuJoCo's auto-reset reset in their first step
         (their warning counters); returns how many."""
         if self._scratch is None:
-            self._scratch = mujoco.MjData(self.scenes[0]._model)
+            self._scratch = mujoco.MjData(self.scenes[0].compiled)
         found = 0
         for row in np.flatnonzero(self.fresh).tolist():
             if not self.lag[row] and row not in self.errored:
@@ -364,17 +364,17 @@ class PoolGroup:
         pass
 
     def ctrl_of(self, env_id: int) -> np.ndarray:
-        return self.scenes[self.env_ids.index(env_id)]._data.ctrl
+        return self.scenes[self.env_ids.index(env_id)].compiled_data.ctrl
 
     def state_of(self, env_id: int, field: str) -> np.ndarray:
-        return getattr(self.scenes[self.env_ids.index(env_id)]._data, field)
+        return getattr(self.scenes[self.env_ids.index(env_id)].compiled_data, field)
 
     def gather(self, field: str, cols: np.ndarray) -> np.ndarray:
-        return np.stack([getattr(s._data, field)[cols] for s in self.scenes])
+        return np.stack([getattr(s.compiled_data, field)[cols] for s in self.scenes])
 
     def scatter(self, field: str, cols: np.ndarray, values: np.ndarray) -> None:
         for scene, row in zip(self.scenes, values, strict=True):
-            getattr(scene._data, field)[cols] = row
+            getattr(scene.compiled_data, field)[cols] = row
 
     def rays(self, origins: np.ndarray, vecs: np.ndarray, geomgroup: np.ndarray | None,
              bodyexclude: np.ndarray, env_ids: np.ndarray | None,
@@ -393,15 +393,16 @@ class PoolGroup:
                 self._walls[index[i]] = WallRays.for_scenes([scene], 1)
             walls = self._walls[index[i]]
             if walls is not None:
-                state = np.empty((1, mujoco.mj_stateSize(scene._model, STATE)))
-                mujoco.mj_getState(scene._model, scene._data, state[0], STATE)
+                state = np.empty((1, mujoco.mj_stateSize(scene.compiled, STATE)))
+                mujoco.mj_getState(scene.compiled, scene.compiled_data, state[0], STATE)
                 dist[i], geomid[i] = (a[0] for a in walls.rays(
                     state, origins[i : i + 1], vecs[i : i + 1], geomgroup, bodyexclude[i : i + 1],
                     cutoff))
                 return
-            mujoco.mj_kinematics(scene._model, scene._data)
-            mujoco.mj_multiRay(scene._model, scene._data, origins[i], vecs[i].ravel(), geomgroup,
-                               1, int(bodyexclude[i]), geomid[i], dist[i], None, nray, 1e9)
+            model, data = scene.compiled, scene.compiled_data
+            mujoco.mj_kinematics(model, data)
+            mujoco.mj_multiRay(model, data, origins[i], vecs[i].ravel(), geomgroup, 1,
+                               int(bodyexclude[i]), geomid[i], dist[i], None, nray, 1e9)
 
         if self.pool is None or n == 1:
             for i in range(n):
@@ -415,30 +416,30 @@ class PoolGroup:
             scene = self.scenes[self.env_ids.index(env)]
             key = -1 if keyframes is None else keyframes[i]
             if key < 0:
-                mujoco.mj_resetData(scene._model, scene._data)
+                mujoco.mj_resetData(scene.compiled, scene.compiled_data)
             else:
-                mujoco.mj_resetDataKeyframe(scene._model, scene._data, key)
+                mujoco.mj_resetDataKeyframe(scene.compiled, scene.compiled_data, key)
 
     def get_state(self, env_id: int) -> np.ndarray:
         scene = self.scenes[self.env_ids.index(env_id)]
-        state = np.empty(mujoco.mj_stateSize(scene._model, STATE))
-        mujoco.mj_getState(scene._model, scene._data, state, STATE)
+        state = np.empty(mujoco.mj_stateSize(scene.compiled, STATE))
+        mujoco.mj_getState(scene.compiled, scene.compiled_data, state, STATE)
         return state
 
     def set_state(self, env_id: int, state: np.ndarray) -> None:
         scene = self.scenes[self.env_ids.index(env_id)]
-        mujoco.mj_setState(scene._model, scene._data, state, STATE)
+        mujoco.mj_setState(scene.compiled, scene.compiled_data, state, STATE)
 
     def times(self) -> np.ndarray:
-        return np.array([s._data.time for s in self.scenes])
+        return np.array([s.compiled_data.time for s in self.scenes])
 
     def diverged_since(self, times: np.ndarray, steps: int) -> list[int]:
         """As BatchGroup.diverged_since: envs reset by `step`'s checks or MuJoCo's."""
         n = len(self.scenes)
-        dt = np.array([s._model.opt.timestep for s in self.scenes])
+        dt = np.array([s.compiled.opt.timestep for s in self.scenes])
         lag, fresh = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
         clock_checks(times, self.times(), dt, steps, np.ones(n, dtype=bool), lag, fresh)
-        bad = lag | fresh & np.array([auto_reset(s._data) for s in self.scenes], dtype=bool)
+        bad = lag | fresh & np.array([auto_reset(s.compiled_data) for s in self.scenes], dtype=bool)
         rows = {self.env_ids[i] for i in np.flatnonzero(bad).tolist()} | self.errored
         self.errored = set()
         return sorted(rows)
@@ -446,20 +447,21 @@ class PoolGroup:
     def step(self, nstep: int) -> None:
         one = np.zeros(1, dtype=bool)
         for scene in self.scenes:  # as BatchGroup.step: bad controls and bad written state
-            d = scene._data
+            d = scene.compiled_data
             if bad_rows(d.ctrl[None], d.qpos[None], d.qvel[None], one):
                 self._reset(scene)
         if self.pool is None or len(self.scenes) == 1:
             for scene in self.scenes:
-                mujoco.mj_step(scene._model, scene._data, nstep)
+                mujoco.mj_step(scene.compiled, scene.compiled_data, nstep)
         else:
-            list(self.pool.map(lambda s: mujoco.mj_step(s._model, s._data, nstep), self.scenes))
+            list(self.pool.map(lambda s: mujoco.mj_step(s.compiled, s.compiled_data, nstep),
+                               self.scenes))
         for scene in self.scenes:  # whatever MuJoCo's auto-reset flag says
-            if bad_state(scene._data):
+            if bad_state(scene.compiled_data):
                 self._reset(scene)
 
     def _reset(self, scene: Scene) -> None:
-        mujoco.mj_resetData(scene._model, scene._data)
+        mujoco.mj_resetData(scene.compiled, scene.compiled_data)
         self.errored.add(scene.env_id)
 
 
@@ -468,7 +470,7 @@ def make_groups(
 ) -> list[BatchGroup | PoolGroup]:
     by_layout: dict[tuple[int, ...], list[Scene]] = {}
     for scene in scenes:
-        by_layout.setdefault(layout_signature(scene._model), []).append(scene)
+        by_layout.setdefault(layout_signature(scene.compiled), []).append(scene)
     groups: list[BatchGroup | PoolGroup] = []
     odd: list[Scene] = []
     for members in by_layout.values():

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
-from arena_gym.scene.rotations import quat_mats
+from arena_gym.geometry.rotations import quat_mats
 
 MESH = mujoco.mjtGeom.mjGEOM_MESH
 MARGIN = 1e-4  # m: round-off head room on every circle and band edge

@@ -55,8 +55,8 @@ class RayCopies:
             # bodies too (sleeping poses them once per MjData, at times a ray never sees)
             spec.option.enableflags &= ~int(mujoco.mjtEnableBit.mjENBL_SLEEP)
             model = spec.compile()
-            ids = np.delete(np.arange(scene._model.ngeom, dtype=np.int32), gone)
-            if not _lined_up(model, scene._model, ids):
+            ids = np.delete(np.arange(scene.compiled.ngeom, dtype=np.int32), gone)
+            if not _lined_up(model, scene.compiled, ids):
                 return None
             models.append(model)
             keep.append(ids)
@@ -73,7 +73,7 @@ class RayCopies:
     def sync(self, rows: list[int], states: np.ndarray) -> None:
         """Load the scenes' states and their in-place group and colour switches."""
         for r in rows:
-            scene, model, keep = self.scenes[r]._model, self.models[r], self.keep[r]
+            scene, model, keep = self.scenes[r].compiled, self.models[r], self.keep[r]
             model.geom_group[:] = scene.geom_group[keep]
             model.geom_rgba[:] = scene.geom_rgba[keep]
             model.mat_rgba[:] = scene.mat_rgba
@@ -84,7 +84,7 @@ class RayCopies:
         skips anyway (by group, now); else a cast of the copy would miss it."""
         if not self.skipped[0].size:
             return True
-        groups = np.stack([s._model.geom_group for s in self.scenes])[self.skipped]
+        groups = np.stack([s.compiled.geom_group for s in self.scenes])[self.skipped]
         return not geomgroup[np.clip(groups, 0, mujoco.mjNGROUP - 1)].any()
 
     def to_scene(self, rows: list[int] | None, geomid: np.ndarray) -> np.ndarray:

@@ -117,7 +117,7 @@ class Simulator(Container):
             self._whole = single if single is not None and single.env_ids == list(
                 range(len(scenes))) else None
             self._versions = [s.version for s in scenes]
-            self._opt = scenes[0]._model.opt  # (a new model brings a new version: regroup)
+            self._opt = scenes[0].compiled.opt  # (a new model brings a new version: regroup)
             self._stale = [False] * len(scenes)
             self._touched = [False] * len(scenes)
             for env in range(len(scenes)):
@@ -137,7 +137,7 @@ class Simulator(Container):
         """A live, writable view of an env's state field (qpos, qvel, ctrl, mocap_pos,
         mocap_quat, qacc_warmstart, ...), valid until the next regroup (a recompile).
 
-        Writes take effect at the next step; read `store.data()` for derived quantities.
+        Writes take effect at the next step; read `store[env].data` for derived quantities.
         """
         with self._lock:
             self._prepare()
@@ -282,7 +282,7 @@ class Simulator(Container):
             return self._opt.timestep
         scene = self.store.scenes[0]
         scene.flush()  # compiled, but its state left alone (a hook may be reading views)
-        return float(scene._model.opt.timestep)
+        return float(scene.compiled.opt.timestep)
 
     @property
     def clock(self) -> float:
@@ -356,8 +356,20 @@ class Simulator(Container):
             kept = self._fused
             if (kept is None or kept.group is not group or kept.part is not part
                     or kept.nstep != nstep or kept.robot != robot):
-                self._fused = kept = FusedStep(self, group, robot, nstep, staged, part)
+                self._fused = kept = FusedStep(group, robot, nstep, staged, part,
+                                               self._advanced, self._set_diverged)
             return kept
+
+    def _advanced(self, nstep: int) -> None:
+        """The books after a fused step's physics: clock, step count, snapshots."""
+        self.step_count += nstep
+        self._clock += nstep * self._opt.timestep
+        if self._snapshots is not None and self.step_count % self.tick_steps == 0:
+            self._snapshots.publish(self._groups, self.step_count, self._clock)
+        self._stale = [True] * len(self._stale)
+
+    def _set_diverged(self, envs: list[int]) -> None:
+        self.diverged = envs
 
     def _run_hooks(self, hooks: list[TickHook]) -> None:
         """Hooks (and pre-step callbacks) see this tick's state: a scene's MjData they read

@@ -53,7 +53,7 @@ class Snapshot:
             else:
                 for scene in group.scenes:
                     self._where[scene.env_id] = (len(self._blocks), 0)
-                    self._blocks.append({f: np.array(getattr(scene._data, f))[None]
+                    self._blocks.append({f: np.array(getattr(scene.compiled_data, f))[None]
                                          for f in FIELDS})
 
     def fill(self, step_count: int, clock: float, seq: int) -> None:
@@ -70,7 +70,7 @@ class Snapshot:
                 for scene in group.scenes:
                     block = next(blocks)
                     for f in FIELDS:
-                        block[f][0] = getattr(scene._data, f)
+                        block[f][0] = getattr(scene.compiled_data, f)
         self.step_count, self.clock, self.seq = step_count, clock, seq
 
     def field(self, name: str, env: int) -> np.ndarray:

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from arena_gym.scene.builders import GROUP_STATIC, WALLS_FRAME
+from arena_gym.geometry.groups import GROUP_STATIC
+from arena_gym.scene.builders import WALLS_FRAME
 from arena_gym.scene.scene import Scene
 from arena_gym.sim.ray_copy import RayCopies
 from arena_gym.worlds.raycast import WallGrid
@@ -30,7 +31,7 @@ class WallRays:
     def for_scenes(cls, scenes: list[Scene], nthread: int) -> WallRays | None:
         grids: list[WallGrid] = []
         for scene in scenes:
-            grid = WallGrid.from_model(scene._model)
+            grid = WallGrid.from_model(scene.compiled)
             if grid is None:
                 return None
             same = grids[-1] if grids and _same(grids[-1], grid) else None

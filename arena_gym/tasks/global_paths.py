@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 
 from arena_gym.config import EnvConfig
-from arena_gym.tasks.episodes import Episode, Layout, ObstaclePool
-from arena_gym.tasks.path_episodes import sample_path_episode
+from arena_gym.tasks.path_sampling import sample_path_episode
+from arena_gym.tasks.sampling import Episode, Layout, ObstaclePool
 from arena_gym.tasks.subgoals import PathFollower
 from arena_gym.worlds.paths import PathGrid
 
@@ -48,7 +48,7 @@ class GlobalPaths:
 
     def sample(self, env: int, rng: np.random.Generator, obstacles: tuple[int, int],
                layout: Layout, pool: ObstaclePool) -> Episode:
-        """Env's next episode along a path (tasks/path_episodes.py); the follower takes it."""
+        """Env's next episode along a path (tasks/path_sampling.py); the follower takes it."""
         c = self.env_cfg
         task = getattr(layout, "task", None)
         if task is not None:  # a scenario's own start and goal, the path between them

@@ -15,7 +15,7 @@ from gymnasium import spaces
 
 from arena_gym.compiled import shared
 from arena_gym.geometry.arrays import arctan2, hypot, where, xp
-from arena_gym.scene.rotations import wrap_angle
+from arena_gym.geometry.rotations import wrap_angle
 
 
 def observation_space(beams: int, scan_high: float, action_low: tuple[float, ...],

@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from arena_gym.compiled import kernel
-from arena_gym.scene.rotations import yaw
+from arena_gym.geometry.rotations import yaw
 from arena_gym.tasks.metrics import record_step
 from arena_gym.tasks.observation import clipped_range, polar
 from arena_gym.tasks.rewards import Outcome, builtin_terms

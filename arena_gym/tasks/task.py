@@ -23,19 +23,19 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from arena_gym.assets.robot_params import RobotParams
 from arena_gym.config import EnvConfig
+from arena_gym.people.walkers import Walkers, sample_walks
 from arena_gym.registry import REWARD_TERMS
 from arena_gym.sim.simulator import Simulator
 from arena_gym.tasks import observation
 from arena_gym.tasks.curriculum import Curriculum
-from arena_gym.tasks.episodes import PARKED_Z, Episode, EpisodeSampler, ObstaclePool, placement
 from arena_gym.tasks.global_paths import GlobalPaths
 from arena_gym.tasks.metrics import EpisodeMetrics
 from arena_gym.tasks.rewards import BUILTIN, StepOutcome, applying, checked_term, total, weights
-from arena_gym.tasks.robot_params import RobotParams
+from arena_gym.tasks.sampling import PARKED_Z, Episode, EpisodeSampler, ObstaclePool, placement
 from arena_gym.tasks.step import FLAGS, StepInputs, StepOutputs, TaskArrays, evaluate, read_poses
 from arena_gym.tasks.termination import Termination
-from arena_gym.tasks.walkers import Walkers, sample_walks
 
 _NAMES = tuple(name for name, _ in BUILTIN)
 

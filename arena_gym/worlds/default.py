@@ -16,11 +16,11 @@ from pathlib import Path
 
 import numpy as np
 
+from arena_gym.assets.model_params import MODEL_PARAMS_FILE
 from arena_gym.config import EnvConfig
-from arena_gym.scene.model_params import MODEL_PARAMS_FILE
-from arena_gym.scene.records import WALL_THICKNESS, Prim, Wall
+from arena_gym.geometry.footprints import distance_to_boxes
+from arena_gym.scene.requests import WALL_THICKNESS, Prim, Wall
 from arena_gym.scene.store import SceneStore
-from arena_gym.tasks.footprints import distance_to_boxes
 
 # the navigation task's reference room (EnvConfig's defaults): one source for both
 ROOM_SIZE = EnvConfig.room_size  # m, side of the square room, between wall centre lines
@@ -41,7 +41,7 @@ def builtin_robot_urdf() -> Path:
 
 def _robot_radius() -> float:
     """The built-in robot's footprint radius, from its model_params.yaml (the one reader)."""
-    from arena_gym.tasks.robot_params import load_robot_params
+    from arena_gym.assets.robot_params import load_robot_params
 
     return load_robot_params(builtin_robot_urdf().parent / MODEL_PARAMS_FILE).radius
 
@@ -59,9 +59,9 @@ def build_default_world(
     boxes = [_random_box(rng, inner) for _ in range(num_obstacles)]
     start = _free_pose(rng, inner, boxes)
     # the robot first: its spawn compiles, and the static bodies then compile once, lazily
-    store.spawn_urdf(env_id, ROBOT_NAME, builtin_robot_urdf(), pose=start)
-    store.spawn_walls(env_id, room_walls())
-    store.spawn_prims(env_id, [
+    store[env_id].spawn_urdf(ROBOT_NAME, builtin_robot_urdf(), pose=start)
+    store[env_id].spawn_walls(room_walls())
+    store[env_id].spawn_prims([
         Prim(f"obstacles/box_{k}", pose=(x, y, sz / 2, yaw), scale=(sx, sy, sz))
         for k, (x, y, yaw, sx, sy, sz) in enumerate(boxes)
     ])

@@ -32,7 +32,7 @@
         glow: ""                       # optional: a material whose emission follows it
 
 Every door and cabin is a movable box prim (a mocap body, so lidar, cameras and collisions
-see it wherever it stands); `arena_gym.sim.mechanisms.Mechanisms` moves them each tick in
+see it wherever it stands); `arena_gym.sim.mechanism_tick.Mechanisms` moves them each tick in
 place, without recompiling. Loading checks every field and names the file, the field,
 what was expected and what came.
 """
@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from arena_gym.scene.records import Prim
+from arena_gym.scene.requests import Prim
 from arena_gym.scene.store import SceneStore
 
 FILE_NAME = "mechanisms.yaml"  # looked for next to a world's map.yaml
@@ -143,7 +143,7 @@ class MechanismSet:
 
     def spawn(self, store: SceneStore, env_id: int) -> None:
         """Spawn every door and cabin into env `env_id` (before the simulator is built)."""
-        store.spawn_prims(env_id, self.prims())
+        store[env_id].spawn_prims(self.prims())
 
 
 def _in_box(points: np.ndarray, pose: tuple[float, float, float],
@@ -299,8 +299,8 @@ def parse_mechanisms(doc: object, source: str = "mechanisms") -> MechanismSet:
 
 
 def _lights(read: _Reader, items: object) -> tuple[Any, ...]:
-    from arena_gym.render.lights import Light
-    from arena_gym.scene.errors import SceneError
+    from arena_gym.errors import SceneError
+    from arena_gym.scene.lights import Light
 
     if not isinstance(items, list):
         raise read.error("lights", "a list", items)

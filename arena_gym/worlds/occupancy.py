@@ -2,7 +2,7 @@
 
     >>> occupancy = load_map("worlds/hospital/map/map.yaml")
     >>> walls = walls_from_map(occupancy)            # list[Wall], names map/wall_<k>
-    >>> store.spawn_walls(0, walls)
+    >>> store[0].spawn_walls(walls)
     >>> is_free(occupancy, 1.0, 2.0, clearance=0.3)
 
 Pixels follow map_server: occupancy p = (255 - v) / 255 (v / 255 with `negate`), occupied
@@ -22,7 +22,7 @@ import numpy as np
 import yaml
 from numpy.typing import ArrayLike
 
-from arena_gym.scene.records import Wall
+from arena_gym.scene.requests import Wall
 
 WALL_HEIGHT = 1.0  # m
 MAX_WALLS = 2000  # above this, the grid is coarsened (the assets' largest cover: ~1160)
@@ -318,7 +318,7 @@ def walls_from_map(
     """The map's occupied cells as at most `max_walls` walls (see `cover_map`); warns when the
     grid had to be coarsened, naming the resolution used.
 
-    >>> store.spawn_walls(0, walls_from_map(load_map("map.yaml"), height=0.5))
+    >>> store[0].spawn_walls(walls_from_map(load_map("map.yaml"), height=0.5))
     """
     cover = cover_map(occupancy, max_walls)
     if cover.factor > 1:

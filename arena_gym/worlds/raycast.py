@@ -23,7 +23,7 @@ import math
 import mujoco
 import numpy as np
 
-from arena_gym.scene.builders import GROUP_STATIC
+from arena_gym.geometry.groups import GROUP_STATIC
 from arena_gym.worlds.wall_fans import FanCaster
 
 MIN_WALLS = 8  # fewer walls than this: MuJoCo's own cast is as fast

@@ -23,8 +23,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, TypeVar
 
-from arena_gym.scene.errors import AssetWarning
-from arena_gym.scene.obstacle_models import (
+import numpy as np
+
+from arena_gym.assets.obstacle_models import (
     BOXES,
     Footprint,
     ModelError,
@@ -32,7 +33,9 @@ from arena_gym.scene.obstacle_models import (
     load_model,
     model_key,
 )
-from arena_gym.scene.records import Prim
+from arena_gym.errors import AssetWarning
+from arena_gym.people.crowd import LOOP, PING_PONG
+from arena_gym.scene.requests import Prim
 from arena_gym.scene.store import SceneStore
 
 Pose2D = tuple[float, float, float]  # x, y, yaw
@@ -270,7 +273,7 @@ def _describe(value: object) -> str:
 
 
 # ------------------------------------------------------------------------------ spawning
-FOOTPRINTS = BOXES  # the shared models' annotated boxes (arena_gym.scene.obstacle_models)
+FOOTPRINTS = BOXES  # the shared models' annotated boxes (arena_gym.assets.obstacle_models)
 DEFAULT_FOOTPRINT = Footprint((0.5, 0.5, 1.0))  # a static obstacle whose model is unknown
 
 
@@ -306,9 +309,9 @@ def spawn_scenario_statics(
 
     >>> spawn_scenario_statics(store, 0, scenario, size_of=lambda model: (0.5, 0.5, 1.0))
     """
-    prims = [model.prim(f"scenario/{obstacle.name}", obstacle.pose, bbox=bbox)
+    prims = [Prim.of_model(model, f"scenario/{obstacle.name}", obstacle.pose, bbox=bbox)
              for obstacle, model in scenario_models(scenario, model_paths, size_of)]
-    spawned = set(store.spawn_prims(env_id, prims))
+    spawned = set(store[env_id].spawn_prims(prims))
     return [p for p in prims if p.name in spawned]
 
 
@@ -345,3 +348,26 @@ def _model(name: str | None, roots: tuple[Path, ...]) -> ObstacleModel:
         warnings.warn(f"{exc}; using the default box {DEFAULT_FOOTPRINT.size}", AssetWarning,
                       stacklevel=3)
         return ObstacleModel(model_key(name) or "", (), (), DEFAULT_FOOTPRINT)
+
+
+# Arena's `waypoint_mode`: 0 walks the list round and round; 1 (pedsim's "random" order) is
+# played back and forth along the list, which keeps a scenario deterministic
+ARENA_MODES = {0: LOOP, 1: PING_PONG}
+
+
+def scenario_walks(scenario: Scenario) -> tuple[np.ndarray, list[np.ndarray], list[int],
+                                                 list[float | None]]:
+    """A scenario's pedestrians as Walkers.place arguments: starts (k, 3), waypoint lists,
+    modes (ARENA_MODES of `waypoint_mode`, default loop) and vmax (its `vmax`, else None)."""
+    starts = np.array([p.pose for p in scenario.pedestrians], dtype=float).reshape(-1, 3)
+    waypoints = [np.array(p.waypoints, dtype=float).reshape(-1, 2) for p in scenario.pedestrians]
+    modes, vmax = [], []
+    for p in scenario.pedestrians:
+        mode = p.params.get("waypoint_mode", 0)
+        if mode not in ARENA_MODES:
+            raise ValueError(f"scenario {scenario.path}: pedestrian {p.name!r}: expected "
+                             f"waypoint_mode in {sorted(ARENA_MODES)}, got {mode!r}")
+        modes.append(ARENA_MODES[mode])
+        given = p.params.get("vmax")
+        vmax.append(float(given) if isinstance(given, (int, float)) and given > 0 else None)
+    return starts, waypoints, modes, vmax

@@ -12,7 +12,8 @@ Fixed scaling (no running statistics): running observation normalisation broke l
 this task (../shared/FACTS.md).
 
 `observation_layout(space)` lists the keys and shapes the flat observation is made of; a
-model file records it (arena_gym.training) and loading checks it (arena_gym.model_files).
+model file records it (arena_gym.train.training) and loading checks it
+(arena_gym.train.model_files).
 """
 
 from __future__ import annotations

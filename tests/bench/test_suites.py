@@ -6,8 +6,7 @@ import re
 
 import pytest
 
-from arena_gym.bench.runner import stage_config
-from arena_gym.bench.suite import load_suite
+from arena_gym.bench.suite import load_suite, stage_config
 from arena_gym.config import ConfigError
 
 

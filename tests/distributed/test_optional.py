@@ -14,7 +14,7 @@ import pytest
 
 def test_importing_the_package_and_the_distributed_modules_imports_no_ray():
     code = ("import sys, arena_gym, arena_gym.distributed, arena_gym.distributed.rllib, "
-            "arena_gym.training; print(sorted(m for m in sys.modules "
+            "arena_gym.train.training; print(sorted(m for m in sys.modules "
             "if m == 'ray' or m.startswith('ray.')))")
     root = Path(__file__).resolve().parents[2]
     env = {**os.environ, "PYTHONPATH": str(root)}

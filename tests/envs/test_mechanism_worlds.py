@@ -32,8 +32,8 @@ def test_episodes_in_a_world_with_a_door_never_recompile_nor_start_in_its_sweep(
     env = ArenaVectorEnv(2, world=str(two_rooms(tmp_path)), curriculum={"stages": [[2, 4]]})
     env.reset(seed=0)
     core = env.core
-    assert "door" in core.store.names(0) and core.mechanisms is not None
-    compiles = [core.store.compile_count(e) for e in range(2)]
+    assert "door" in list(core.store[0].entities) and core.mechanisms is not None
+    compiles = [core.store[e].compile_count for e in range(2)]
     keep_out = core.layout.mechanisms.keep_out
     starts, goals = [], []
     for k in range(10):
@@ -46,7 +46,7 @@ def test_episodes_in_a_world_with_a_door_never_recompile_nor_start_in_its_sweep(
     assert not keep_out(starts, core.params.radius).any()
     assert not keep_out(goals, 0.0).any()
     assert ((starts[:, 0] < 4) != (goals[:, 0] < 4)).any()  # some episodes cross the door
-    assert [core.store.compile_count(e) for e in range(2)] == compiles
+    assert [core.store[e].compile_count for e in range(2)] == compiles
     env.close()
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from arena_gym.config import RewardConfig, load_config
 from arena_gym.envs.vector_env import ArenaVectorEnv
-from arena_gym.scene.pedestrians import RADIUS
+from arena_gym.people.pedestrians import RADIUS
 from arena_gym.tasks.metrics import EpisodeMetrics
 from arena_gym.tasks.rewards import StepOutcome, reward_terms
 
@@ -26,11 +26,11 @@ def test_people_walk_through_episodes_without_a_compile_in_one_batch():
     env = ArenaVectorEnv(2, config="pedestrians", max_episode_steps=40)
     env.reset(seed=0)
     core = env.core
-    counts = [core.store.compile_count(e) for e in range(2)]
+    counts = [core.store[e].compile_count for e in range(2)]
     start = core.task.walkers.crowd.pos.copy()
     assert core.task.walkers.crowd.active.sum(axis=1).tolist() == [8, 8]
     _, _, terminated, truncated, info = _random_steps(env, 100)  # several episodes each
-    assert [core.store.compile_count(e) for e in range(2)] == counts
+    assert [core.store[e].compile_count for e in range(2)] == counts
     assert core.sim.groups() == [("batch", [0, 1])]
     assert np.hypot(*(core.task.walkers.crowd.pos - start).reshape(-1, 2).T).max() > 0.5
     assert set(info["reward_terms"]) >= {"pedestrian_collision", "pedestrian_safety",
@@ -124,8 +124,8 @@ def test_the_pedestrians_config_loads_with_its_people():
 
 
 def test_evaluation_reports_the_social_metrics():
-    from arena_gym.evaluation import evaluate
-    from arena_gym.policies import random_policy
+    from arena_gym.train.evaluation import evaluate
+    from arena_gym.train.policies import random_policy
 
     env = ArenaVectorEnv(2, config="pedestrians", max_episode_steps=30)
     summary = evaluate(env, random_policy(env.single_action_space), episodes=4)

@@ -14,7 +14,7 @@ from arena_gym.config import EnvConfig, ScanConfig
 from arena_gym.envs.core import NavigationCore
 from arena_gym.sensors.contact import colliding
 from arena_gym.sensors.units import robot_geoms
-from arena_gym.tasks.episodes import Episode
+from arena_gym.tasks.sampling import Episode
 from arena_gym.worlds import builtin_robot_urdf
 
 LASER_BLOCK = re.compile(r'<gazebo reference="base_scan">.*?</gazebo>', re.DOTALL)
@@ -86,7 +86,7 @@ def _wall_face(core: NavigationCore) -> float:
 
 def _front(core: NavigationCore) -> float:
     """How far the robot's collision geoms reach ahead of its base (x), at rest."""
-    model = core.store.model(0)
+    model = core.store[0].model
     data = mujoco.MjData(model)
     mujoco.mj_kinematics(model, data)
     root = model.body(core.robot.root_body).id

@@ -12,7 +12,7 @@ import pytest
 
 from arena_gym.config import load_config
 from arena_gym.envs.vector_env import ArenaVectorEnv
-from arena_gym.policies import make_policy
+from arena_gym.train.policies import make_policy
 
 SUBGOAL = {"subgoal": True, "lookahead": 1.5}
 
@@ -118,7 +118,7 @@ def test_env_e_builds_worlds_e_mod_n(assets):
     world = str(assets / "worlds" / "experiment_rooms" / "map" / "map.yaml")
     env = ArenaVectorEnv(3, worlds=[world, "random"], paths=SUBGOAL)
     env.reset(seed=0)
-    walls = [sorted(n for n in env.core.store.names(e) if "wall" in n) for e in range(3)]
+    walls = [sorted(n for n in list(env.core.store[e].entities) if "wall" in n) for e in range(3)]
     assert walls[0] == walls[2] and len(walls[0]) >= 4 and walls[0][0].startswith("map/")
     assert walls[1] == ["walls/east", "walls/north", "walls/south", "walls/west"]
     assert env.core.layouts[0] is env.core.layouts[2]  # the map is loaded once

@@ -10,9 +10,9 @@ import pytest
 from arena_gym.config import ConfigError, CurriculumConfig
 from arena_gym.envs.single_env import ArenaEnv
 from arena_gym.envs.vector_env import ArenaVectorEnv
-from arena_gym.evaluation import evaluate
-from arena_gym.policies import random_policy
 from arena_gym.tasks.curriculum import Curriculum
+from arena_gym.train.evaluation import evaluate
+from arena_gym.train.policies import random_policy
 
 
 def _drive_until_end(env, action, limit=400):
@@ -134,10 +134,10 @@ def test_curriculum_stage_sets_the_obstacle_count():
     env = ArenaVectorEnv(2, curriculum={"stages": [[0, 0], [12, 12]], "window": 5},
                          obstacle_pool=12)
     env.reset(seed=0)
-    assert (env.core.store.data(0).mocap_pos[:, 2] < 0).all()  # stage 0: every box parked
+    assert (env.core.store[0].data.mocap_pos[:, 2] < 0).all()  # stage 0: every box parked
     env.core.task.curriculum.stage = 1
     env.reset(seed=0)
-    placed = (env.core.store.data(0).mocap_pos[:, 2] > 0).sum()
+    placed = (env.core.store[0].data.mocap_pos[:, 2] > 0).sum()
     assert placed >= 10  # 12 asked; a crowded room may drop a few
     env.close()
 
@@ -146,7 +146,7 @@ def test_curriculum_stage_sets_the_obstacle_count():
 def test_physics_dt_is_configurable(dt):
     env = ArenaVectorEnv(1, physics_dt=dt)
     env.reset(seed=0)
-    assert env.core.store.model(0).opt.timestep == dt
+    assert env.core.store[0].model.opt.timestep == dt
     assert env.core.cfg.substeps == round(0.1 / dt)
     env.close()
 

@@ -24,7 +24,7 @@ def test_every_map_hosts_episodes(assets, world):
     obs, _ = env.reset(seed=0)
     core = env.core
     layout = core.layout
-    walls = [n for n in core.store.names(0) if n.startswith("map/wall_")]
+    walls = [n for n in list(core.store[0].entities) if n.startswith("map/wall_")]
     assert len(walls) == len(layout._walls) >= 4  # the map's walls are in
     for e in range(2):
         start = core.task.pose[e, :2]
@@ -66,6 +66,6 @@ def test_every_scenario_sets_start_goal_and_statics(assets, scenario):
     assert (x, y) == pytest.approx(task.start[:2])
     assert math.remainder(yaw - task.start[2], 2 * math.pi) == pytest.approx(0.0, abs=1e-9)
     assert obs["goal"][0, 0] == pytest.approx(math.dist(task.start[:2], task.goal[:2]), rel=1e-6)
-    statics = [n for n in env.core.store.names(0) if n.startswith("scenario/")]
+    statics = [n for n in list(env.core.store[0].entities) if n.startswith("scenario/")]
     assert len(statics) == len(env.core.layout.scenario.static_obstacles)
     env.close()

@@ -15,8 +15,8 @@ import pytest
 
 from arena_gym.cli import main
 from arena_gym.envs.vector_env import ArenaVectorEnv
-from arena_gym.model_files import ModelFileError
-from arena_gym.policies import sb3_policy
+from arena_gym.train.model_files import ModelFileError
+from arena_gym.train.policies import sb3_policy
 
 
 class _Payload:
@@ -175,4 +175,4 @@ def test_a_zip_bomb_is_refused_before_anything_is_unpacked(run, tmp_path, capsys
     assert main(["eval", str(bomb), "--episodes", "2", "--num-envs", "2"]) == 2
     assert capsys.readouterr().err == (
         f"arena-gym: error: model file {str(bomb)!r}: expected at most 100 MB unpacked "
-        f"(arena_gym.model_files.MAX_UNPACKED_BYTES), got {unpacked / 1e6:.1f} MB\n")
+        f"(arena_gym.train.model_files.MAX_UNPACKED_BYTES), got {unpacked / 1e6:.1f} MB\n")

@@ -41,9 +41,9 @@ def test_nan_velocity_is_reported_and_reset(sim, autoreset):
     assert sim.diverged == [bad]
     assert np.isfinite(_qpos(sim)).all()
     dt = sim.timestep
-    assert sim.store.data(bad).time <= 10 * dt + 1e-12  # restarted within this call (was 40 dt)
+    assert sim.store[bad].data.time <= 10 * dt + 1e-12  # restarted within this call (was 40 dt)
     if sim.store.num_envs > 1:
-        assert sim.store.data(0).time == pytest.approx(40 * dt, abs=1e-12)
+        assert sim.store[0].data.time == pytest.approx(40 * dt, abs=1e-12)
     sim.step(10)
     assert sim.diverged == []
 

@@ -44,16 +44,16 @@ def tree(tmp_path: Path) -> Path:
 def _store_with_a_box(**kwargs) -> SceneStore:
     store = SceneStore(2, **kwargs)
     for env in range(2):
-        store.spawn_prims(env, [Prim("box", pose=(2, 0, 0.2, 0), scale=(0.4, 0.4, 0.4))])
-        store.model(env)
+        store[env].spawn_prims([Prim("box", pose=(2, 0, 0.2, 0), scale=(0.4, 0.4, 0.4))])
+        _ = store[env].model
     return store
 
 
 def test_a_package_mesh_inside_its_package_loads(tree):
     store = _store_with_a_box()
-    store.spawn_urdf(0, "r", _urdf("package://pkg/meshes/part.stl"),
+    store[0].spawn_urdf("r", _urdf("package://pkg/meshes/part.stl"),
                      package_paths=[tree / "packages"])
-    assert store.model(0).nmesh == 1
+    assert store[0].model.nmesh == 1
 
 
 @pytest.mark.parametrize("uri", [
@@ -66,7 +66,7 @@ def test_a_package_uri_leaving_its_package_is_refused_naming_the_uri(tree, uri):
     before = [snapshot(s) for s in store.scenes]
     message = (f"robot 'r': collision mesh of link 'base' refused: {uri!r} leaves package 'pkg'")
     with pytest.raises(SpawnError, match=re.escape(message) + "$"):
-        store.spawn_urdf(0, "r", _urdf(uri), package_paths=[tree / "packages"])
+        store[0].spawn_urdf("r", _urdf(uri), package_paths=[tree / "packages"])
     for scene, snap in zip(store.scenes, before, strict=True):
         assert_same(snapshot(scene), snap)
 
@@ -76,16 +76,16 @@ def test_a_package_named_dotdot_is_refused(tree):
     with pytest.raises(SpawnError, match=re.escape(
             "robot 'r': collision mesh of link 'base' refused: 'package://../secret.stl' names "
             "no package")):
-        store.spawn_urdf(0, "r", _urdf("package://../secret.stl"),
+        store[0].spawn_urdf("r", _urdf("package://../secret.stl"),
                          package_paths=[tree / "packages"])
-    assert store.names(0) == ["box"]
+    assert list(store[0].entities) == ["box"]
 
 
 def test_plain_and_file_paths_resolve_as_written(tree):
     store = _store_with_a_box()
-    store.spawn_urdf(0, "a", _urdf(str(tree / "secret.stl")))
-    store.spawn_urdf(1, "b", _urdf(f"file://{tree / 'secret.stl'}"))
-    assert store.model(0).nmesh == store.model(1).nmesh == 1
+    store[0].spawn_urdf("a", _urdf(str(tree / "secret.stl")))
+    store[1].spawn_urdf("b", _urdf(f"file://{tree / 'secret.stl'}"))
+    assert store[0].model.nmesh == store[1].model.nmesh == 1
 
 
 def test_path_roots_confine_plain_paths_urdf_files_and_package_paths(tree):
@@ -96,23 +96,23 @@ def test_path_roots_confine_plain_paths_urdf_files_and_package_paths(tree):
     with pytest.raises(SpawnError, match=re.escape(
             f"robot 'r': collision mesh of link 'base' refused: {outside!r} is outside the "
             "allowed roots")):
-        store.spawn_urdf(0, "r", _urdf(outside))
+        store[0].spawn_urdf("r", _urdf(outside))
     with pytest.raises(SpawnError, match=re.escape(
             f"robot 'r': collision mesh of link 'base' refused: 'file://{outside}' is outside "
             "the allowed roots")):
-        store.spawn_urdf(0, "r", _urdf(f"file://{outside}"))
+        store[0].spawn_urdf("r", _urdf(f"file://{outside}"))
     (tree / "r.urdf").write_text(_urdf("package://pkg/meshes/part.stl"))
     with pytest.raises(SpawnError, match=re.escape(
             f"URDF file {str(tree / 'r.urdf')!r}: expected a path inside the allowed roots")):
-        store.spawn_urdf(0, "r", tree / "r.urdf", package_paths=roots)
+        store[0].spawn_urdf("r", tree / "r.urdf", package_paths=roots)
     with pytest.raises(SpawnError, match=re.escape(
             f"package_paths: {str(tree)!r} is outside the allowed roots")):
-        store.spawn_urdf(0, "r", _urdf("package://pkg/meshes/part.stl"), package_paths=[tree])
+        store[0].spawn_urdf("r", _urdf("package://pkg/meshes/part.stl"), package_paths=[tree])
     for scene, snap in zip(store.scenes, before, strict=True):
         assert_same(snapshot(scene), snap)
     inside = str(tree / "packages" / "pkg" / "meshes" / "part.stl")
-    store.spawn_urdf(0, "r", _urdf(inside), package_paths=roots)  # inside the roots: fine
-    assert store.names(0) == ["box", "r"]
+    store[0].spawn_urdf("r", _urdf(inside), package_paths=roots)  # inside the roots: fine
+    assert list(store[0].entities) == ["box", "r"]
 
 
 def test_package_paths_must_be_a_list(tree):
@@ -121,7 +121,7 @@ def test_package_paths_must_be_a_list(tree):
     with pytest.raises(SpawnError, match=re.escape(
             "package_paths: expected a list of paths, got a single path 'robots/jackal/packages' "
             "(write [path])")):
-        store.spawn_urdf(0, "r", _urdf("package://pkg/meshes/part.stl"),
+        store[0].spawn_urdf("r", _urdf("package://pkg/meshes/part.stl"),
                          package_paths="robots/jackal/packages")
     assert_same(snapshot(store.scenes[0]), before)
     with pytest.raises(SceneError, match=re.escape(
@@ -134,7 +134,7 @@ def test_a_missing_package_mesh_still_only_warns(tree):
     store = _store_with_a_box()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        store.spawn_urdf(0, "r", _urdf("package://pkg/meshes/none.stl"),
+        store[0].spawn_urdf("r", _urdf("package://pkg/meshes/none.stl"),
                          package_paths=[tree / "packages"])
     assert any("missing file 'meshes/none.stl' in package 'pkg'" in str(w.message) for w in caught)
-    assert store.model(0).nmesh == 0
+    assert store[0].model.nmesh == 0

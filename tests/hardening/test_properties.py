@@ -40,7 +40,7 @@ requests = st.one_of(
 
 def _state(store: SceneStore, env: int) -> dict:
     scene = store.scenes[env]
-    model = store.model(env)
+    model = store[env].model
     return {
         "xml": scene.spec.to_xml(),
         "names": list(scene.entities),
@@ -61,13 +61,13 @@ def _build(kind: str, items: list) -> list:
 def _apply(store: SceneStore, env: int, kind: str, items: list):
     records = items if kind == "delete" else _build(kind, items)
     if kind == "spawn":
-        store.spawn_prims(env, records)
+        store[env].spawn_prims(records)
     elif kind == "wall":
-        store.spawn_walls(env, records)
+        store[env].spawn_walls(records)
     elif kind == "edit":
-        store.edit_prims(env, records)
+        store[env].edit_prims(records)
     else:
-        return store.delete_prims(env, records)
+        return store[env].delete(records)
     return records
 
 
@@ -78,7 +78,7 @@ def test_random_scene_requests_are_all_or_nothing(batch):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for env in range(2):
-            store.spawn_urdf(env, "robot", builtin_robot_urdf())
+            store[env].spawn_urdf("robot", builtin_robot_urdf())
     for kind, items in batch:
         before, other = _state(store, 0), _state(store, 1)
         try:
@@ -93,12 +93,12 @@ def test_random_scene_requests_are_all_or_nothing(batch):
                 for r in done:
                     assert after["records"][r.name] == r
                     if kind == "wall":  # a wall is a geom of the world body
-                        assert store.model(0).geom(f"env_0/{r.name}/geom").bodyid == 0
+                        assert store[0].model.geom(f"env_0/{r.name}/geom").bodyid == 0
                     else:
-                        assert store.model(0).body(f"env_0/{r.name}") is not None
+                        assert store[0].model.body(f"env_0/{r.name}") is not None
                 if kind == "spawn":
                     for r in done:
-                        pos, _ = store.get_pose(0, r.name)
+                        pos, _ = store[0].get_pose(r.name)
                         assert pos[:2].tolist() == list(r.pose[:2])
             elif kind == "edit":
                 assert after["names"] == before["names"]
@@ -106,12 +106,12 @@ def test_random_scene_requests_are_all_or_nothing(batch):
                     rec = after["records"][e.name]
                     if e.pose is not None:
                         assert rec.pose == e.pose
-                        pos, _ = store.get_pose(0, e.name)
+                        pos, _ = store[0].get_pose(e.name)
                         assert pos.tolist() == list(e.pose[:3])
                     if e.scale is not None:
                         assert rec.scale == e.scale
-                        geom = store.model(0).body(f"env_0/{e.name}").geomadr[0]
-                        assert store.model(0).geom_size[geom].tolist() == [
+                        geom = store[0].model.body(f"env_0/{e.name}").geomadr[0]
+                        assert store[0].model.geom_size[geom].tolist() == [
                             max(s / 2, 0.0005) for s in e.scale]
             else:
                 assert after["names"] == [n for n in before["names"] if n not in done]
@@ -190,7 +190,7 @@ ped_requests = st.lists(st.tuples(
 def _ped_state(store: SceneStore) -> list:
     out = []
     for scene in store.scenes:
-        data = store.data(scene.env_id)
+        data = store[scene.env_id].data
         out.append((dict(scene.pedestrians.slots), scene.compile_count,
                     data.mocap_pos.tobytes(), data.mocap_quat.tobytes()))
     return out
@@ -204,7 +204,7 @@ def test_random_pedestrian_requests_apply_whole_or_raise_and_change_nothing(requ
     store = SceneStore(2)
     store.spawn_pedestrians([Pedestrian("env_0/first", (0.0, 0.0, 0.0))])  # the pools exist
     store.spawn_pedestrians([Pedestrian("env_1/first", (0.0, 0.0, 0.0))])
-    compiles = [store.compile_count(e) for e in range(2)]
+    compiles = [store[e].compile_count for e in range(2)]
     for kind, items, env_id in requests:
         before = _ped_state(store)
         try:
@@ -220,7 +220,7 @@ def test_random_pedestrian_requests_apply_whole_or_raise_and_change_nothing(requ
         except SceneError:
             assert _ped_state(store) == before  # refused: nothing changed
         for e in range(2):  # every pose in state is finite, every pedestrian has a slot
-            assert np.isfinite(store.data(e).mocap_pos).all()
+            assert np.isfinite(store[e].data.mocap_pos).all()
             slots = list(store.scenes[e].pedestrians.slots.values())
             assert len(set(slots)) == len(slots)
-    assert [store.compile_count(e) for e in range(2)] == compiles  # never a compile
+    assert [store[e].compile_count for e in range(2)] == compiles  # never a compile

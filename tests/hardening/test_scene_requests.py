@@ -17,8 +17,8 @@ def store(assets):
     store = SceneStore(2)
     for env in range(2):
         spawn(store, env, assets, "burger")
-        store.spawn_prims(env, [Prim("box0", pose=(2, 0, 0.2, 0), scale=(0.4, 0.4, 0.4))])
-        store.model(env)
+        store[env].spawn_prims([Prim("box0", pose=(2, 0, 0.2, 0), scale=(0.4, 0.4, 0.4))])
+        _ = store[env].model
     return store
 
 
@@ -27,28 +27,28 @@ def test_a_prim_named_like_a_robot_body_is_refused_and_nothing_stays(store):
     with pytest.raises(SpawnError, match=re.escape(
             "env 0: prim 'burger/base_link' would add body 'env_0/burger/base_link', which "
             "clashes with the body 'env_0/burger/base_link' of robot 'burger'")):
-        store.spawn_prims(0, [Prim("ok", pose=(3, 3, 0.2, 0)), Prim("burger/base_link")])
+        store[0].spawn_prims([Prim("ok", pose=(3, 3, 0.2, 0)), Prim("burger/base_link")])
     for scene, snap in zip(store.scenes, before, strict=True):
         assert_same(snapshot(scene), snap)
-    store.reset_world(0)  # no unnamed body survives: the world is empty again
+    store[0].reset_world()  # no unnamed body survives: the world is empty again
     assert [b.name for b in store.scenes[0].spec.bodies] == ["world", "ground"]
 
 
 def test_a_wall_clashing_with_a_prim_name_is_refused(store):
-    store.spawn_prims(0, [Prim("door/geom", pose=(3, 3, 0.2, 0))])
-    store.model(0)
+    store[0].spawn_prims([Prim("door/geom", pose=(3, 3, 0.2, 0))])
+    _ = store[0].model
     before = snapshot(store.scenes[0])
     with pytest.raises(SpawnError, match=re.escape(
             "env 0: wall 'door' would add geom 'env_0/door/geom', which clashes with the "
             "body 'env_0/door/geom' of prim 'door/geom'")):
-        store.spawn_walls(0, [Wall("door", start=(0, 3), end=(1, 3))])  # a geom of the world
+        store[0].spawn_walls([Wall("door", start=(0, 3), end=(1, 3))])  # a geom of the world
     assert_same(snapshot(store.scenes[0]), before)
 
 
 def test_a_robot_whose_bodies_clash_with_a_prim_is_refused(assets):
     store = SceneStore(1)
-    store.spawn_prims(0, [Prim("burger/base_link", pose=(3, 3, 0.2, 0))])
-    store.model(0)
+    store[0].spawn_prims([Prim("burger/base_link", pose=(3, 3, 0.2, 0))])
+    _ = store[0].model
     before = snapshot(store.scenes[0])
     with pytest.raises(SpawnError, match=re.escape(
             "env 0: robot 'burger' would add body 'env_0/burger/base_link', which clashes with "
@@ -68,5 +68,5 @@ def test_a_robot_whose_bodies_clash_with_a_prim_is_refused(assets):
 def test_sizes_beyond_a_kilometre_are_refused(store, make, message):
     before = snapshot(store.scenes[0])
     with pytest.raises(SceneError, match=re.escape(message)):
-        store.spawn_prims(0, [Prim("fine", pose=(4, 4, 0.2, 0)), make()])
+        store[0].spawn_prims([Prim("fine", pose=(4, 4, 0.2, 0)), make()])
     assert_same(snapshot(store.scenes[0]), before)

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from arena_gym.scene import mesh_cache
-from arena_gym.scene.mesh_parts import mesh_parts
+from arena_gym.assets import mesh_cache
+from arena_gym.assets.mesh_parts import mesh_parts
 from tests.meshes.test_parts import DINGO
 
 CAFE = "obstacles/cafe_table/meshes/cafe_table.dae"
@@ -66,8 +66,8 @@ def test_a_garbled_manifest_is_rebuilt(assets, tmp_path):
 READ_ONLY = """
 import json, sys, warnings
 from pathlib import Path
-from arena_gym.scene.mesh_parts import mesh_parts
-from arena_gym.scene.records import Prim
+from arena_gym.assets.mesh_parts import mesh_parts
+from arena_gym.scene.requests import Prim
 from arena_gym.scene.store import SceneStore
 
 assets, cache = Path(sys.argv[1]), Path(sys.argv[2])
@@ -75,8 +75,8 @@ with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     parts = [p for name in sys.argv[3:] for p in mesh_parts(assets / name, cache)]
     store = SceneStore(num_envs=1)  # a model with a converted mesh compiles
-    store.spawn_prims(0, [Prim("table", pose=(0, 0, 0, 0), mesh_path=assets / sys.argv[4])])
-    store.model(0)
+    store[0].spawn_prims([Prim("table", pose=(0, 0, 0, 0), mesh_path=assets / sys.argv[4])])
+    store[0].flush()
 print(json.dumps({"warnings": [f"{w.category.__name__}: {w.message}" for w in caught],
                   "files": [str(p.file) for p in parts if p.file.is_file()],
                   "parts": len(parts)}))

@@ -8,9 +8,9 @@ import re
 import numpy as np
 import pytest
 
-from arena_gym.scene import hulls, mesh_cache
-from arena_gym.scene.hulls import MAX_HULL_VERTICES, MAX_PIECES, collision_hulls
-from arena_gym.scene.meshes import MeshUnavailable
+from arena_gym.assets import hulls, mesh_cache
+from arena_gym.assets.hulls import MAX_HULL_VERTICES, MAX_PIECES, collision_hulls
+from arena_gym.assets.meshes import MeshUnavailable
 from tests.meshes.shapes import box, l_prism, write_obj
 
 

@@ -11,10 +11,11 @@ import mujoco
 import numpy as np
 import pytest
 
+from arena_gym.assets.obstacle_models import BOXES, ModelError, load_model
+from arena_gym.errors import AssetWarning
+from arena_gym.geometry.groups import GROUP_HIDDEN, GROUP_STATIC
 from arena_gym.scene import SceneStore
-from arena_gym.scene.builders import GROUP_HIDDEN, GROUP_STATIC
-from arena_gym.scene.errors import AssetWarning
-from arena_gym.scene.obstacle_models import BOXES, ModelError, load_model
+from arena_gym.scene.requests import Prim
 from arena_gym.sensors.lidar import LIDAR_MASK
 from arena_gym.sim import Simulator
 from arena_gym.worlds import builtin_robot_urdf
@@ -35,8 +36,8 @@ def test_every_shared_model_loads_with_visual_parts_and_collision_pieces(assets,
         warnings.simplefilter("error", AssetWarning)  # nothing of a shared model is dropped
         model = load_model(name, [assets / "obstacles"])
         store = SceneStore(1)
-        assert store.spawn_prims(0, [model.prim(name, pose=(1.0, 2.0, 0.5))]) == [name]
-    compiled = store.model(0)
+        assert store[0].spawn_prims([Prim.of_model(model, name, pose=(1.0, 2.0, 0.5))]) == [name]
+    compiled = store[0].model
     visual = _geoms(compiled, f"env_0/{name}/visual_")
     pieces = _geoms(compiled, f"env_0/{name}/collision_")
     assert visual and pieces
@@ -46,7 +47,7 @@ def test_every_shared_model_loads_with_visual_parts_and_collision_pieces(assets,
     textured = [g for g in visual if compiled.geom_matid[g] >= 0]
     assert len(textured) == TEXTURED.get(name, 0)
     # the collision pieces fill the model's annotated or measured box, standing on the floor
-    data = store.data(0)
+    data = store[0].data
     lo, hi = _world_bounds(compiled, data, pieces)
     assert lo[2] == pytest.approx(0.0, abs=0.02)
     # CoACD's pieces may stand out of the mesh by a little (up to 2.2 cm seen)
@@ -78,7 +79,7 @@ def test_a_model_without_meshes_falls_back_to_its_annotated_box(tmp_path):
             f"model 'Desk': {folder / 'model.sdf'} declares no usable visual or collision; "
             f"using its bounding box {BOXES['Desk'].size}")):
         model = load_model("Desk", [tmp_path])
-    prim = model.prim("d", pose=(1.0, 0.0, 0.0))
+    prim = Prim.of_model(model, "d", pose=(1.0, 0.0, 0.0))
     assert not prim.is_model and prim.scale == BOXES["Desk"].size
     assert prim.pose == pytest.approx((1.0 - 0.014, 0.0, 0.552 / 2, 0.0))
 
@@ -109,7 +110,7 @@ def test_unknown_model_without_a_box_is_an_error(tmp_path):
 
 def test_bbox_prim_is_the_models_box(assets):
     model = load_model("RecTable", [assets / "obstacles"])
-    prim = model.prim("t", pose=(2.0, 1.0, 0.0), bbox=True)
+    prim = Prim.of_model(model, "t", pose=(2.0, 1.0, 0.0), bbox=True)
     assert not prim.is_model and prim.scale == (1.8, 1.0, 0.75)
     assert prim.pose == pytest.approx((2.0, 1.0, 0.375, 0.0))
 
@@ -118,7 +119,7 @@ def test_bbox_prim_is_the_models_box(assets):
 @pytest.fixture()
 def table(assets) -> SceneStore:
     store = SceneStore(1)
-    store.spawn_prims(0, [load_model("RecTable", [assets / "obstacles"]).prim("table")])
+    store[0].spawn_prims([Prim.of_model(load_model("RecTable", [assets / "obstacles"]), "table")])
     return store
 
 
@@ -128,7 +129,7 @@ def _drop_ball(store: SceneStore, xyz: tuple[float, float, float], seconds: floa
     body.add_freejoint()
     body.add_geom(type=mujoco.mjtGeom.mjGEOM_SPHERE, size=[0.05], mass=0.2)
     scene.compile()
-    model, data = store.model(0), store.data(0)
+    model, data = store[0].model, store[0].data
     for _ in range(int(seconds / model.opt.timestep)):
         mujoco.mj_step(model, data)
     return float(data.body("ball").xpos[2])
@@ -149,7 +150,7 @@ def test_a_ray_at_leg_height_passes_between_the_legs_and_hits_a_leg(table):
     between, _ = sim.cast_rays(np.array([[-3.0, 0.0, 0.3]]), along_x, geomgroup=LIDAR_MASK)
     assert between[0, 0] == -1  # nothing between the legs (the room is empty)
     at_leg, geom = sim.cast_rays(np.array([[-3.0, 0.385, 0.3]]), along_x, geomgroup=LIDAR_MASK)
-    assert table.model(0).geom(geom[0, 0]).name == "env_0/table/visual_0"
+    assert table[0].model.geom(geom[0, 0]).name == "env_0/table/visual_0"
     # the visual leg is splayed: its outer face runs from x = -0.768 at the foot to -0.716 at
     # the top (RecTable.obj), so at 0.3 m it is 2.23-2.28 m from the origin
     assert 2.23 < at_leg[0, 0] < 2.28
@@ -160,13 +161,13 @@ def test_the_robot_drives_under_a_table_high_enough_for_it(assets, height, passe
     """arena_diffbot is 0.15 m tall: under the 0.75 m table it drives through between the
     legs; the same table squashed to 0.15 m (z scale 0.2) stops it at the table's edge."""
     store = SceneStore(1, timestep=0.005)
-    store.spawn_urdf(0, "bot", builtin_robot_urdf(), pose=(-2.0, 0.0, 0.0))
-    prim = load_model("RecTable", [assets / "obstacles"]).prim("table")
-    store.spawn_prims(0, [replace(prim, scale=(1.0, 1.0, height))])
+    store[0].spawn_urdf("bot", builtin_robot_urdf(), pose=(-2.0, 0.0, 0.0))
+    prim = Prim.of_model(load_model("RecTable", [assets / "obstacles"]), "table")
+    store[0].spawn_prims([replace(prim, scale=(1.0, 1.0, height))])
     sim = Simulator(store)
     sim.set_cmd_vel(0, "bot", 0.2, 0.0)
     sim.step(int(20 / 0.005))
-    x = store.get_pose(0, "bot")[0][0]
+    x = store[0].get_pose("bot")[0][0]
     if passes:
         assert x > 1.5  # 3.5 m driven: under the table and out the other side
     else:

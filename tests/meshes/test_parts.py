@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from arena_gym.scene import mesh_cache
-from arena_gym.scene.mesh_parts import MeshPart, mesh_parts
-from arena_gym.scene.meshes import MeshUnavailable
+from arena_gym.assets import mesh_cache
+from arena_gym.assets.mesh_parts import MeshPart, mesh_parts
+from arena_gym.assets.meshes import MeshUnavailable
 from tests.meshes.shapes import box, write_obj
 
 DINGO = ("robots/dingo/packages/arena_simulation_setup/entities/robots/dingo/urdf/meshes/"

@@ -9,8 +9,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from arena_gym.errors import AssetWarning
 from arena_gym.scene import Prim, SceneStore
-from arena_gym.scene.errors import AssetWarning
 from tests.meshes.shapes import box, write_obj
 
 
@@ -25,11 +25,11 @@ def test_random_bytes_as_a_mesh_cost_one_obstacle(blob, suffix):
         store = SceneStore(1)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            spawned = store.spawn_prims(0, [Prim("bad", mesh_path=bad),
+            spawned = store[0].spawn_prims([Prim("bad", mesh_path=bad),
                                             Prim("good", pose=(2, 0, 0, 0), mesh_path=good)])
         assert "good" in spawned
         if "bad" not in spawned:
             assert any("prim 'bad' not spawned" in str(w.message) for w in caught
                        if w.category is AssetWarning)
-        store.model(0)  # compiles
-        assert store.names(0) == spawned
+        _ = store[0].model  # compiles
+        assert list(store[0].entities) == spawned

@@ -18,9 +18,9 @@ def test_every_mesh_of_the_shared_robots_loads(assets, robot):
     store = SceneStore(1)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        store.spawn_urdf(0, robot, urdf, package_paths=packages)
+        store[0].spawn_urdf(robot, urdf, package_paths=packages)
     assert not [w for w in caught if "mesh" in str(w.message)]
-    model = store.model(0)
+    model = store[0].model
     meshes = [g for g in range(model.ngeom) if model.geom_type[g] == 7]
     # the Dingo's COLLADA chassis counts four times: one geom per material
     assert len(meshes) == declared + (3 if robot == "dingo" else 0)

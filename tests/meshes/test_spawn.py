@@ -10,10 +10,10 @@ import mujoco
 import numpy as np
 import pytest
 
+from arena_gym.assets.shapes import Shape
+from arena_gym.errors import AssetWarning, SpawnError
+from arena_gym.geometry.groups import GROUP_HIDDEN, GROUP_STATIC
 from arena_gym.scene import Prim, PrimEdit, SceneStore
-from arena_gym.scene.builders import GROUP_HIDDEN, GROUP_STATIC
-from arena_gym.scene.errors import AssetWarning, SpawnError
-from arena_gym.scene.records import Shape
 from tests.meshes.shapes import l_prism, write_obj
 
 DINGO = ("robots/dingo/packages/arena_simulation_setup/entities/robots/dingo/urdf/meshes/"
@@ -26,9 +26,9 @@ def _geoms(model: mujoco.MjModel, prefix: str) -> list[int]:
 
 def test_visual_parts_are_seen_but_do_not_collide_and_pieces_collide_unseen(assets):
     store = SceneStore(1)
-    assert store.spawn_prims(0, [Prim("chassis", pose=(1, 2, 0, 0.5), mesh_path=assets / DINGO)]) \
+    assert store[0].spawn_prims([Prim("chassis", pose=(1, 2, 0, 0.5), mesh_path=assets / DINGO)]) \
         == ["chassis"]
-    model = store.model(0)
+    model = store[0].model
     visual = _geoms(model, "env_0/chassis/visual_")
     pieces = _geoms(model, "env_0/chassis/collision_")
     assert len(visual) == 4 and len(pieces) >= 1
@@ -52,8 +52,8 @@ def _hull_vertex_counts(model: mujoco.MjModel, geoms: list[int]) -> list[int]:
 
 def test_a_textured_part_gets_its_material_and_texture(assets):
     store = SceneStore(1)
-    store.spawn_prims(0, [Prim("desk", mesh_path=assets / "obstacles/Desk/meshes/desk.obj")])
-    model = store.model(0)
+    store[0].spawn_prims([Prim("desk", mesh_path=assets / "obstacles/Desk/meshes/desk.obj")])
+    model = store[0].model
     (visual,) = _geoms(model, "env_0/desk/visual_")
     material = model.geom_matid[visual]
     assert material >= 0
@@ -71,7 +71,7 @@ def test_one_bad_asset_costs_one_obstacle(tmp_path, assets):
     store = SceneStore(1)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        spawned = store.spawn_prims(0, [
+        spawned = store[0].spawn_prims([
             Prim("good", mesh_path=good),
             Prim("missing", pose=(2, 0, 0, 0), mesh_path=tmp_path / "missing.obj"),
             Prim("empty", pose=(4, 0, 0, 0), mesh_path=empty),
@@ -80,7 +80,7 @@ def test_one_bad_asset_costs_one_obstacle(tmp_path, assets):
             Prim("box", pose=(8, 0, 0.5, 0)),
         ])
     assert spawned == ["good", "box"]
-    assert store.names(0) == ["good", "box"]
+    assert list(store[0].entities) == ["good", "box"]
     texts = sorted(str(w.message) for w in caught if w.category is AssetWarning)
     assert texts == sorted([
         f"env 0: prim 'missing' not spawned: visual mesh: missing file "
@@ -91,7 +91,7 @@ def test_one_bad_asset_costs_one_obstacle(tmp_path, assets):
         f"env 0: prim 'triangle' not spawned: visual mesh: {str(triangle)!r} has 3 vertices; "
         "MuJoCo needs at least 4",
     ])
-    assert store.model(0).nbody == 4  # world, ground and the two good obstacles
+    assert store[0].model.nbody == 4  # world, ground and the two good obstacles
 
 
 def test_a_mesh_that_cannot_be_decomposed_stays_visible_and_collides_with_nothing(tmp_path):
@@ -102,8 +102,8 @@ def test_a_mesh_that_cannot_be_decomposed_stays_visible_and_collides_with_nothin
     with pytest.warns(AssetWarning, match=re.escape(
             f"env 0: prim 'sign' collides with nothing from collision mesh {str(flat)!r}: "
             f"{str(flat)!r} gives no solid convex piece")):
-        store.spawn_prims(0, [Prim("sign", mesh_path=flat)])
-    model = store.model(0)
+        store[0].spawn_prims([Prim("sign", mesh_path=flat)])
+    model = store[0].model
     assert len(_geoms(model, "env_0/sign/visual_")) == 1
     assert _geoms(model, "env_0/sign/collision_") == []
 
@@ -115,32 +115,32 @@ def test_a_path_outside_the_allowed_roots_refuses_the_request(tmp_path):
     store = SceneStore(1, path_roots=[inside])
     with pytest.raises(SpawnError, match=re.escape(
             f"env 0: spawn_prims refused: {str(outside)!r} is outside the allowed roots")):
-        store.spawn_prims(0, [Prim("l", mesh_path=outside)])
-    assert store.names(0) == []
+        store[0].spawn_prims([Prim("l", mesh_path=outside)])
+    assert list(store[0].entities) == []
 
 
 def test_deleting_frees_meshes_materials_and_textures_nothing_uses(assets):
     store = SceneStore(1)
     desk = assets / "obstacles/Desk/meshes/desk.obj"
-    store.spawn_prims(0, [Prim("a", mesh_path=desk), Prim("b", pose=(2, 0, 0, 0), mesh_path=desk)])
-    model = store.model(0)
+    store[0].spawn_prims([Prim("a", mesh_path=desk), Prim("b", pose=(2, 0, 0, 0), mesh_path=desk)])
+    model = store[0].model
     counts = (model.nmesh, model.nmat, model.ntex)
     assert counts[1:] == (1, 1)  # one material and texture shared by both desks
-    store.delete_prims(0, ["a"])
-    model = store.model(0)
+    store[0].delete(["a"])
+    model = store[0].model
     assert (model.nmesh, model.nmat, model.ntex) == counts  # b still uses them
-    store.delete_prims(0, ["b"])
-    model = store.model(0)
+    store[0].delete(["b"])
+    model = store[0].model
     assert (model.nmesh, model.nmat, model.ntex) == (0, 0, 0)
 
 
 def test_edit_scale_switches_the_meshes_to_that_scale(tmp_path):
     path = write_obj(tmp_path / "l.obj", *l_prism(0.5))
     store = SceneStore(1)
-    store.spawn_prims(0, [Prim("l", pose=(1, 0, 0, 0), mesh_path=path),
+    store[0].spawn_prims([Prim("l", pose=(1, 0, 0, 0), mesh_path=path),
                           Prim("box", pose=(3, 0, 0.5, 0))])
-    store.edit_prims(0, [PrimEdit("l", scale=(2, 2, 2)), PrimEdit("box", scale=(0.2, 0.2, 0.2))])
-    model, data = store.model(0), store.data(0)
+    store[0].edit_prims([PrimEdit("l", scale=(2, 2, 2)), PrimEdit("box", scale=(0.2, 0.2, 0.2))])
+    model, data = store[0].model, store[0].data
     (visual,) = _geoms(model, "env_0/l/visual_")
     mesh = model.geom_dataid[visual]
     local = model.mesh_vert[model.mesh_vertadr[mesh]:][:model.mesh_vertnum[mesh]]
@@ -155,12 +155,12 @@ def test_edit_scale_switches_the_meshes_to_that_scale(tmp_path):
 def test_model_shapes_place_boxes_and_meshes_in_the_model_frame(tmp_path):
     path = write_obj(tmp_path / "l.obj", *l_prism(0.5))
     store = SceneStore(1)
-    store.spawn_prims(0, [Prim(
+    store[0].spawn_prims([Prim(
         "m", pose=(1, 0, 0, 0), scale=(2, 2, 2),
         visuals=(Shape(size=(0.1, 0.1, 0.1), pos=(0, 0, 1), rgba=(0, 1, 0, 1)),
                  Shape(path, pos=(0.5, 0, 0))),
         collisions=(Shape(size=(0.2, 0.2, 0.2), pos=(0, 0, 0.1)),))])
-    model, data = store.model(0), store.data(0)
+    model, data = store[0].model, store[0].data
     box = model.geom("env_0/m/visual_0").id
     np.testing.assert_allclose(data.geom_xpos[box], [1, 0, 2])
     np.testing.assert_allclose(model.geom_size[box], [0.1, 0.1, 0.1])

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import arena_gym  # noqa: F401  (registers ArenaMujoco-v0)
+from arena_gym.errors import AssetWarning
 from arena_gym.scene import SceneStore
-from arena_gym.scene.errors import AssetWarning
 from arena_gym.worlds import load_scenario, spawn_scenario_statics
 
 MODELS = ["Desk", "WoodenChair", "RecTable", "cafe_table"]
@@ -27,7 +27,7 @@ def test_scenario_statics_spawn_as_their_models(assets):
         prims = spawn_scenario_statics(store, 0, scenario)  # models from assets/obstacles
     assert [p.name for p in prims] == ["scenario/shelf1", "scenario/shelf2", "scenario/chair1"]
     assert all(p.is_model and p.pose[2] == 0.0 for p in prims)
-    model, data = store.model(0), store.data(0)
+    model, data = store[0].model, store[0].data
     # the shelf: 7 boxes seen and 7 colliding; the chair: its mesh and its collision pieces
     shelf = [model.geom(i).name for i in range(model.ngeom)
              if model.geom(i).name.startswith("env_0/scenario/shelf1/")]
@@ -60,14 +60,14 @@ def test_the_random_worlds_pool_is_drawn_from_the_model_list_and_never_recompile
     core = envs.unwrapped.core
     names = core.pool.names
     assert len(names) == 12 and {n.split("/")[1].rsplit("_", 1)[0] for n in names} <= set(MODELS)
-    compiles = [core.store.compile_count(e) for e in range(2)]
+    compiles = [core.store[e].compile_count for e in range(2)]
     episodes = core.reset_envs([0, 1])
     for _ in range(3):
         episodes += core.reset_envs([0, 1])
-    assert [core.store.compile_count(e) for e in range(2)] == compiles
+    assert [core.store[e].compile_count for e in range(2)] == compiles
     # a placed model's collision pieces are centred on the footprint the sampler placed
     ep = episodes[-1]
-    model, data = core.store.model(1), core.store.data(1)
+    model, data = core.store[1].model, core.store[1].data
     import mujoco
 
     mujoco.mj_kinematics(model, data)
@@ -107,7 +107,7 @@ def test_same_seed_same_furnished_episode(assets):
 
 def test_bbox_pool_uses_the_models_boxes(assets):
     envs = _env(assets, optim={"obstacles": "bbox"})
-    model = envs.unwrapped.core.store.model(0)
+    model = envs.unwrapped.core.store[0].model
     name = envs.unwrapped.core.pool.names[0]
     geoms = np.flatnonzero(model.geom_bodyid == model.body(f"env_0/{name}").id)
     assert len(geoms) == 1 and model.geom_type[geoms[0]] == 6  # one box (mjGEOM_BOX)

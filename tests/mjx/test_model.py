@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from arena_gym.config import load_config
+from arena_gym.geometry.rotations import yaw_quat
 from arena_gym.mjx.model import UnsupportedConfig, build_layout, check_config
-from arena_gym.scene.rotations import yaw_quat
 
 SPEED = 2.84  # rad/s, the arena_diffbot's fastest turn
 

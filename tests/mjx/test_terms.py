@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from arena_gym.config import RewardConfig
-from arena_gym.scene.rotations import quat_mats, quat_yaw
-from arena_gym.tasks.footprints import distance_to_boxes
+from arena_gym.geometry.footprints import distance_to_boxes
+from arena_gym.geometry.rotations import quat_mats, quat_yaw
 from arena_gym.tasks.observation import goal_polar
 from arena_gym.tasks.rewards import StepOutcome, reward_terms, total
 from arena_gym.tasks.termination import classify

@@ -10,7 +10,7 @@ import tomllib
 from contextlib import contextmanager
 from pathlib import Path
 
-from arena_gym import plugins
+from arena_gym import registry
 from arena_gym.registry import PLUGINS, REWARD_TERMS, SENSOR_KINDS
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "plugin"
@@ -22,7 +22,7 @@ def write_dist(site: Path, name: str, entry_points: dict[str, str]) -> None:
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1.0\n")
     lines = [f"{k} = {v}" for k, v in entry_points.items()]
     (info / "entry_points.txt").write_text(
-        f"[{plugins.ENTRY_POINT_GROUP}]\n" + "\n".join(lines) + "\n")
+        f"[{registry.ENTRY_POINT_GROUP}]\n" + "\n".join(lines) + "\n")
 
 
 @contextmanager
@@ -37,19 +37,19 @@ def installed(site: Path, packages: dict[str, dict[str, str]], copy: tuple[Path,
     sys.path.insert(0, str(site))
     importlib.invalidate_caches()
     try:
-        yield plugins.load_entry_points(reload=True)
+        yield registry.load_entry_points(reload=True)
     finally:
         sys.path.remove(str(site))
         for folder in copy:
             sys.modules.pop(folder.name, None)
-        for registry, names in before.items():
-            for name in set(registry.names()) - names:
-                registry.unregister(name)
+        for reg, names in before.items():
+            for name in set(reg.names()) - names:
+                reg.unregister(name)
         importlib.invalidate_caches()
-        plugins.load_entry_points(reload=True)
+        registry.load_entry_points(reload=True)
 
 
 def example_entry_points() -> dict[str, str]:
     """The example's entry points, read from its pyproject.toml (one source)."""
     project = tomllib.loads((EXAMPLE / "pyproject.toml").read_text())["project"]
-    return project["entry-points"][plugins.ENTRY_POINT_GROUP]
+    return project["entry-points"][registry.ENTRY_POINT_GROUP]

@@ -9,8 +9,8 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from arena_gym.plugins import PluginError, PluginWarning
-from arena_gym.registry import REWARD_TERMS, SENSOR_KINDS
+from arena_gym.plugins import PluginError
+from arena_gym.registry import REWARD_TERMS, SENSOR_KINDS, PluginWarning
 from tests.plugins.installed import EXAMPLE, example_entry_points, installed
 
 

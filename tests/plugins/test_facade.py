@@ -12,7 +12,7 @@ import pytest
 import arena_gym
 from arena_gym.plugins import Plugin, PluginError
 from arena_gym.registry import PLUGINS
-from arena_gym.scene.records import Prim
+from arena_gym.scene.requests import Prim
 from arena_gym.sensors import CameraSpec
 from tests.sensors.worlds import camera_block, probe_urdf
 
@@ -81,7 +81,7 @@ def test_plugin_handles_of_an_old_load_raise():
 
 
 def test_borrowed_frames_are_read_only_and_copies_survive_later_renders(sim):
-    sim.store.spawn_urdf(0, "probe", probe_urdf(camera_block(width=32, height=24)),
+    sim.store[0].spawn_urdf("probe", probe_urdf(camera_block(width=32, height=24)),
                          pose=(0.0, 0.0, 0.0))
     sim.cameras.add(CameraSpec("probe", key="cam"))
     sim.step(10)
@@ -92,7 +92,7 @@ def test_borrowed_frames_are_read_only_and_copies_survive_later_renders(sim):
         borrowed[0, 0, 0] = 1
     np.testing.assert_array_equal(kept, borrowed)
     # a red wall right in front of the camera: the next render differs everywhere
-    sim.store.spawn_prims(0, [Prim("red", pose=(0.6, 0.0, 1.0, 0.0), scale=(0.1, 4.0, 2.0),
+    sim.store[0].spawn_prims([Prim("red", pose=(0.6, 0.0, 1.0, 0.0), scale=(0.1, 4.0, 2.0),
                                    rgba=(1.0, 0.0, 0.0, 1.0))])
     sim.step(10)
     latest = sim.cameras.copy_rgb("cam")

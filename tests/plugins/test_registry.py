@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 
 from arena_gym.config import ConfigError, load_config
-from arena_gym.policies import make_policy
 from arena_gym.registry import (
     DRIVES,
     POLICIES,
@@ -28,6 +27,7 @@ from arena_gym.sensors.readings import OdometryReading
 from arena_gym.sensors.specs import OdometrySpec
 from arena_gym.sensors.suite import default_specs
 from arena_gym.tasks.rewards import RewardTerm
+from arena_gym.train.policies import make_policy
 
 
 def test_builtin_kinds_are_registry_entries():
@@ -156,7 +156,7 @@ def test_the_cli_lists_every_registry(capsys):
 
 
 def test_a_registered_world_source_is_named_by_the_config():
-    from arena_gym.tasks.layouts import RoomLayout
+    from arena_gym.worlds.layouts import RoomLayout
 
     with pytest.raises(ValueError, match=re.escape(
             "world: expected a ROS map.yaml path or one of ['random'], got 'closet'")):

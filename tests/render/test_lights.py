@@ -12,13 +12,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from arena_gym.errors import SceneError
 from arena_gym.render.cameras import project, top_down_camera
 from arena_gym.render.canvas import open_canvas
-from arena_gym.render.lights import FIXTURE_QUADS, Light, LightTable, LightTree
+from arena_gym.render.lights import FIXTURE_QUADS
 from arena_gym.scene import SceneStore
 from arena_gym.scene.builders import LIGHT_SLOTS
-from arena_gym.scene.errors import SceneError
-from arena_gym.scene.records import Slab, Wall
+from arena_gym.scene.lights import Light, LightTable, LightTree
+from arena_gym.scene.requests import Slab, Wall
 
 LSB = 1.0  # one 8-bit step: each pixel is rounded once, a patch's mean by at most half
 
@@ -28,7 +29,7 @@ def _none(_scene):
 
 
 def _top_down(store, lo, hi, lights, size=(160, 80), quads=FIXTURE_QUADS):
-    model, data = store.model(0), store.data(0)
+    model, data = store[0].model, store[0].data
     canvas = open_canvas(model, *size, quads=quads)
     try:
         camera, fovy = top_down_camera(np.array(lo), np.array(hi), *size)
@@ -39,9 +40,9 @@ def _top_down(store, lo, hi, lights, size=(160, 80), quads=FIXTURE_QUADS):
 
 def test_floor_brightness_follows_a_bulbs_level_linearly_and_nothing_recompiles():
     store = SceneStore(1)
-    store.spawn_floors(0, [Slab("floor", (0.0, 0.0, 0.0), (3.0, 3.0))])
-    store.model(0)  # compiled: from here on only the table changes
-    compiles = store.compile_count(0)
+    store[0].spawn_floors([Slab("floor", (0.0, 0.0, 0.0), (3.0, 3.0))])
+    _ = store[0].model  # compiled: from here on only the table changes
+    compiles = store[0].compile_count
     table = LightTable()
     table.spawn(Light("bulb", "bulb", pos=(0.0, 0.0, 2.0)))
     levels = np.linspace(0.1, 0.6, 6)
@@ -61,12 +62,12 @@ def test_floor_brightness_follows_a_bulbs_level_linearly_and_nothing_recompiles(
     assert frame[h // 2 - 5:h // 2 + 5, w // 2 - 5:w // 2 + 5].mean() == pytest.approx(
         intercept, abs=LSB)
     table.move("bulb", (5.0, 5.0, 2.0))
-    assert store.compile_count(0) == compiles
+    assert store[0].compile_count == compiles
 
 
 def test_a_light_switched_off_darkens_its_room_only():
     store = SceneStore(1)
-    store.spawn_floors(0, [Slab("a", (-2.0, 0.0, 0.0), (3.8, 3.8)),
+    store[0].spawn_floors([Slab("a", (-2.0, 0.0, 0.0), (3.8, 3.8)),
                            Slab("b", (2.0, 0.0, 0.0), (3.8, 3.8))])
     table = LightTable()
     for name, x in (("lamp_a", -2.0), ("lamp_b", 2.0)):
@@ -83,13 +84,13 @@ def test_a_light_switched_off_darkens_its_room_only():
 
 def test_a_spots_pool_lies_between_its_cone_corners_on_a_wall():
     store = SceneStore(1)
-    store.spawn_walls(0, [Wall("wall", (3.0, -3.0), (3.0, 3.0), height=2.0)])
+    store[0].spawn_walls([Wall("wall", (3.0, -3.0), (3.0, 3.0), height=2.0)])
     table = LightTable()
     cutoff = 15.0
     table.spawn(Light("spot", "spot", pos=(0.0, 0.0, 1.0), dir=(1.0, 0.0, 0.0), cutoff=cutoff))
     face = 3.0 - 0.05
     radius = face * math.tan(math.radians(cutoff))
-    model, data = store.model(0), store.data(0)
+    model, data = store[0].model, store[0].data
     canvas = open_canvas(model, 320, 240, quads=FIXTURE_QUADS)
     camera = mujoco.MjvCamera()
     camera.type = mujoco.mjtCamera.mjCAMERA_FREE
@@ -159,7 +160,7 @@ def test_an_envs_frames_show_its_light_table():
     env = ArenaVectorEnv(2, render_mode="rgb_array",
                          render={"view": "top_down", "width": 96, "height": 96})
     env.reset(seed=0)
-    compiles = [env.core.store.compile_count(e) for e in range(2)]
+    compiles = [env.core.store[e].compile_count for e in range(2)]
     sunny, other = (f.astype(float) for f in env.render())
     table = env.view.lights(0)
     table.spawn(Light("sky", "dome", level=0.0))
@@ -169,7 +170,7 @@ def test_an_envs_frames_show_its_light_table():
     assert dark.mean() < sunny.mean() / 4  # a dome at level 0 is all the light: dark
     assert bright.mean() > 2 * dark.mean()
     np.testing.assert_array_equal(env.render()[1], other)  # env 1 keeps its sun
-    assert [env.core.store.compile_count(e) for e in range(2)] == compiles
+    assert [env.core.store[e].compile_count for e in range(2)] == compiles
     env.close()
 
 

@@ -53,13 +53,13 @@ def _until(condition, seconds: float = 10.0) -> None:
 
 def test_the_window_shows_the_current_state_as_an_offscreen_render_does(display):
     store = SceneStore(1)
-    store.spawn_prims(0, [Prim("red", pose=(0.0, 0.0, 0.2, 0.0), scale=(0.4, 0.4, 0.4),
+    store[0].spawn_prims([Prim("red", pose=(0.0, 0.0, 0.2, 0.0), scale=(0.4, 0.4, 0.4),
                                rgba=(1, 0, 0, 1), movable=True),
                           Prim("far", pose=(3.0, 3.0, 0.2, 0.0), scale=(0.2, 0.2, 0.4))])
     sim = Simulator(store)
     viewer = LiveViewer(sim, fps=60).start()
     try:
-        model = store.model(0)
+        model = store[0].model
         cam = viewer.handle.cam
         assert cam.distance == pytest.approx(1.6 * model.stat.extent)  # the env framed
         rect = viewer.handle.viewport
@@ -76,10 +76,10 @@ def test_the_window_shows_the_current_state_as_an_offscreen_render_does(display)
         np.testing.assert_allclose(a, b, atol=2.0)
         assert abs(red(shot).sum() - red(offscreen).sum()) < 0.05 * red(offscreen).sum()
         assert viewer.models_loaded == 1
-        store.spawn_prims(0, [Prim("new", pose=(-3.0, -3.0, 0.2, 0.0))])  # a recompile
+        store[0].spawn_prims([Prim("new", pose=(-3.0, -3.0, 0.2, 0.0))])  # a recompile
         sim.step(10)
         _until(lambda: viewer.models_loaded == 2)
-        assert viewer.handle.cam.distance == pytest.approx(1.6 * store.model(0).stat.extent)
+        assert viewer.handle.cam.distance == pytest.approx(1.6 * store[0].model.stat.extent)
         assert viewer.running and viewer.error is None
     finally:
         viewer.close()

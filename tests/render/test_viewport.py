@@ -21,7 +21,7 @@ BOX = np.array([3.0, 1.0, 0.5])  # centre of a 0.3 m red cube
 @pytest.fixture(scope="module")
 def capture():
     store = SceneStore(2)
-    store.spawn_prims(0, [Prim("red", pose=(*BOX, 0.0), scale=(0.3, 0.3, 0.3), rgba=RED)])
+    store[0].spawn_prims([Prim("red", pose=(*BOX, 0.0), scale=(0.3, 0.3, 0.3), rgba=RED)])
     sim = Simulator(store)
     grab = ViewportCapture(sim)
     yield sim, grab

@@ -100,16 +100,16 @@ def test_an_arena_client_drives_the_bridge_as_arenas_server(run):
         return bridge.sim.call_soon(fn).result(timeout=60)
 
     store = bridge.sim.store
-    assert sorted(on_loop(lambda: store.names(0))) == sorted([
+    assert sorted(on_loop(lambda: list(store[0].entities))) == sorted([
         ROBOT, "env_0_Obstacles_box", "env_0_Obstacles_table", "env_0_Walls_shelf",
         "env_0_Walls_wall_0"])
     box = on_loop(lambda: store.scene(0).entity("env_0_Obstacles_box").record)
     assert box.rgba == pytest.approx((0.8, 0.1, 0.1, 1.0))  # the .mdl's colour
-    shelf = on_loop(lambda: store.model(0).geom("env_0/env_0_Walls_shelf/geom"))
+    shelf = on_loop(lambda: store[0].model.geom("env_0/env_0_Walls_shelf/geom"))
     assert shelf.pos[2] == pytest.approx(1.0) and shelf.size[2] == pytest.approx(0.5)
     pool = store.scene(0).pedestrians
     # the stream moves the walker and dresses it in its model_uri's actor
     assert until(lambda: on_loop(lambda: pool.actors.get("Pedestrians/walker"))
                  == config["actor"])
-    assert until(lambda: np.allclose(on_loop(lambda: store.get_pose(0, "Pedestrians/walker"))
+    assert until(lambda: np.allclose(on_loop(lambda: store[0].get_pose("Pedestrians/walker"))
                                      [0][:2], [0.5, -2.0], atol=1e-6))

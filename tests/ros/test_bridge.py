@@ -60,7 +60,7 @@ def test_topics_carry_the_sensor_readings(bridge, listening):
     assert frames == [("robot/odom", "robot/base_footprint"),
                       ("env_1/robot/odom", "env_1/robot/base_footprint")]
     for env, t in enumerate(tf[-1]["transforms"]):
-        pos, quat = store.get_pose(env, "robot")
+        pos, quat = store[env].get_pose("robot")
         tr, rot = t["transform"]["translation"], t["transform"]["rotation"]
         np.testing.assert_allclose([tr["x"], tr["y"], tr["z"]], pos, atol=1e-9)
         np.testing.assert_allclose([rot["w"], rot["x"], rot["y"], rot["z"]], quat, atol=1e-9)
@@ -105,7 +105,7 @@ def test_topics_carry_the_sensor_readings(bridge, listening):
 
     joints = probe.take("/robot/joint_states", 10)[-1]
     assert joints["name"] == ["wheel_left_joint", "wheel_right_joint"]
-    data = store.data(0)
+    data = store[0].data
     qpos = [data.joint(f"env_0/robot/{n}").qpos[0] for n in joints["name"]]
     np.testing.assert_allclose(joints["position"], qpos, atol=1e-12)
 
@@ -161,7 +161,7 @@ def test_cmd_vel_moves_the_commanded_distance(bridge, listening):
 def test_spawn_and_delete_a_box_through_services(bridge, listening):
     probe = listening
     store = bridge.sim.store
-    pos, quat = store.get_pose(0, "robot")
+    pos, quat = store[0].get_pose("robot")
     yaw = 2 * math.atan2(quat[3], quat[0])
     probe.step(50)
     probe.take("/robot/scan", 1)
@@ -185,7 +185,7 @@ def test_spawn_and_delete_a_box_through_services(bridge, listening):
     assert reply["success"] and reply["deleted"] == ["probe_box"], reply["message"]
     probe.step(50)
     after = probe.take("/robot/scan", 1)[-1]["ranges"][0]
-    assert "probe_box" not in store.names(0)
+    assert "probe_box" not in list(store[0].entities)
     assert after == pytest.approx(before, abs=0.04)  # inf when nothing is in range
     assert after > with_box + 0.1
 
@@ -211,9 +211,10 @@ def bridge_meta_static(bridge) -> list[dict]:
 ])
 def test_bad_requests_fail_and_the_bridge_keeps_serving(bridge, probe, service, kind,
                                                         request_, message):
-    names = list(bridge.sim.store.names(0)), list(bridge.sim.store.names(1))
+    names = list(list(bridge.sim.store[0].entities)), list(list(bridge.sim.store[1].entities))
     reply = probe.call(f"/mujoco/{service}", f"arena_gym_interfaces/srv/{kind}", **request_)
     assert reply["success"] is False
     assert reply["message"] == message
-    assert (bridge.sim.store.names(0), bridge.sim.store.names(1)) == names  # nothing changed
+    now = (list(bridge.sim.store[0].entities), list(bridge.sim.store[1].entities))
+    assert now == names  # nothing changed
     assert probe.step(10)["success"]

@@ -55,7 +55,7 @@ def _urdf(mesh: str) -> str:
 
 
 def test_spawn_requests_read_no_file_outside_the_allowed_folders(confined, client, roots):
-    before = confined.sim.store.names(0)
+    before = list(confined.sim.store[0].entities)
     reply = client.call("/mujoco/spawn_urdf", SRV + "SpawnUrdf", env_id=0, name="peek",
                         urdf_path="/etc/shadow")
     assert reply == {"success": False, "message": (
@@ -74,7 +74,7 @@ def test_spawn_requests_read_no_file_outside_the_allowed_folders(confined, clien
                        prims=[{"name": "peek", "mesh_path": "/etc/passwd",
                                "scale": {"x": 1.0, "y": 1.0, "z": 1.0}}])
     assert mesh == {"ret": [False]}
-    assert confined.sim.store.names(0) == before
+    assert list(confined.sim.store[0].entities) == before
 
 
 def test_a_request_too_big_is_answered_at_once_naming_the_limit(confined, client):
@@ -90,7 +90,7 @@ def test_a_request_too_big_is_answered_at_once_naming_the_limit(confined, client
         f"several), got {MAX_ITEMS + 1}")}
     arena = client.call("/mujoco/Step", "arena_mujoco_msgs/srv/Step", n=MAX_STEPS + 1)
     assert arena["success"] is False
-    assert confined.sim.store.names(0) == ["robot"]
+    assert list(confined.sim.store[0].entities) == ["robot"]
 
 
 def test_a_prim_far_out_is_refused(confined, client):
@@ -130,7 +130,7 @@ def test_reset_world_frees_the_pedestrians_names(confined, client):
     spawn = dict(env_id=0, pedestrians=[ped])
     assert client.call("/mujoco/spawn_pedestrians", SRV + "SpawnPedestrians", **spawn)["success"]
     assert client.call("/mujoco/reset_world", SRV + "ResetWorld", env_id=0)["success"]
-    assert confined.sim.store.pedestrians(0) == []
+    assert list(confined.sim.store[0].pedestrians.slots) == []
     again = client.call("/mujoco/spawn_pedestrians", SRV + "SpawnPedestrians", **spawn)
     assert again == {"success": True, "message": "", "names": ["walker"]}
     client.call("/mujoco/reset_world", SRV + "ResetWorld", env_id=0)
@@ -165,7 +165,7 @@ def test_a_long_step_leaves_the_other_services_answering(confined, client, ros_e
         reply = client.call("/mujoco/spawn_prims", SRV + "SpawnPrims", env_id=0, prims=[box])
         assert reply["success"], reply
         assert long.is_alive() and not answers  # answered while the Step still runs
-        assert "during" in confined.sim.store.names(0)
+        assert "during" in list(confined.sim.store[0].entities)
     finally:
         stepper.process.kill()  # its Step ends when the bridge stops (module teardown)
         stepper.process.wait()

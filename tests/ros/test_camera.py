@@ -26,12 +26,12 @@ def bridge(ros_env, tmp_path_factory):
     (above its lidar, looking ahead) and a red box 1.5 m in front of it (in place of
     conftest's bridge, so conftest's probe serves this one)."""
     from arena_gym.ros.run import build_envs
-    from arena_gym.scene.records import Prim
+    from arena_gym.scene.requests import Prim
 
     urdf = camera_robot_urdf(tmp_path_factory.mktemp("camerabot"), W, H)
     store, name = build_envs("empty", str(urdf), 2, seed=0)
     for env in range(2):
-        store.spawn_prims(env, [Prim("red", pose=(BOX_X, 0.0, 0.3, 0.0), scale=(0.4, 1.0, 0.6),
+        store[env].spawn_prims([Prim("red", pose=(BOX_X, 0.0, 0.3, 0.0), scale=(0.4, 1.0, 0.6),
                                      rgba=(1.0, 0.0, 0.0, 1.0))])
     with served(store, name, ros_env) as b:
         yield b

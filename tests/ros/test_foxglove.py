@@ -74,13 +74,13 @@ def test_a_foxglove_client_receives_the_envs_scan_tf_and_odometry():
             ("robot/odom", "robot/base_footprint"), ("env_1/robot/odom",
                                                      "env_1/robot/base_footprint")]
         for e, transform in enumerate(tf.transforms):
-            position, quat = store.get_pose(e, "robot")
+            position, quat = store[e].get_pose("robot")
             t, q = transform.transform.translation, transform.transform.rotation
             np.testing.assert_array_equal([t.x, t.y, t.z], position)
             np.testing.assert_array_equal([q.w, q.x, q.y, q.z], quat)
         odom = client.received["/env_1/robot/odom"][-1][1]
         p = odom.pose.pose.position
-        np.testing.assert_array_equal([p.x, p.y, p.z], store.get_pose(1, "robot")[0])
+        np.testing.assert_array_equal([p.x, p.y, p.z], store[1].get_pose("robot")[0])
 
         # /tf_static does not latch over WebSocket: a late subscriber gets it sent again
         statics = [m for _, m in client.received["/tf_static"]]
@@ -184,7 +184,7 @@ def test_a_robot_spawned_later_is_served_with_its_camera_while_a_client_subscrib
     client = FoxgloveClient(server.port)
     image, odom = "/env_1/cam2/image_raw", "/env_1/cam2/odom"
     try:
-        store.spawn_urdf(1, "cam2", camera_robot_urdf(tmp_path, 32, 24), pose=(1.5, 0.5, 0.3))
+        store[1].spawn_urdf("cam2", camera_robot_urdf(tmp_path, 32, 24), pose=(1.5, 0.5, 0.3))
         sim.step(100)  # it joins; its camera channels are advertised at once
         reading = suite["cam2/cam@ros"]
         assert reading.count.tolist() == [0, 0]  # nobody subscribes: nothing renders
@@ -205,7 +205,7 @@ def test_a_robot_spawned_later_is_served_with_its_camera_while_a_client_subscrib
         assert client.pump(lambda: client.received[odom][-1][0] == now)
         p = client.received[odom][-1][1].pose.pose.position
         np.testing.assert_array_equal([p.x, p.y, p.z], suite["cam2/odom"].position[1])
-        store.delete_prims(1, ["cam2"])
+        store[1].delete(["cam2"])
         sim.step(10)  # it leaves: its channels close
         assert client.pump(lambda: image not in client.channels and odom not in client.channels)
         assert "/env_1/robot/odom" in client.channels

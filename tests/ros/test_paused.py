@@ -51,10 +51,10 @@ def test_paused_the_transforms_and_joint_states_go_on_at_the_frozen_clock(free_b
     assert len(tf) >= 5 and len(joints) >= 5  # 25 expected; fewer on a busy machine
     assert {nanos(m["transforms"][0]["header"]["stamp"]) for m in tf} == {frozen}
     assert {nanos(m["header"]["stamp"]) for m in joints} == {frozen}
-    pos, _ = free_bridge.sim.store.get_pose(0, "robot")
+    pos, _ = free_bridge.sim.store[0].get_pose("robot")
     t = tf[-1]["transforms"][0]["transform"]["translation"]
     np.testing.assert_allclose([t["x"], t["y"], t["z"]], pos, atol=1e-9)
-    data = free_bridge.sim.store.data(0)
+    data = free_bridge.sim.store[0].data
     qpos = [data.joint(f"env_0/robot/{n}").qpos[0] for n in joints[-1]["name"]]
     np.testing.assert_allclose(joints[-1]["position"], qpos, atol=1e-12)
     assert round(free_bridge.sim.clock * 1e9) == frozen

@@ -27,14 +27,14 @@ def update(probe, *peds: dict) -> dict:
 
 def bones(store, count: int) -> np.ndarray:
     """mocap_pos rows (count, 3) of the skinned pedestrian's bone bodies."""
-    model, pool = store.model(ENV), store.scene(ENV).pedestrians
+    model, pool = store[ENV].model, store.scene(ENV).pedestrians
     body = pool.bodies[pool.slots["skinned"]]
-    return store.data(ENV).mocap_pos[[model.body_mocapid[model.body(f"{body}/bone_{j}").id]
+    return store[ENV].data.mocap_pos[[model.body_mocapid[model.body(f"{body}/bone_{j}").id]
                                       for j in range(count)]].copy()
 
 
 def state(store) -> bytes:
-    data = store.data(ENV)
+    data = store[ENV].data
     return data.mocap_pos.tobytes() + data.mocap_quat.tobytes()
 
 
@@ -53,9 +53,9 @@ def skinned(bridge, probe, actor):
 
 
 def test_joint_angles_pose_the_bones_as_the_joint_rig_does(skinned, probe, actor):
-    from arena_gym.scene.actors import load_actor
-    from arena_gym.scene.body_joints import NAMES
-    from arena_gym.scene.joint_rig import joint_rig
+    from arena_gym.people.actors import load_actor
+    from arena_gym.people.body_joints import NAMES
+    from arena_gym.people.joint_rig import joint_rig
 
     asset, rig = load_actor(actor), joint_rig(actor)
     yaw = 0.4
@@ -92,13 +92,13 @@ def test_bad_joint_lists_are_refused_and_change_nothing(skinned, probe, names, a
 
 
 def test_a_missing_actor_is_refused(skinned, probe):
-    before = skinned.names(ENV), skinned.compile_count(ENV), state(skinned)
+    before = list(skinned[ENV].entities), skinned[ENV].compile_count, state(skinned)
     reply = probe.call("/mujoco/spawn_pedestrians", SRV + "SpawnPedestrians", env_id=ENV,
                        pedestrians=[ped(2.0, name="other", actor="/no/such/actor.sdf")])
     assert (reply["success"], reply["message"]) == (
         False, "spawn_pedestrians: actor '/no/such/actor.sdf': expected an existing SDF "
                "file, got none")
-    assert (skinned.names(ENV), skinned.compile_count(ENV), state(skinned)) == before
+    assert (list(skinned[ENV].entities), skinned[ENV].compile_count, state(skinned)) == before
 
 
 def test_without_angles_the_clip_plays_again(skinned, probe):

@@ -65,7 +65,7 @@ def test_a_recording_reads_back_with_topics_types_counts_and_values(tmp_path):
     odom = suite["robot/odom"]
     p = last["/env_1/robot/odom"].pose.pose.position
     np.testing.assert_array_equal([p.x, p.y, p.z], odom.position[1])
-    assert np.hypot(*(odom.position[1, :2] - store.get_pose(1, name)[0][:2])) < 0.01
+    assert np.hypot(*(odom.position[1, :2] - store[1].get_pose(name)[0][:2])) < 0.01
     np.testing.assert_array_equal(np.array(last["/robot/scan"].ranges, dtype=np.float32),
                                   suite["robot/laser"].ranges[0])
     cloud = last["/robot/points"]  # the same points the suite's reading gives (NaN: misses)
@@ -109,11 +109,11 @@ def test_a_recording_follows_robots_spawned_and_deleted_later_with_camera_images
     suite = SensorSuite(sim, seed=0)
     recorder = Recorder(sim, suite, name, tmp_path / "run.mcap")
     sim.step(100)  # 0.2 s: 10 ticks of the first robot alone
-    store.spawn_urdf(1, "cam2", camera_robot_urdf(tmp_path, W, H), pose=(1.5, 0.5, 0.3))
+    store[1].spawn_urdf("cam2", camera_robot_urdf(tmp_path, W, H), pose=(1.5, 0.5, 0.3))
     sim.step(200)  # to 0.6 s: it joins with the tick that compiles it
     reading = suite["cam2/cam@ros"]
     rgb = reading.rgb[1].copy()
-    store.delete_prims(1, ["cam2"])
+    store[1].delete(["cam2"])
     sim.step(100)  # to 0.8 s: it left
     recorder.close()
     messages = read(tmp_path / "run.mcap")

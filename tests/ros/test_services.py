@@ -15,7 +15,7 @@ SRV = "arena_gym_interfaces/srv/"
 
 def ahead(store, env: int, distance: float) -> tuple[float, float, float]:
     """(x, y, yaw) `distance` m straight ahead of the env's robot."""
-    pos, quat = store.get_pose(env, "robot")
+    pos, quat = store[env].get_pose("robot")
     yaw = 2 * math.atan2(quat[3], quat[0])
     return pos[0] + distance * math.cos(yaw), pos[1] + distance * math.sin(yaw), yaw
 
@@ -51,10 +51,10 @@ def test_edit_prims_moves_and_rescales_a_box(bridge, probe):
          "set_scale": True, "scale": {"x": 0.6, "y": 0.2, "z": 0.6}}])
     assert reply["success"], reply["message"]
     probe.step(10)
-    pos, quat = store.get_pose(0, "edit_box")
+    pos, quat = store[0].get_pose("edit_box")
     np.testing.assert_allclose(pos, [1.5, -2.0, 0.3], atol=1e-9)
     assert 2 * math.atan2(quat[3], quat[0]) == pytest.approx(0.5, abs=1e-9)
-    model = store.model(0)
+    model = store[0].model
     geom = model.body("env_0/edit_box").geomadr[0]
     np.testing.assert_allclose(model.geom_size[geom], [0.3, 0.1, 0.3])  # half extents
 
@@ -71,8 +71,8 @@ def test_spawn_walls_puts_a_wall_where_the_lidar_sees_it(bridge, scans):
     with_wall = scan_ahead(probe, "/env_1/robot/scan")
     assert with_wall == pytest.approx(0.6 - 0.05 - laser_x(bridge), abs=0.04)  # noise 0.01 m
     assert with_wall < before - 0.1
-    assert "probe_wall" in bridge.sim.store.names(1) and "probe_wall" not in \
-        bridge.sim.store.names(0)
+    assert "probe_wall" in list(bridge.sim.store[1].entities) and "probe_wall" not in \
+        list(bridge.sim.store[0].entities)
 
 
 @pytest.mark.parametrize(("service", "kind", "dz"), [
@@ -83,7 +83,7 @@ def test_spawn_slabs_at_the_requested_height(bridge, probe, service, kind, dz):
         {"name": name, "x": 0.5, "y": -0.5, "z": 2.0, "size_x": 1.0, "size_y": 2.0}])
     assert reply["success"], reply["message"]
     probe.step(10)
-    pos, _ = bridge.sim.store.get_pose(0, name)
+    pos, _ = bridge.sim.store[0].get_pose(name)
     # 2 cm thick: a floor's top face, a ceiling's bottom face at the requested height
     np.testing.assert_allclose(pos, [0.5, -0.5, 2.0 + dz], atol=1e-9)
 
@@ -99,7 +99,7 @@ def test_update_pedestrians_moves_a_pedestrian(bridge, probe):
     assert reply["success"], reply["message"]
     probe.step(10)
     slot = store.scene(1).pedestrians.slots["walker"]
-    np.testing.assert_allclose(store.data(1).mocap_pos[slot][:2], [1.2, 0.9], atol=1e-9)
+    np.testing.assert_allclose(store[1].data.mocap_pos[slot][:2], [1.2, 0.9], atol=1e-9)
 
 
 BAD = [
@@ -136,10 +136,10 @@ BAD = [
 def test_bad_scene_requests_fail_with_the_stores_message(bridge, probe, service, kind,
                                                          request_, message):
     store = bridge.sim.store
-    before = [store.names(e) for e in range(2)], [store.compile_count(e) for e in range(2)]
+    before = [list(store[e].entities) for e in range(2)], [store[e].compile_count for e in range(2)]
     reply = probe.call(f"/mujoco/{service}", SRV + kind, **request_)
     assert reply["success"] is False
     assert reply["message"] == message
-    assert ([store.names(e) for e in range(2)],
-            [store.compile_count(e) for e in range(2)]) == before  # nothing changed
+    assert ([list(store[e].entities) for e in range(2)],
+            [store[e].compile_count for e in range(2)]) == before  # nothing changed
     assert probe.step(10)["success"]  # still serving

@@ -65,7 +65,7 @@ def test_a_robot_spawned_later_gets_its_topics(bridge, spawned):
 
     joints = probe.take(f"{NS}/joint_states", 10)[-1]
     assert joints["name"] == ["wheel_left_joint", "wheel_right_joint"]
-    data = store.data(1)
+    data = store[1].data
     np.testing.assert_allclose(joints["position"],
                                [data.joint(f"env_1/r2/{n}").qpos[0] for n in joints["name"]],
                                atol=1e-12)
@@ -76,7 +76,7 @@ def test_a_robot_spawned_later_gets_its_topics(bridge, spawned):
                       ("env_1/robot/odom", "env_1/robot/base_footprint"),
                       ("env_1/r2/odom", "env_1/r2/base_footprint")]
     tr = tf[-1]["transform"]["translation"]
-    np.testing.assert_allclose([tr["x"], tr["y"], tr["z"]], store.get_pose(1, "r2")[0],
+    np.testing.assert_allclose([tr["x"], tr["y"], tr["z"]], store[1].get_pose("r2")[0],
                                atol=1e-9)
     assert len(probe.take("/env_1/robot/odom", 10)) == 10  # the first robot goes on
 
@@ -99,5 +99,5 @@ def test_the_spawned_robot_follows_its_cmd_vel(bridge, spawned):
     p1 = probe.take(f"{NS}/odom", 50)[-1]["pose"]["pose"]["position"]  # the latest
     probe.ask(do="publish", topic=f"{NS}/cmd_vel", type=twist, msg={"linear": {"x": 0.0}})
     assert math.hypot(p1["x"] - p0[0], p1["y"] - p0[1]) == pytest.approx(0.1, abs=0.005)
-    pos = bridge.sim.store.get_pose(0, "robot")[0]
+    pos = bridge.sim.store[0].get_pose("robot")[0]
     assert math.hypot(pos[0], pos[1]) < 0.01  # env 0's robot did not move

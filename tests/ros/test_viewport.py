@@ -51,7 +51,7 @@ def test_the_camera_follows_its_reference_entity(view):
     assert move == {"ret": [True]}
     probe.step(10)
     base = bridge.sim.call_soon(  # on the loop: the scenes are its while it serves
-        lambda: bridge.sim.store.get_pose(0, "robot")[0]).result(timeout=60)
+        lambda: bridge.sim.store[0].get_pose("robot")[0]).result(timeout=60)
     assert probe.call("/arena/viewport/set_reference_frame", VP + "ViewportSetReferenceFrame",
                       entity="robot", mode=0) == {"success": True, "message": "tracking robot"}
     assert probe.call("/arena/viewport/set_view", VP + "ViewportSetView",

@@ -14,7 +14,7 @@ from arena_gym.worlds.default import CLEARANCE, builtin_robot_urdf
 
 
 def starts(store, n: int) -> np.ndarray:
-    return np.array([store.get_pose(e, "robot")[0][:2] for e in range(n)])
+    return np.array([store[e].get_pose("robot")[0][:2] for e in range(n)])
 
 
 @pytest.mark.parametrize("world", ["random", "map"])
@@ -27,7 +27,7 @@ def test_the_robot_starts_free_in_a_registry_world_or_a_map(world, assets):
     keep = robot_radius(builtin_robot_urdf()) + CLEARANCE
     assert layout.free(xy, keep).all()  # clear of every wall by the task's start rule
     assert not np.allclose(xy[0], xy[1])  # env i draws with seed + i
-    assert len(set(store.names(0)) - {name}) >= 4  # the world's walls
+    assert len(set(store[0].entities) - {name}) >= 4  # the world's walls
     again, _ = build_envs(world, "builtin", 2, seed=5)
     np.testing.assert_array_equal(starts(again, 2), xy)  # same seed, same starts
 

@@ -10,9 +10,11 @@ import mujoco
 import numpy as np
 import pytest
 
-from arena_gym.scene import Pedestrian, SceneStore, builders, mesh_cache
-from arena_gym.scene.actors import LOADS, load_actor
-from arena_gym.scene.pedestrians import RADIUS
+from arena_gym.assets import mesh_cache
+from arena_gym.geometry import groups
+from arena_gym.people.actors import LOADS, load_actor
+from arena_gym.people.pedestrians import RADIUS
+from arena_gym.scene import Pedestrian, SceneStore
 from arena_gym.sensors import LidarSpec, SensorSuite
 from arena_gym.sim import Simulator
 from arena_gym.worlds import builtin_robot_urdf
@@ -47,7 +49,7 @@ def test_the_actor_loads_its_skin_skeleton_and_walk_once(actor):
 def _world(actor, n=1):
     store = SceneStore(n)
     for env in range(n):
-        store.spawn_urdf(env, "robot", builtin_robot_urdf())
+        store[env].spawn_urdf("robot", builtin_robot_urdf())
     sim = Simulator(store)
     return store, sim
 
@@ -56,17 +58,17 @@ def test_bones_follow_the_walk_clip_by_distance_and_skins_build_once(actor):
     store, sim = _world(actor, 2)
     store.spawn_pedestrians([Pedestrian(f"env_{e}/w", (2.0, 0.0, np.pi), actor=actor)
                              for e in range(2)])
-    built = [store.compile_count(e) for e in range(2)]
+    built = [store[e].compile_count for e in range(2)]
     asset = load_actor(actor)
     walk = asset.clips["walking"]
-    model = store.model(0)
+    model = store[0].model
     bones = [model.body(f"env_0/pedestrians/slot_0/bone_{asset.bones.index(b)}").id
              for b in ("Hips", "LeftFoot", "RightFoot")]
     track = []
     for k in range(1, 6):  # 0.1 m per 0.1 s: 1 m/s, walking
         store.update_pedestrians([Pedestrian("env_0/w", (2.0 - 0.1 * k, 0.0, np.pi))])
         sim.step(50)
-        track.append(store.data(0).xpos[bones, 0].copy())
+        track.append(store[0].data.xpos[bones, 0].copy())
     cursor = store.scene(0).pedestrians.cursor[0]
     assert cursor == pytest.approx(0.5 / walk.stride * walk.duration)  # 5 moves of 0.1 m
     track = np.array(track)
@@ -75,7 +77,7 @@ def test_bones_follow_the_walk_clip_by_distance_and_skins_build_once(actor):
     store.delete_pedestrians(["env_0/w"])
     store.spawn_pedestrians([Pedestrian("env_0/again", (1.0, 1.0, 0.0), actor=actor)])
     sim.step(10)
-    assert [store.compile_count(e) for e in range(2)] == built  # the slot kept its skin
+    assert [store[e].compile_count for e in range(2)] == built  # the slot kept its skin
     assert sim.groups() == [("batch", [0, 1])]
 
 
@@ -84,18 +86,18 @@ def test_the_lidar_sees_a_skinned_pedestrians_capsule(actor):
     suite = SensorSuite(sim, [LidarSpec("robot", key="scan")], seed=0, hook=False)
     store.spawn_pedestrians([Pedestrian("env_0/w", (1.5, 0.0, np.pi), actor=actor)])
     suite.reset()
-    mount = next(m for m in store.robot(0, "robot").sensor_mounts if m.kind == "lidar")
-    x, _, z = store.data(0).site(mount.site).xpos
+    mount = next(m for m in store[0].robot("robot").sensor_mounts if m.kind == "lidar")
+    x, _, z = store[0].data.site(mount.site).xpos
     surface = 1.5 - np.sqrt(RADIUS**2 - (RADIUS - z) ** 2)
     assert suite["scan"].ranges[0, 0] == pytest.approx(surface - x, abs=1e-3)
 
 
 def _render(store) -> np.ndarray:
-    model, data = store.model(0), store.data(0)
+    model, data = store[0].model, store[0].data
     with mujoco.Renderer(model, 120, 160) as renderer:
         option = mujoco.MjvOption()
         option.geomgroup[:] = 0
-        option.geomgroup[list(builders.CAMERA_GROUPS)] = 1  # what the cameras draw
+        option.geomgroup[list(groups.CAMERA_GROUPS)] = 1  # what the cameras draw
         camera = mujoco.MjvCamera()
         camera.lookat[:] = (1.5, 0.0, 0.9)
         camera.distance, camera.azimuth, camera.elevation = 4.0, 180.0, -5.0
@@ -162,11 +164,11 @@ def test_a_confined_store_refuses_an_actor_outside_its_roots(tmp_path, assets):
     with pytest.raises(SpawnError, match=re.escape(
             f"actor {actor!r}: expected a path inside the allowed roots")):
         store.spawn_pedestrians([Pedestrian("env_0/w", (0.0, 0.0, 0.0), actor=actor)])
-    assert store.pedestrians(0) == [] and not store.scene(0).pedestrians.built
+    assert list(store[0].pedestrians.slots) == [] and not store.scene(0).pedestrians.built
 
 
 def test_a_second_process_reads_the_actor_from_the_mesh_cache(actor, tmp_path):
-    from arena_gym.scene.actors import _load
+    from arena_gym.people.actors import _load
 
     _load.cache_clear()  # as a fresh process: nothing in memory
     before = LOADS["count"]

@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
-from arena_gym.scene.errors import AssetWarning
-from arena_gym.scene.mdl import add_mdl_material, muted_colour, read_mdl
+from arena_gym.assets.mdl import add_mdl_material, muted_colour, read_mdl
+from arena_gym.errors import AssetWarning
 
 HEAD = "mdl 1.4;\nimport ::OmniPBR::OmniPBR;\n\nexport material {name}(*)\n = OmniPBR::OmniPBR(\n"
 

@@ -17,12 +17,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from arena_gym.errors import AssetWarning
+from arena_gym.people.actors import load_actor
+from arena_gym.people.body_joints import NAMES
+from arena_gym.people.joint_rig import forget_rigs, joint_rig
+from arena_gym.people.skins import bone_rows
 from arena_gym.scene import Pedestrian, SceneError, SceneStore
-from arena_gym.scene.actors import load_actor
-from arena_gym.scene.body_joints import NAMES
-from arena_gym.scene.errors import AssetWarning
-from arena_gym.scene.joint_rig import forget_rigs, joint_rig
-from arena_gym.scene.skins import bone_rows
 from tests.conftest import require
 
 SLOT = "env_0/pedestrians/slot_0"
@@ -42,7 +42,7 @@ def _spawned(actor, pose=(1.0, 2.0, 0.7)):
 
 def _bones(store, count) -> tuple[np.ndarray, np.ndarray]:
     """World positions (bones, 3) and rotations (bones, 3, 3) of slot 0's bone bodies."""
-    model, data = store.model(0), store.data(0)
+    model, data = store[0].model, store[0].data
     ids = [model.body(f"{SLOT}/bone_{j}").id for j in range(count)]
     return data.xpos[ids].copy(), data.xmat[ids].reshape(-1, 3, 3).copy()
 
@@ -57,7 +57,7 @@ def _placed(pose, local) -> tuple[np.ndarray, np.ndarray]:
 def _skin_lowest(store) -> float:
     """The lowest vertex of slot 0's skins as MuJoCo would draw them: its compiled skin
     data (bind poses, vertices, weights) and the bone bodies' poses, in float64."""
-    model, data = store.model(0), store.data(0)
+    model, data = store[0].model, store[0].data
     low = np.inf
     for s in range(model.nskin):
         if not model.skin(s).name.startswith(SLOT + "/skin_"):
@@ -147,7 +147,7 @@ def test_angles_pause_the_clip_until_an_update_without_them(actor):
 
 
 def _state(store) -> bytes:
-    data = store.data(0)
+    data = store[0].data
     return data.mocap_pos.tobytes() + data.mocap_quat.tobytes()
 
 

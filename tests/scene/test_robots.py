@@ -37,7 +37,7 @@ def test_robot_spawns_and_rests_on_the_ground(assets, robot):
     assert info.wheel_joints, "every robot here has wheels"
     sim = Simulator(store)
     sim.step(1000)  # 2 s at rest
-    pos, quat = store.get_pose(0, robot)
+    pos, quat = store[0].get_pose(robot)
     assert abs(pos[0] - 1.0) < 0.01 and abs(pos[1] + 2.0) < 0.01
     yaw = 2 * math.atan2(quat[3], quat[0])
     assert abs(math.degrees(yaw) - 90.0) < 1.0
@@ -68,7 +68,7 @@ def test_burger_laser_declaration_in_detail(assets):
     assert laser.update_rate == 50.0
     assert laser.pose == (0.0,) * 6
     # the mount: base_scan sits 0.172 m above base_link, which is 0.010 m above the footprint
-    model, data = store.model(0), store.data(0)
+    model, data = store[0].model, store[0].data
     z = data.xpos[model.body("env_0/burger/base_scan").id][2] - data.xpos[
         model.body("env_0/burger/base_footprint").id][2]
     assert z == pytest.approx(0.182, abs=1e-6)
@@ -89,12 +89,12 @@ def test_diff_drive_goes_one_metre_forward(assets, robot):
     spawn(store, 0, assets, robot, pose=(0.5, 0.5, math.radians(30)))
     sim = Simulator(store)
     sim.step(250)
-    start, _ = store.get_pose(0, robot)
+    start, _ = store[0].get_pose(robot)
     sim.set_cmd_vel(0, robot, 0.2, 0.0)
     sim.step(2500)  # 5 s at 0.2 m/s
     sim.set_cmd_vel(0, robot, 0.0, 0.0)
     sim.step(250)
-    end, quat = store.get_pose(0, robot)
+    end, quat = store[0].get_pose(robot)
     expected = start[:2] + 1.0 * np.array([math.cos(math.radians(30)), math.sin(math.radians(30))])
     assert np.linalg.norm(end[:2] - expected) < 0.05
     yaw = math.degrees(2 * math.atan2(quat[3], quat[0]))

@@ -31,10 +31,10 @@ def test_unreadable_mesh_is_dropped_with_a_warning(assets, uri, reason):
     )
     store = SceneStore(1)
     with pytest.warns(UserWarning, match=reason) as record:
-        store.spawn_urdf(0, "burger", text, package_paths=packages)
+        store[0].spawn_urdf("burger", text, package_paths=packages)
     assert any("robot 'burger': visual of link 'base_link' dropped" in str(w.message)
                for w in record)
-    model = store.model(0)
+    model = store[0].model
     assert model.body("env_0/burger/base_link").geomnum == 1  # the collision box stays
     assert model.nmesh == 3  # tires and lds only
 
@@ -43,7 +43,7 @@ def test_jackal_gps_sensor_on_a_missing_link_is_dropped(assets):
     urdf, packages = robot_paths(assets, "jackal")
     store = SceneStore(1)
     with pytest.warns(UserWarning, match="sensor 'gps_sensor' dropped: its reference 'gps_link'"):
-        info = store.spawn_urdf(0, "jackal", urdf, package_paths=packages)
+        info = store[0].spawn_urdf("jackal", urdf, package_paths=packages)
     assert [s.name for s in info.sensors] == ["imu_sensor", "front_laser"]
 
 
@@ -52,8 +52,8 @@ def test_dash_names_are_folded(assets):
     text = text.replace('link="base_scan"', 'link="base-scan"').replace(
         'reference="base_scan"', 'reference="base-scan"')
     store = SceneStore(1)
-    info = store.spawn_urdf(0, "burger", text, package_paths=packages)
-    assert store.model(0).body("env_0/burger/base_scan") is not None
+    info = store[0].spawn_urdf("burger", text, package_paths=packages)
+    assert store[0].model.body("env_0/burger/base_scan") is not None
     assert [s.link for s in info.sensors if s.is_ray] == ["base_scan"]
 
 
@@ -61,9 +61,9 @@ def test_dingo_collada_chassis_loads_as_its_four_material_parts(assets, tmp_path
     monkeypatch.setenv("ARENA_GYM_CACHE", str(tmp_path))
     urdf, packages = robot_paths(assets, "dingo")
     store = SceneStore(1)
-    store.spawn_urdf(0, "dingo", urdf, package_paths=packages)
+    store[0].spawn_urdf("dingo", urdf, package_paths=packages)
     assert len(list((tmp_path / "parts").glob("*/part_*.obj"))) == 4
-    model = store.model(0)
+    model = store[0].model
     chassis = model.body("env_0/dingo/chassis_link")
     assert chassis.geomnum == 5  # 4 DAE visual parts + the STL collision
     geoms = range(chassis.geomadr[0], chassis.geomadr[0] + 4)
@@ -75,7 +75,7 @@ def test_dingo_collada_chassis_loads_as_its_four_material_parts(assets, tmp_path
 def test_a_collada_mesh_without_trimesh_says_what_to_install(assets, tmp_path, monkeypatch):
     import sys
 
-    from arena_gym.scene.mesh_parts import mesh_parts
+    from arena_gym.assets.mesh_parts import mesh_parts
 
     dae = next((assets / "robots" / "dingo").rglob("*.dae"))
     monkeypatch.setenv("ARENA_GYM_CACHE", str(tmp_path))  # nothing converted yet

@@ -25,10 +25,10 @@ def _world(*, far=50.0, near=0.1, box=True, num_envs=1) -> SceneStore:
     store = SceneStore(num_envs)
     for env in range(num_envs):
         camera = camera_block(width=W, height=H, far=far, near=near)
-        store.spawn_urdf(env, "probe", probe_urdf(camera, lidar_block(samples=36)))
-        store.spawn_walls(env, [Wall("ahead", (WALL_X + 0.05, -4), (WALL_X + 0.05, 4), 2.0)])
+        store[env].spawn_urdf("probe", probe_urdf(camera, lidar_block(samples=36)))
+        store[env].spawn_walls([Wall("ahead", (WALL_X + 0.05, -4), (WALL_X + 0.05, 4), 2.0)])
         if box:  # a red cube, its face 1.4 m ahead, 0.2-0.6 m to the left, at the camera's height
-            store.spawn_prims(env, [Prim("red", pose=(1.6, 0.4, CAM_Z, 0.0), scale=(0.4, 0.4, 0.4),
+            store[env].spawn_prims([Prim("red", pose=(1.6, 0.4, CAM_Z, 0.0), scale=(0.4, 0.4, 0.4),
                                          rgba=(1.0, 0.0, 0.0, 1.0))])
     return store
 
@@ -94,7 +94,7 @@ def test_point_cloud_axes_are_x_forward_y_left_z_up():
 
 def test_depth_is_plus_inf_past_the_far_clip_and_minus_inf_before_the_near_one():
     store = _world(far=2.5, near=0.5, box=False)
-    store.spawn_prims(0, [Prim("close", pose=(0.35, -0.1, CAM_Z, 0.0), scale=(0.1, 0.1, 0.1))])
+    store[0].spawn_prims([Prim("close", pose=(0.35, -0.1, CAM_Z, 0.0), scale=(0.1, 0.1, 0.1))])
     _, suite = _suite(store, ALL)
     depth = suite["probe/camera"].depth[0]
     assert np.all(depth[H // 2 - 2 : H // 2 + 2, W // 2 - 2 : W // 2 + 2] == np.inf)  # wall at 3 m
@@ -108,10 +108,10 @@ def test_the_renderer_is_rebuilt_when_a_recompile_swaps_the_model():
     reading = suite["probe/camera"]
     (first,) = suite.renderers._renderers.values()
     before = reading.depth[0, H // 2, W // 2]
-    sim.store.spawn_prims(0, [Prim("blocker", pose=(1.0, 0.0, CAM_Z, 0.0), scale=(0.1, 1.0, 1.0))])
+    sim.store[0].spawn_prims([Prim("blocker", pose=(1.0, 0.0, CAM_Z, 0.0), scale=(0.1, 1.0, 1.0))])
     sim.step(20)
     (second,) = suite.renderers._renderers.values()
-    assert second is not first and second.model is sim.store.scenes[0]._model
+    assert second is not first and second.model is sim.store.scenes[0].compiled
     assert before == pytest.approx(WALL_X, rel=0.01)
     assert reading.depth[0, H // 2, W // 2] == pytest.approx(0.95, rel=0.01)  # the new box
 
@@ -225,12 +225,12 @@ def test_depth_of_the_floor_seen_at_an_angle_is_exact_at_every_pixel_centre(pitc
     """A tilted camera over the bare floor: every pixel's depth is where its ray through
     the pixel centre (K) meets z = 0, to 0.1 mm; multisampling would read 0.375 px off."""
     store = SceneStore(1)
-    store.spawn_urdf(0, "probe", probe_urdf(camera_block(width=81, height=61, near=0.05,
+    store[0].spawn_urdf("probe", probe_urdf(camera_block(width=81, height=61, near=0.05,
                                                          far=20.0, pose=f"0 0 0.1 0 {pitch} 0")))
     _, suite = _suite(store, CameraSpec("probe", outputs=("depth", "points")))
     reading = suite["probe/camera"]
-    mount = next(m for m in store.robot(0, "probe").sensor_mounts if m.kind == "camera")
-    model, data = store.model(0), store.data(0)
+    mount = next(m for m in store[0].robot("probe").sensor_mounts if m.kind == "camera")
+    model, data = store[0].model, store[0].data
     site = model.site(mount.site).id
     origin, rot = data.site_xpos[site], data.site_xmat[site].reshape(3, 3)
     rays = camera._pixel_rays(suite.units[("camera", "probe", "")].lens).astype(np.float64)

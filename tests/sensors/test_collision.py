@@ -24,10 +24,10 @@ def _robot_world(*prims: Prim, slab: bool = False) -> tuple[SceneStore, Simulato
     store = SceneStore(2)
     for env in range(2):
         if slab:
-            store.spawn_floors(env, [Slab("floor", center=(0.0, 0.0, SLAB_TOP), size=(3.0, 3.0))])
-        store.spawn_urdf(env, "robot", builtin_robot_urdf())
+            store[env].spawn_floors([Slab("floor", center=(0.0, 0.0, SLAB_TOP), size=(3.0, 3.0))])
+        store[env].spawn_urdf("robot", builtin_robot_urdf())
         if prims:
-            store.spawn_prims(env, list(prims))
+            store[env].spawn_prims(list(prims))
     sim = Simulator(store)
     suite = SensorSuite(sim, [CollisionSpec("robot")], seed=0, hook=False)
     return store, sim, suite
@@ -56,11 +56,11 @@ def test_wheels_on_a_floor_slab_are_no_collision_but_the_chassis_on_it_is():
     sim.set_cmd_vel(0, "robot", 0.2, 0.3)
     flags = _control_steps(sim, suite, 25)  # 1 s
     assert not flags.any()
-    data, model = store.data(0), store.model(0)
+    data, model = store[0].data, store[0].model
     slab = model.body("env_0/floor").id
     on_slab = [c for c in data.contact[:data.ncon] if slab in model.geom_bodyid[c.geom]]
     assert len(on_slab) >= 3  # both wheels and the caster stand on the slab, not the ground
-    assert math.hypot(*store.get_pose(0, "env_0/robot/base_footprint")[0][:2]) > 0.05  # it drove
+    assert math.hypot(*store[0].get_pose("env_0/robot/base_footprint")[0][:2]) > 0.05  # it drove
     # the same robot lying on its side on the slab collides
     qpos = sim.state(1, "qpos")
     qpos[2] += 0.1
@@ -77,7 +77,7 @@ def test_a_robot_on_its_side_on_the_ground_collides():
     flags = _control_steps(sim, suite, 10)
     assert flags[-1, 0] and not flags[:, 1].any()  # env 1 stands on its wheels
     assert list(suite["robot/collision"].classes) == ["wall", "none"]
-    up = store.data(0).xmat[store.model(0).body("env_0/robot/base_footprint").id][8]
+    up = store[0].data.xmat[store[0].model.body("env_0/robot/base_footprint").id][8]
     assert abs(up) < 0.2  # it does lie on its side
 
 
@@ -86,7 +86,7 @@ def test_a_movable_box_is_an_obstacle_and_a_static_one_a_wall():
     store, sim, suite = _robot_world(moving)
     for env, x in ((0, 0.3), (1, -5.0)):  # env 1: the box far away, a static one ahead
         sim.state(env, "mocap_pos")[0] = (x, 0.0, 0.1)
-    store.spawn_prims(1, [Prim("fixed", pose=(0.3, 0.0, 0.1, 0.0), scale=(0.1, 1.0, 0.2))])
+    store[1].spawn_prims([Prim("fixed", pose=(0.3, 0.0, 0.1, 0.0), scale=(0.1, 1.0, 0.2))])
     suite.reset()
     for env in range(2):
         sim.set_cmd_vel(env, "robot", 0.2, 0.0)
@@ -103,11 +103,11 @@ def test_a_contact_inside_the_step_counts_though_it_ends_before_the_step_does():
     suite.reset()
     assert suite["robot/collision"].collided.all()
     flags = _control_steps(sim, suite, 1, steps=50)  # 0.1 s
-    data = store.data(0)
-    mujoco.mj_forward(store.model(0), data)
+    data = store[0].data
+    mujoco.mj_forward(store[0].model, data)
     walls = [c for c in data.contact[:data.ncon]
-             if store.model(0).geom(int(c.geom[0])).name.startswith("env_0/wall")
-             or store.model(0).geom(int(c.geom[1])).name.startswith("env_0/wall")]
+             if store[0].model.geom(int(c.geom[0])).name.startswith("env_0/wall")
+             or store[0].model.geom(int(c.geom[1])).name.startswith("env_0/wall")]
     assert not walls  # pushed out: at the end nothing touches the wall
     assert flags[0].all() and list(suite["robot/collision"].classes) == ["wall", "wall"]
     flags = _control_steps(sim, suite, 1, steps=50)

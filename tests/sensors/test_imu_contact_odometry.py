@@ -26,15 +26,15 @@ def _probe_by_a_wall(num_envs=1):
     store = SceneStore(num_envs)
     for env in range(num_envs):
         # the probe's box 5 mm from the wall
-        store.spawn_urdf(env, "probe", probe_urdf(imu_block()),
+        store[env].spawn_urdf("probe", probe_urdf(imu_block()),
                          pose=(WALL_FACE - HALF - 0.005, 0.0, 0.0))
-        store.spawn_walls(env, [Wall("wall", (WALL_FACE + 0.05, -2), (WALL_FACE + 0.05, 2), 1.0)])
+        store[env].spawn_walls([Wall("wall", (WALL_FACE + 0.05, -2), (WALL_FACE + 0.05, 2), 1.0)])
     return store
 
 
 def test_imu_at_rest_reads_gravity_up_and_no_rotation():
     store = SceneStore(1)
-    store.spawn_urdf(0, "probe", probe_urdf(imu_block()), pose=(1.0, 2.0, 0.7))
+    store[0].spawn_urdf("probe", probe_urdf(imu_block()), pose=(1.0, 2.0, 0.7))
     sim = Simulator(store)
     suite = SensorSuite(sim, specs=[ImuSpec("probe")])
     sim.step(250)
@@ -57,7 +57,7 @@ def test_contacts_are_empty_in_free_space_and_point_into_the_link_against_a_wall
     assert floor and all(c.other == "ground" for c in floor)
     for c in floor:
         np.testing.assert_allclose(c.normal, [0, 0, 1], atol=1e-6)  # into the box: up
-    body = store.model(1).body("env_1/probe/base_link").id  # (a read: before the state view)
+    body = store[1].model.body("env_1/probe/base_link").id  # (a read: before the state view)
     sim.state(1, "xfrc_applied")[body, 0] = 40.0  # push env 1 east
     sim.step(250)
     assert base.num[0] == len(floor)  # env 0 untouched
@@ -73,9 +73,9 @@ def test_contacts_are_empty_in_free_space_and_point_into_the_link_against_a_wall
 
 def _diffbot(pose=(0.0, 0.0, 0.0), walls=()):
     store = SceneStore(1)
-    store.spawn_urdf(0, "bot", builtin_robot_urdf(), pose=pose)
+    store[0].spawn_urdf("bot", builtin_robot_urdf(), pose=pose)
     if walls:
-        store.spawn_walls(0, list(walls))
+        store[0].spawn_walls(list(walls))
     sim = Simulator(store)
     return store, sim, SensorSuite(sim, specs=[CollisionSpec("bot"), OdometrySpec("bot")])
 
@@ -111,7 +111,7 @@ def test_odometry_pose_and_twist_in_the_base_frame():
     sim.set_cmd_vel(0, "bot", 0.2, 0.0)
     sim.step(500)
     odom = suite["bot/odom"]
-    position, quat = store.get_pose(0, "bot")
+    position, quat = store[0].get_pose("bot")
     np.testing.assert_allclose(odom.position[0], position, atol=1e-12)
     np.testing.assert_allclose(odom.orientation[0], quat, atol=1e-12)
     assert position[1] > -0.4  # it drove along +y
@@ -127,7 +127,7 @@ def test_a_declared_contact_sensor_is_read_by_default():
     bumper = ('<gazebo reference="base_link"><sensor name="bumper" type="contact"><contact>'
               "<collision>base_link_collision</collision></contact></sensor></gazebo>")
     store = SceneStore(1)
-    info = store.spawn_urdf(0, "probe", probe_urdf(bumper))
+    info = store[0].spawn_urdf("probe", probe_urdf(bumper))
     mount = info.sensor_mounts[0]
     assert (mount.kind, mount.name, mount.body) == ("contact", "bumper", "env_0/probe/base_link")
     sim = Simulator(store)

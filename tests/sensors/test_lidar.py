@@ -9,7 +9,8 @@ import mujoco
 import numpy as np
 import pytest
 
-from arena_gym.scene import Prim, SceneStore, Slab, builders
+from arena_gym.geometry import groups
+from arena_gym.scene import Prim, SceneStore, Slab
 from arena_gym.sensors import LidarSpec, SensorSuite
 from arena_gym.sensors.lidar import ray_pattern
 from arena_gym.sim import Simulator
@@ -19,8 +20,8 @@ MM = 1e-3
 
 
 def _site(store, env, robot="probe"):
-    mount = next(m for m in store.robot(env, robot).sensor_mounts if m.kind == "lidar")
-    model, data = store.model(env), store.data(env)
+    mount = next(m for m in store[env].robot(robot).sensor_mounts if m.kind == "lidar")
+    model, data = store[env].model, store[env].data
     site = model.site(mount.site).id
     return data.site_xpos[site].copy(), data.site_xmat[site].reshape(3, 3).copy(), mount
 
@@ -66,7 +67,7 @@ def test_laserscan_fields_follow_the_declaration_both_ends_included():
 def test_rep117_plus_inf_beyond_max_range_and_minus_inf_below_min_range():
     # the walls lie 2-3.4 m away; a box 0.4 m ahead (east) is closer than min range 0.5
     store = room_store(1, lidar_block(samples=720, min_range=0.5, max_range=2.4))
-    store.spawn_prims(0, [Prim("close", pose=(0.5, 0.0, 0.25, 0.0), scale=(0.2, 0.2, 0.5))])
+    store[0].spawn_prims([Prim("close", pose=(0.5, 0.0, 0.25, 0.0), scale=(0.2, 0.2, 0.5))])
     _, suite = _suite(store)
     ranges = suite["probe/lidar"].ranges[0]
     expected, pattern = _expected(store, 0)
@@ -89,11 +90,11 @@ def test_the_carrier_is_invisible_but_its_own_geoms_would_be_hit():
     expected, _ = _expected(store, 0)
     np.testing.assert_allclose(suite["probe/lidar"].ranges[0], expected, atol=MM)
     origin, _, _ = _site(store, 0)
-    model, data = store.model(0), store.data(0)
+    model, data = store[0].model, store[0].data
     geomid = np.zeros(1, np.int32)
     first = mujoco.mj_ray(model, data, origin, np.array([1.0, 0.0, 0.0]), None, 1, -1, geomid)
     assert first == pytest.approx(0.04, abs=1e-6)  # its own sensor cylinder, from inside
-    assert model.geom_group[geomid[0]] == builders.GROUP_ROBOT  # restored after the cast
+    assert model.geom_group[geomid[0]] == groups.GROUP_ROBOT  # restored after the cast
 
 
 def test_two_robots_see_each_other_and_never_themselves():
@@ -144,10 +145,10 @@ def test_a_16_ring_lidar_sees_floor_and_walls_and_gives_a_point_cloud():
 
 def test_ceilings_and_hidden_hulls_are_skipped():
     store = room_store(1, lidar_block(samples=90, rings=3, vmin=0.2, vmax=0.3, max_range=30))
-    store.spawn_ceilings(0, [Slab("ceiling", center=(0.5, 0.5, 0.5), size=(6.0, 5.0))])
+    store[0].spawn_ceilings([Slab("ceiling", center=(0.5, 0.5, 0.5), size=(6.0, 5.0))])
     scene = store.scene(0)
     hull = scene.spec.worldbody.add_body(name="env_0/hull", pos=[1.0, 0.0, 0.5])
-    hull.add_geom(type=mujoco.mjtGeom.mjGEOM_BOX, size=[0.2, 2.0, 0.5], group=builders.GROUP_HIDDEN)
+    hull.add_geom(type=mujoco.mjtGeom.mjGEOM_BOX, size=[0.2, 2.0, 0.5], group=groups.GROUP_HIDDEN)
     scene.compile()
     _, suite = _suite(store)
     expected, pattern = _expected(store, 0)
@@ -158,7 +159,7 @@ def test_ceilings_and_hidden_hulls_are_skipped():
 
 def test_batched_and_pooled_envs_read_alike():
     store = room_store(3, lidar_block(samples=360))
-    store.spawn_prims(2, [Prim("outside", pose=(10.0, 10.0, 0.2, 0.0))])  # env 2: the pool
+    store[2].spawn_prims([Prim("outside", pose=(10.0, 10.0, 0.2, 0.0))])  # env 2: the pool
     sim, suite = _suite(store)
     assert sim.groups() == [("batch", [0, 1]), ("pool", [2])]
     ranges = suite["probe/lidar"].ranges
@@ -170,9 +171,9 @@ def test_movable_obstacles_are_seen_where_their_state_puts_them():
     """Mocap boxes move through state (no recompile): the cast follows the state rows."""
     store = room_store(3, lidar_block(samples=360))
     for env in range(3):
-        store.spawn_prims(env, [Prim("pool/box", pose=(1.0, 0.0, 0.25, 0.0), scale=(0.2, 0.2, 0.5),
+        store[env].spawn_prims([Prim("pool/box", pose=(1.0, 0.0, 0.25, 0.0), scale=(0.2, 0.2, 0.5),
                                      movable=True)])
-    store.spawn_prims(2, [Prim("outside", pose=(10.0, 10.0, 0.2, 0.0))])  # env 2: the pool
+    store[2].spawn_prims([Prim("outside", pose=(10.0, 10.0, 0.2, 0.0))])  # env 2: the pool
     sim, suite = _suite(store)
     ranges = suite["probe/lidar"].ranges
     for env in range(3):
@@ -200,7 +201,7 @@ def test_the_batched_cast_equals_mj_multiray_per_env_to_float_precision():
     for env in range(4):
         sim.set_cmd_vel(env, "robot", 0.2, 0.8 * (env - 1.5))
     mask = np.zeros(mujoco.mjNGROUP, dtype=np.uint8)
-    mask[builders.GROUP_STATIC] = 1
+    mask[groups.GROUP_STATIC] = 1
     for _ in range(3):
         sim.step(50)
         suite.update()
@@ -208,10 +209,10 @@ def test_the_batched_cast_equals_mj_multiray_per_env_to_float_precision():
         pattern = suite["robot/lidar"].pattern
         hits = 0
         for env in range(4):
-            model, data = store.model(env), mujoco.MjData(store.model(env))
-            mujoco.mj_copyData(data, model, store.data(env))
+            model, data = store[env].model, mujoco.MjData(store[env].model)
+            mujoco.mj_copyData(data, model, store[env].data)
             mujoco.mj_kinematics(model, data)
-            mount = next(m for m in store.robot(env, "robot").sensor_mounts if m.kind == "lidar")
+            mount = next(m for m in store[env].robot("robot").sensor_mounts if m.kind == "lidar")
             site = model.site(mount.site).id
             vec = pattern.directions @ data.site_xmat[site].reshape(3, 3).T
             dist = np.zeros(len(vec))

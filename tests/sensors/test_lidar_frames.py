@@ -124,7 +124,7 @@ def test_a_suites_frames_are_mujocos_site_poses():
     origins, directions = suite.lidar_rays("probe/lidar")
     for env in range(5):
         mount = unit.mounts[env]
-        model, data = store.model(env), mujoco.MjData(store.model(env))
+        model, data = store[env].model, mujoco.MjData(store[env].model)
         data.qpos[:] = sim.state(env, "qpos")
         if env == 0:
             data.qpos[adr + 3:adr + 7] = (1.0, 0.0, 0.0, 0.0)  # what a zero one reads as

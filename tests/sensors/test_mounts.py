@@ -11,7 +11,8 @@ import mujoco
 import numpy as np
 import pytest
 
-from arena_gym.scene import SceneStore, SpawnError, builders
+from arena_gym.geometry import groups
+from arena_gym.scene import SceneStore, SpawnError
 from arena_gym.scene.sensor_mounts import DEFAULT_RING
 from arena_gym.sensors import LidarSpec, SensorSuite
 from arena_gym.sim import Simulator
@@ -53,7 +54,7 @@ def test_real_robots_get_their_lidar_exactly_as_the_urdf_declares(assets, robot,
     info = spawn(store, 0, assets, robot)
     (mount,) = [m for m in info.sensor_mounts if m.kind == "lidar"]
     assert (mount.source, mount.body) == ("urdf", f"env_0/{robot}/{link}")
-    model, data = store.model(0), store.data(0)
+    model, data = store[0].model, store[0].data
     urdf, _ = robot_paths(assets, robot)
     height = info.ground_clearance + _link_in_root(urdf, link)[2]
     assert data.site_xpos[model.site(mount.site).id][2] == pytest.approx(height, abs=1e-9)
@@ -79,7 +80,7 @@ def test_burger_sensor_elements_are_named_after_the_root_body(assets):
     ]
     assert info.sensor_mounts[0].sensors == (stem + "imu_quat", stem + "imu_gyro",
                                              stem + "imu_accel")
-    model = store.model(0)
+    model = store[0].model
     dims = [model.sensor(s).dim[0] for s in info.sensor_mounts[0].sensors]
     assert dims == [4, 3, 3]
     assert [s.kind for s in info.sensors] == ["imu", "ray"]  # the declarations are untouched
@@ -89,8 +90,8 @@ def test_two_robots_keep_their_own_sensors_and_repeated_names_get_suffixes():
     urdf = probe_urdf(lidar_block(name="laser"), lidar_block(name="laser", samples=90),
                       lidar_block(name="laser", samples=45), imu_block(name="laser"))
     store = SceneStore(1)
-    a = store.spawn_urdf(0, "a", urdf)
-    b = store.spawn_urdf(0, "b", urdf, pose=(2.0, 0.0, 0.0))
+    a = store[0].spawn_urdf("a", urdf)
+    b = store[0].spawn_urdf("b", urdf, pose=(2.0, 0.0, 0.0))
     assert [(m.kind, m.name) for m in a.sensor_mounts] == [
         ("lidar", "laser"), ("lidar", "laser_1"), ("lidar", "laser_2"), ("imu", "laser_3")]
     sites = [m.site for m in a.sensor_mounts + b.sensor_mounts]
@@ -108,10 +109,10 @@ def test_mount_pose_and_joint_reference():
     """A reference naming a joint mounts on its child link; the pose is relative to it."""
     urdf = probe_urdf(lidar_block(pose="0.05 0.02 0.03 0 0 0.5", reference="scan_joint"))
     store = SceneStore(1)
-    info = store.spawn_urdf(0, "probe", urdf, pose=(1.0, 2.0, 0.0))
+    info = store[0].spawn_urdf("probe", urdf, pose=(1.0, 2.0, 0.0))
     (mount,) = info.sensor_mounts
     assert mount.body == "env_0/probe/scan_link"
-    model, data = store.model(0), store.data(0)
+    model, data = store[0].model, store[0].data
     site = model.site(mount.site).id
     np.testing.assert_allclose(data.site_xpos[site], [1.05, 2.02, SCAN_HEIGHT + 0.03], atol=1e-9)
     x_axis = data.site_xmat[site].reshape(3, 3)[:, 0]
@@ -121,10 +122,10 @@ def test_mount_pose_and_joint_reference():
 def test_a_camera_looks_along_x_of_its_mount_with_z_up():
     urdf = probe_urdf(camera_block(pose="0 0 0.1 0 0 1.0", width=80, height=40, hfov=1.2))
     store = SceneStore(1)
-    info = store.spawn_urdf(0, "probe", urdf)
+    info = store[0].spawn_urdf("probe", urdf)
     mount = info.sensor_mounts[0]
     assert (mount.kind, mount.name) == ("camera", "cam")
-    model, data = store.model(0), store.data(0)
+    model, data = store[0].model, store[0].data
     cam = model.camera(mount.camera)
     rot = data.cam_xmat[cam.id].reshape(3, 3)
     np.testing.assert_allclose(-rot[:, 2], [math.cos(1.0), math.sin(1.0), 0.0], atol=1e-9)  # view
@@ -136,11 +137,11 @@ def test_a_camera_looks_along_x_of_its_mount_with_z_up():
 def test_collision_geoms_are_filed_for_sensors(assets):
     store = SceneStore(1)
     spawn(store, 0, assets, "burger")
-    model = store.model(0)
+    model = store[0].model
     robot = [g for g in range(model.ngeom) if model.geom(g).name != "ground"]
     colliding = [g for g in robot if model.geom_contype[g] or model.geom_conaffinity[g]]
-    assert colliding and all(model.geom_group[g] == builders.GROUP_ROBOT for g in colliding)
-    assert all(model.geom_group[g] == builders.GROUP_VISUAL for g in robot if g not in colliding)
+    assert colliding and all(model.geom_group[g] == groups.GROUP_ROBOT for g in colliding)
+    assert all(model.geom_group[g] == groups.GROUP_VISUAL for g in robot if g not in colliding)
 
 
 _NO_LIDAR = probe_urdf(imu_block())
@@ -153,7 +154,7 @@ def test_model_params_laser_block_backs_a_missing_lidar(tmp_path):
         "      num_beams: 90\n      range: 6.0\n      update_rate: 20\n"
         "      angle: {min: -1.5, max: 1.5, increment: 0.03}\n")
     store = SceneStore(1)
-    info = store.spawn_urdf(0, "probe", tmp_path / "probe.urdf")  # found next to the URDF
+    info = store[0].spawn_urdf("probe", tmp_path / "probe.urdf")  # found next to the URDF
     mount = info.sensor_mounts[-1]
     assert (mount.kind, mount.name, mount.source, mount.body) == (
         "lidar", "laser", "model_params", "env_0/probe/scan_link")
@@ -164,13 +165,13 @@ def test_model_params_laser_block_backs_a_missing_lidar(tmp_path):
 
 def test_default_ring_when_nothing_declares_a_lidar():
     store = SceneStore(1)
-    info = store.spawn_urdf(0, "probe", _NO_LIDAR)
+    info = store[0].spawn_urdf("probe", _NO_LIDAR)
     mount = info.sensor_mounts[-1]
     assert (mount.kind, mount.source, mount.body) == ("lidar", "default",
                                                       "env_0/probe/base_footprint")
     assert (mount.decl.samples, mount.decl.max_range) == (DEFAULT_RING.samples,
                                                           DEFAULT_RING.max_range)
-    model, data = store.model(0), store.data(0)
+    model, data = store[0].model, store[0].data
     # at the centre of the collision box: the probe is 0.4 m tall, its mast reaches 0.5 m
     assert data.site_xpos[model.site(mount.site).id][2] == pytest.approx(0.25, abs=1e-9)
 
@@ -180,21 +181,21 @@ def test_bad_model_params_are_rejected_with_the_file_named(tmp_path):
     missing = tmp_path / "nope.yaml"
     with pytest.raises(SpawnError, match=re.escape(
             f"model_params: expected a readable YAML file, got {str(missing)!r}")):
-        store.spawn_urdf(0, "probe", _NO_LIDAR, model_params=missing)
+        store[0].spawn_urdf("probe", _NO_LIDAR, model_params=missing)
     bad = tmp_path / "bad.yaml"
     bad.write_text("laser: {num_beams: 0, range: 3}\n")
     with pytest.raises(SpawnError, match=re.escape(
             f"model_params {str(bad)!r}: laser: expected num_beams >= 1 and range > 0, "
             "got 0 and 3.0")):
-        store.spawn_urdf(0, "probe", _NO_LIDAR, model_params=bad)
-    assert store.names(0) == []
+        store[0].spawn_urdf("probe", _NO_LIDAR, model_params=bad)
+    assert list(store[0].entities) == []
 
 
 def test_deleting_a_robot_removes_its_sensor_elements():
     store = SceneStore(1)
-    store.spawn_urdf(0, "probe", probe_urdf(lidar_block(), imu_block()))
-    store.delete_prims(0, ["probe"])
-    model = store.model(0)
+    store[0].spawn_urdf("probe", probe_urdf(lidar_block(), imu_block()))
+    store[0].delete(["probe"])
+    model = store[0].model
     assert (model.nsite, model.nsensor) == (0, 0)
     assert mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SITE,
                              "env_0/probe/base_footprint_sensor_laser_site") == -1

@@ -84,7 +84,7 @@ def test_delay_shifts_a_step_input_by_whole_physics_steps_as_mujoco_does(tick_st
     if tick_steps == 1:
         assert _native_delay_shift(delay) == shift
     store = SceneStore(1)
-    store.spawn_urdf(0, "probe", builtin_robot_urdf())
+    store[0].spawn_urdf("probe", builtin_robot_urdf())
     sim = Simulator(store, tick_steps=tick_steps)
     suite = SensorSuite(sim, specs=[OdometrySpec("probe", key="now"),
                                     OdometrySpec("probe", key="late", delay=delay)])
@@ -102,7 +102,7 @@ def test_delay_shifts_a_step_input_by_whole_physics_steps_as_mujoco_does(tick_st
 
 def test_interval_samples_and_holds():
     store = SceneStore(1)
-    store.spawn_urdf(0, "bot", builtin_robot_urdf())
+    store[0].spawn_urdf("bot", builtin_robot_urdf())
     sim = Simulator(store)
     suite = SensorSuite(sim, specs=[ImuSpec("bot", interval=0.1)])
     sim.set_cmd_vel(0, "bot", 0.1, 0.5)
@@ -121,7 +121,7 @@ def test_interval_samples_and_holds():
 
 def test_nsample_averages_the_last_samples():
     store = SceneStore(1)
-    store.spawn_urdf(0, "bot", builtin_robot_urdf())
+    store[0].spawn_urdf("bot", builtin_robot_urdf())
     sim = Simulator(store)
     suite = SensorSuite(sim, specs=[ImuSpec("bot", key="raw"),
                                     ImuSpec("bot", key="avg", nsample=4)])
@@ -153,8 +153,8 @@ def test_noise_and_dropout_come_from_each_envs_seeded_generator():
     assert a.tobytes() == b.tobytes()  # same seed: bit-identical
     assert a.tobytes() != c.tobytes()
     assert not np.array_equal(a[0], a[1])  # env i draws from seed + i
-    model, data = store.model(0), store.data(0)
-    mount = store.robot(0, "probe").sensor_mounts[0]
+    model, data = store[0].model, store[0].data
+    mount = store[0].robot("probe").sensor_mounts[0]
     site = model.site(mount.site).id
     from arena_gym.sensors.lidar import ray_pattern
 

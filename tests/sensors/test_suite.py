@@ -84,22 +84,22 @@ def test_readings_follow_spawns_deletions_and_recompiles():
     lidar = suite["probe/lidar"]
     arrays = lidar.ranges
     ahead = lidar.ranges[1, 180]
-    store.spawn_prims(1, [Prim("box", pose=(1.0, 0.0, 0.25, 0.0), scale=(0.2, 0.2, 0.5))])
+    store[1].spawn_prims([Prim("box", pose=(1.0, 0.0, 0.25, 0.0), scale=(0.2, 0.2, 0.5))])
     sim.step(10)
     assert lidar.ranges is arrays  # preallocated, written in place
-    mount_x = store.robot(1, "probe").sensor_mounts[0].decl.pose[0]
-    assert lidar.ranges[1, 180] == pytest.approx(0.9 - mount_x - store.get_pose(1, "probe")[0][0],
+    mount_x = store[1].robot("probe").sensor_mounts[0].decl.pose[0]
+    assert lidar.ranges[1, 180] == pytest.approx(0.9 - mount_x - store[1].get_pose("probe")[0][0],
                                                  abs=1e-3)
     assert lidar.ranges[0, 180] == pytest.approx(ahead, abs=1e-4)  # env 0: no box
-    store.delete_prims(1, ["probe"])
+    store[1].delete(["probe"])
     sim.step(10)
     assert list(lidar.valid) == [True, False] and list(suite["probe/odom"].valid) == [True, False]
-    store.spawn_urdf(1, "probe", probe_urdf(lidar_block(samples=360)), pose=(0.5, 0.0, 0.0))
+    store[1].spawn_urdf("probe", probe_urdf(lidar_block(samples=360)), pose=(0.5, 0.0, 0.0))
     sim.step(10)
     assert lidar.valid.all()
     assert suite["probe/odom"].position[1, 0] == pytest.approx(0.5, abs=1e-3)
-    store.delete_prims(1, ["probe"])
-    store.spawn_urdf(1, "probe", probe_urdf(lidar_block(samples=90)))
+    store[1].delete(["probe"])
+    store[1].spawn_urdf("probe", probe_urdf(lidar_block(samples=90)))
     with pytest.raises(SensorError, match=re.escape(
             "lidar of robot 'probe': env 1 has ('beams', 90,")):
         sim.step(10)
@@ -137,7 +137,7 @@ def test_sensing_leaves_the_physics_bit_identical():
         for env in range(3):
             sim.set_cmd_vel(env, "robot", 0.2, 0.5)
         sim.step(300)
-        return [store.data(env).qpos.copy() for env in range(3)]
+        return [store[env].data.qpos.copy() for env in range(3)]
 
     for a, b in zip(run(False), run(True), strict=True):
         assert a.tobytes() == b.tobytes()

@@ -91,8 +91,8 @@ def room_store(num_envs: int, *blocks: str, poses=((0.0, 0.0, 0.0),)) -> SceneSt
     for env in range(num_envs):
         for k, pose in enumerate(poses):
             name = "probe" if k == 0 else f"probe_{k}"
-            store.spawn_urdf(env, name, probe_urdf(*blocks), pose=pose)
-        store.spawn_walls(env, room_walls())
+            store[env].spawn_urdf(name, probe_urdf(*blocks), pose=pose)
+        store[env].spawn_walls(room_walls())
     return store
 
 

@@ -15,7 +15,7 @@ from arena_gym.worlds import builtin_robot_urdf
 
 def _sim() -> Simulator:
     store = SceneStore(1)
-    store.spawn_urdf(0, "robot", builtin_robot_urdf())
+    store[0].spawn_urdf("robot", builtin_robot_urdf())
     return Simulator(store, nthread=1)
 
 

@@ -20,7 +20,7 @@ def two_rooms():
     env 1), cast from z = 0.2."""
     store = SceneStore(2, timestep=0.005)
     for env in range(2):
-        store.spawn_prims(env, [Prim("near", pose=(1.0, 0.0, 0.2, 0.0), scale=(0.2, 0.4, 0.4)),
+        store[env].spawn_prims([Prim("near", pose=(1.0, 0.0, 0.2, 0.0), scale=(0.2, 0.4, 0.4)),
                                 Prim("far", pose=(2.0 + 0.5 * env, 0.0, 0.2, 0.0),
                                      scale=(0.2, 0.4, 0.4))])
     sim = Simulator(store)
@@ -29,7 +29,7 @@ def two_rooms():
 
 
 def _plain(store: SceneStore, env: int, origin, direction, exclude: int) -> tuple[float, int]:
-    model, data = store.model(env), store.data(env)
+    model, data = store[env].model, store[env].data
     mujoco.mj_kinematics(model, data)
     geom = np.array([-1], dtype=np.int32)
     dist = mujoco.mj_ray(model, data, origin, direction, None, 1, exclude, geom)
@@ -47,7 +47,7 @@ def test_every_env_in_one_call_equals_a_plain_cast_and_honours_exclusions(two_ro
         np.testing.assert_array_equal(dist[:, 1], [-1.0, -1.0])  # nothing to the side
         for env in range(2):
             assert (dist[env, 0], geomid[env, 0]) == _plain(store, env, origins[env], fan[0], -1)
-    near = np.array([store.model(e).body(f"env_{e}/near").id for e in range(2)])
+    near = np.array([store[e].model.body(f"env_{e}/near").id for e in range(2)])
     dist, geomid = sim.cast_rays(origins, directions, bodyexclude=near)
     assert dist[:, 0] == pytest.approx([1.9, 2.4])  # through to each env's far box
     for env in range(2):
@@ -59,7 +59,7 @@ def test_a_body_id_out_of_range_is_refused_and_the_next_cast_works(two_rooms):
     _, sim = two_rooms
     origins = np.zeros((2, 3)) + [0.0, 0.0, 0.2]
     directions = np.repeat(np.array([[[1.0, 0.0, 0.0]]]), 2, axis=0)
-    nbody = sim.store.model(0).nbody
+    nbody = sim.store[0].model.nbody
     with pytest.raises(ValueError, match=re.escape(f"bodyexclude must be in [-1, {nbody})")):
         sim.cast_rays(origins, directions, bodyexclude=np.array([0, nbody]))
     dist, _ = sim.cast_rays(origins, directions)

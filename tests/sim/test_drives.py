@@ -81,7 +81,7 @@ def _jackal_run(assets, envs: int, other: tuple[float, float]) -> np.ndarray:
     sim.step(500)
     sim.reset_envs([0])  # the loop starts over with the episode
     sim.step(300)
-    return store.data(0).qpos.copy()
+    return store[0].data.qpos.copy()
 
 
 def test_yaw_loop_is_deterministic_single_or_batched(assets):
@@ -187,7 +187,7 @@ def test_wheels_gripping_along_their_rolling_direction_are_not_holonomic(tmp_pat
     store = SceneStore(1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        store.spawn_urdf(0, "bot", _two_wheeler(tmp_path, rpy, "1 0 0"))
+        store[0].spawn_urdf("bot", _two_wheeler(tmp_path, rpy, "1 0 0"))
     sim = Simulator(store)
     assert not sim.controller.drive(0, "bot").holonomic
     with pytest.raises(ValueError, match=re.escape("vy=0.2 but the robot is not holonomic")):
@@ -204,7 +204,7 @@ def test_a_grip_along_the_axle_is_rejected_naming_the_wheel(tmp_path):
             "its grip (fdir1=(0.0, 0.0, 1.0), gripping along it) lies along its axle, so the "
             "wheel cannot drive the robot; expected a grip within 84 degrees of its rolling "
             "direction")):
-        store.spawn_urdf(0, "bot", urdf)
+        store[0].spawn_urdf("bot", urdf)
     assert_same(snapshot(store.scenes[0]), before)
 
 
@@ -225,8 +225,8 @@ def test_mecanum_wheels_with_mesh_collisions_get_rollers_and_strafe(assets, tmp_
     store = SceneStore(1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        info = store.spawn_urdf(0, "rb", urdf, package_paths=packages)
-    model = store.model(0)
+        info = store[0].spawn_urdf("rb", urdf, package_paths=packages)
+    model = store[0].model
     assert len(info.roller_joints) == 4 * 12
     wheel = Simulator(store).controller.drive(0, "rb").wheels[0]
     roller = model.body(info.roller_joints[0]).id

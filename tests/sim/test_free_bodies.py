@@ -18,9 +18,9 @@ from arena_gym.worlds import builtin_robot_urdf
 def _world() -> tuple[SceneStore, Simulator]:
     store = SceneStore(2)
     for env in range(2):
-        store.spawn_urdf(env, "robot", builtin_robot_urdf())
-        store.spawn_urdf(env, "other", builtin_robot_urdf(), pose=(1.0, 0.0, 0.0))
-        store.spawn_prims(env, [Prim("box", pose=(2.0, 0.0, 0.2, 0.0), scale=(0.4,) * 3),
+        store[env].spawn_urdf("robot", builtin_robot_urdf())
+        store[env].spawn_urdf("other", builtin_robot_urdf(), pose=(1.0, 0.0, 0.0))
+        store[env].spawn_prims([Prim("box", pose=(2.0, 0.0, 0.2, 0.0), scale=(0.4,) * 3),
                                 Prim("crate", pose=(3.0, 0.0, 0.2, 0.0), movable=True)])
     sim = Simulator(store)
     sim.step(10)
@@ -40,16 +40,16 @@ def test_two_free_bodies_are_set_together_with_a_normalised_quaternion():
                                linvel=(0.3, 0.0, 0.0), angvel=(0.0, 0.0, 1.0)),
         "env_1/other/base_footprint": FreeBodyState(pos=(-1.0, 1.0, 0.0)),
     })
-    data = store.data(1)
+    data = store[1].data
     assert data.qpos[:3].tolist() == [0.5, -1.0, 0.2]
     assert data.qpos[3:7].tolist() == pytest.approx([half, 0.0, 0.0, half], abs=1e-15)
     assert data.qvel[:6].tolist() == [0.3, 0.0, 0.0, 0.0, 0.0, 1.0]
-    other = store.model(1).joint("env_1/other/root")
+    other = store[1].model.joint("env_1/other/root")
     start = int(other.qposadr[0])
     assert data.qpos[start:start + 7].tolist() == [-1.0, 1.0, 0.0, 1.0, 0.0, 0.0, 0.0]
     assert not data.qvel[int(other.dofadr[0]):int(other.dofadr[0]) + 6].any()
-    assert store.get_pose(1, "robot")[0].tolist() == [0.5, -1.0, 0.2]
-    assert store.get_pose(0, "robot")[0][0] < 0.01  # the other env is left alone
+    assert store[1].get_pose("robot")[0].tolist() == [0.5, -1.0, 0.2]
+    assert store[0].get_pose("robot")[0][0] < 0.01  # the other env is left alone
     with snapshots.take() as snap:  # published at once
         assert snap.field("qpos", 1)[:3].tolist() == [0.5, -1.0, 0.2]
 
@@ -145,4 +145,4 @@ def test_random_bad_entries_among_good_ones_change_nothing(world, data):
         sim.set_free_bodies(0, entries)
     assert repr(first_bad) in str(caught.value)
     assert _state(sim) == before
-    assert np.isfinite(store.data(0).qpos).all()
+    assert np.isfinite(store[0].data.qpos).all()

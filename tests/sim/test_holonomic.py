@@ -30,7 +30,7 @@ def _spawn(assets, variant: str, store=None, pose=(0.0, 0.0, 0.0)):
     source = urdf if variant == "planar" else mecanum_ridgeback(urdf)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        info = store.spawn_urdf(0, "rb", source, pose=pose, package_paths=packages,
+        info = store[0].spawn_urdf("rb", source, pose=pose, package_paths=packages,
                                 rollers=variant != "no_rollers")
     return store, info
 
@@ -38,12 +38,12 @@ def _spawn(assets, variant: str, store=None, pose=(0.0, 0.0, 0.0)):
 def _drive(store, command, seconds):
     sim = Simulator(store)
     sim.step(250)
-    p0, q0 = store.get_pose(0, "rb")
+    p0, q0 = store[0].get_pose("rb")
     sim.set_cmd_vel(0, "rb", *command)
     sim.step(round(seconds / 0.002))
     sim.set_cmd_vel(0, "rb", 0.0, 0.0, 0.0)
     sim.step(250)
-    p1, q1 = store.get_pose(0, "rb")
+    p1, q1 = store[0].get_pose("rb")
     yaw0 = math.radians(_yaw(q0))
     rot = np.array([[math.cos(yaw0), math.sin(yaw0)], [-math.sin(yaw0), math.cos(yaw0)]])
     return rot @ (p1[:2] - p0[:2]), _yaw(q1) - _yaw(q0)
@@ -69,13 +69,13 @@ def test_mecanum_without_rollers_cannot_strafe(assets):
 
 def test_planar_ridgeback_is_stopped_by_a_wall(assets):
     store = SceneStore(1)
-    store.spawn_walls(0, [Wall("wall", start=(1.0, -2.0), end=(1.0, 2.0), height=1.0)])
+    store[0].spawn_walls([Wall("wall", start=(1.0, -2.0), end=(1.0, 2.0), height=1.0)])
     store, _ = _spawn(assets, "planar", store=store)
     sim = Simulator(store)
     sim.set_cmd_vel(0, "rb", 0.3, 0.0, 0.0)
     sim.step(5000)  # 10 s: it would go 3 m without the wall
-    model, data = store.model(0), store.data(0)
-    pos, _ = store.get_pose(0, "rb")
+    model, data = store[0].model, store[0].data
+    pos, _ = store[0].get_pose("rb")
     base = model.body("env_0/rb/base_link").id
     front = max(data.geom_xpos[g][0] for g in range(model.ngeom)
                 if model.geom_bodyid[g] and model.body_rootid[model.geom_bodyid[g]] == base)
@@ -88,7 +88,7 @@ def test_rollers_are_passive_and_keep_the_mass(assets):
     with_rollers = _spawn(assets, "mecanum")
     without = _spawn(assets, "no_rollers")
     (store, info), (plain_store, _) = with_rollers, without
-    model, plain = store.model(0), plain_store.model(0)
+    model, plain = store[0].model, plain_store[0].model
     assert len(info.roller_joints) == 4 * 12
     assert set(info.roller_joints).isdisjoint(info.wheel_joints + info.servo_joints)
     assert model.nu == plain.nu == 4 + 2  # 4 wheel servos, rocker position + velocity
@@ -107,7 +107,7 @@ def test_diff_drive_robots_are_untouched(assets):
     store = SceneStore(1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        info = store.spawn_urdf(0, "jackal", urdf, package_paths=packages)
+        info = store[0].spawn_urdf("jackal", urdf, package_paths=packages)
     assert info.drive == "wheels" and not info.roller_joints and not info.planar_actuators
     drive = Simulator(store).controller.drive(0, "jackal")
     assert not drive.holonomic

@@ -13,7 +13,7 @@ from arena_gym.worlds import builtin_robot_urdf
 def _driving(n: int, hook=None) -> tuple[SceneStore, Simulator]:
     store = SceneStore(n)
     for e in range(n):
-        store.spawn_urdf(e, "robot", builtin_robot_urdf())
+        store[e].spawn_urdf("robot", builtin_robot_urdf())
     sim = Simulator(store)
     if hook is not None:
         sim.add_tick_hook(hook)
@@ -26,7 +26,7 @@ def test_a_hook_reading_scenes_sees_each_tick_and_changes_nothing():
     seen = []
 
     def hook(sim):
-        seen.append([sim.store.data(e).time for e in range(3)] + [sim.timestep])
+        seen.append([sim.store[e].data.time for e in range(3)] + [sim.timestep])
 
     store, sim = _driving(3, hook)
     plain_store, plain = _driving(3)
@@ -35,4 +35,4 @@ def test_a_hook_reading_scenes_sees_each_tick_and_changes_nothing():
     plain.step(200)
     np.testing.assert_allclose(np.array(seen)[:, 0], 0.02 * np.arange(1, 21))
     for e in range(3):
-        assert store.data(e).qpos.tobytes() == plain_store.data(e).qpos.tobytes()
+        assert store[e].data.qpos.tobytes() == plain_store[e].data.qpos.tobytes()

@@ -10,9 +10,10 @@ import warnings
 import numpy as np
 import pytest
 
+from arena_gym.assets.obstacle_models import load_model
+from arena_gym.geometry.groups import GROUP_SELF
 from arena_gym.scene import SceneStore
-from arena_gym.scene.builders import GROUP_SELF
-from arena_gym.scene.obstacle_models import load_model
+from arena_gym.scene.requests import Prim
 from arena_gym.sensors.lidar import NO_ROBOT_MASK, geomgroup_mask
 from arena_gym.sim import Simulator
 from tests.conftest import spawn
@@ -38,9 +39,9 @@ def furnished(assets):
             spawn(store, env, assets, "burger", pose=(0.0, 0.0, 0.0))
             angles = rng.permutation(len(MODELS)) * 2 * math.pi / len(MODELS)
             radius = rng.uniform(1.3, 2.6, len(MODELS))
-            store.spawn_prims(env, [
-                m.prim(f"m{i}", pose=(r * math.cos(a), r * math.sin(a), rng.uniform(-3, 3)),
-                       movable=i % 2 == 0)
+            store[env].spawn_prims([
+                Prim.of_model(m, f"m{i}", movable=i % 2 == 0,
+                              pose=(r * math.cos(a), r * math.sin(a), rng.uniform(-3, 3)))
                 for i, (m, a, r) in enumerate(zip(models, angles, radius, strict=True))])
     sim = Simulator(store)
     assert [kind for kind, _ in sim.groups()] == ["batch"]
@@ -83,7 +84,7 @@ def assert_as_plain(sim, pnt, vecs, mask, cutoff=CUTOFF) -> tuple[np.ndarray, np
 def mesh_hits(store, geomid) -> set[str]:
     names = set()
     for env in range(store.num_envs):
-        model = store.model(env)
+        model = store[env].model
         for g in np.unique(geomid[env]):
             if g >= 0 and model.geom_type[g] == 7:  # mjGEOM_MESH
                 names.add(model.geom(int(g)).name.split("/", 1)[1])
@@ -105,7 +106,7 @@ def test_a_tilted_fan_and_a_lifted_or_leaning_model_stay_exact(furnished):
     store, sim = furnished
     pnt = origins(store, sim, 0.3)
     dist, geomid = assert_as_plain(sim, pnt, fan(3, 0.3, (0.0, 0.15, -0.1)), MASK)
-    model = store.model(2)
+    model = store[2].model
     leaning = {model.geom_bodyid[g] for g in np.unique(geomid[2]) if g >= 0
                and model.body_mocapid[model.geom_bodyid[g]] == 0}
     assert leaning  # the leaning model is hit, through the whole-mesh test
@@ -128,7 +129,7 @@ def test_a_mesh_made_transparent_or_filed_away_goes_unseen_as_by_mujoco(furnishe
     pnt = origins(store, sim, 0.17)
     vecs = fan(3, 0.17, (0.0,))
     _, before = sim.cast_rays(pnt, vecs, MASK, cutoff=CUTOFF)
-    model = store.model(0)
+    model = store[0].model
     meshes = [int(g) for g in np.unique(before[0]) if g >= 0 and model.geom_type[g] == 7]
     plain_colour = [g for g in meshes if model.geom_matid[g] < 0]
     textured = [g for g in meshes if model.geom_matid[g] >= 0]
@@ -155,7 +156,7 @@ def test_a_skipped_geom_switched_into_a_seen_group_is_cast_again(furnished):
     store, sim = furnished
     pnt = origins(store, sim, 0.17)
     vecs = fan(3, 0.17, (0.0,))
-    model = store.model(0)
+    model = store[0].model
     pieces = np.flatnonzero((model.geom_group == 4) & (model.geom_type == 7))
     kept = model.geom_group[pieces].copy()
     try:
@@ -173,7 +174,8 @@ def test_only_leaning_meshes_are_tested_whole(assets):
     store = SceneStore(2, timestep=0.005)
     table = load_model("RecTable", [assets / "obstacles"])
     for env in range(2):
-        store.spawn_prims(env, [table.prim("t", pose=(1.2 + 0.3 * env, 0.0, 0.4), movable=True)])
+        store[env].spawn_prims([Prim.of_model(table, "t", pose=(1.2 + 0.3 * env, 0.0, 0.4),
+                                              movable=True)])
     sim = Simulator(store)
     lean = math.radians(8) / 2
     for env in range(2):

@@ -16,7 +16,7 @@ from arena_gym.worlds import builtin_robot_urdf
 def _world(n: int = 2) -> tuple[SceneStore, Simulator]:
     store = SceneStore(n)
     for env in range(n):
-        store.spawn_urdf(env, "robot", builtin_robot_urdf())
+        store[env].spawn_urdf("robot", builtin_robot_urdf())
     sim = Simulator(store)
     for env in range(n):
         sim.set_cmd_vel(env, "robot", 0.2, 0.3)
@@ -26,7 +26,7 @@ def _world(n: int = 2) -> tuple[SceneStore, Simulator]:
 def _add_key(store: SceneStore, env: int, name: str, xyz: tuple[float, float, float],
              vx: float) -> tuple[np.ndarray, np.ndarray]:
     """A MuJoCo keyframe in env's model: the robot at xyz, moving at vx."""
-    model = store.model(env)
+    model = store[env].model
     qpos, qvel = model.qpos0.copy(), np.zeros(model.nv)
     qpos[:3], qvel[0] = xyz, vx
     scene = store.scene(env)
@@ -45,11 +45,11 @@ def test_a_keyframe_by_name_sets_the_state_it_holds():
     sim.step(50)
     sim.reset_to_keyframe("raised")
     for env, (qpos, qvel) in enumerate(keys):
-        assert store.data(env).qpos.tobytes() == qpos.tobytes()
-        assert store.data(env).qvel.tobytes() == qvel.tobytes()
-        assert store.data(env).time == 0.0
+        assert store[env].data.qpos.tobytes() == qpos.tobytes()
+        assert store[env].data.qvel.tobytes() == qvel.tobytes()
+        assert store[env].data.time == 0.0
     sim.step(10)  # it steps on from there: falling, moving along x
-    assert store.get_pose(0, "robot")[0][0] == pytest.approx(1.0 + 0.5 * 0.02, abs=1e-3)
+    assert store[0].get_pose("robot")[0][0] == pytest.approx(1.0 + 0.5 * 0.02, abs=1e-3)
 
 
 def test_an_unknown_keyframe_resets_no_env():
@@ -64,7 +64,7 @@ def test_an_unknown_keyframe_resets_no_env():
         sim.reset_to_keyframe("raised")
     assert [_state(sim, env) for env in range(2)] == before
     sim.reset_to_keyframe("raised", env_ids=[0])
-    assert store.data(0).qpos[:3].tolist() == [1.0, 2.0, 0.3]
+    assert store[0].data.qpos[:3].tolist() == [1.0, 2.0, 0.3]
 
 
 def test_the_captured_initial_state_comes_back_and_replays_the_same_run():
@@ -77,7 +77,7 @@ def test_the_captured_initial_state_comes_back_and_replays_the_same_run():
     assert after != captured
     sim.reset_to_initial_state()
     assert [_state(sim, env) for env in range(2)] == captured
-    assert store.data(1).time == pytest.approx(0.08, abs=1e-12)
+    assert store[1].data.time == pytest.approx(0.08, abs=1e-12)
     sim.step(100)
     assert [_state(sim, env) for env in range(2)] == after
 
@@ -89,7 +89,7 @@ def test_an_initial_state_that_no_longer_fits_is_refused_and_resets_nothing():
             "none")):
         sim.reset_to_initial_state()
     sim.capture_initial_state()
-    store.spawn_prims(1, [Prim("box", pose=(2.0, 0.0, 0.2, 0.0))])
+    store[1].spawn_prims([Prim("box", pose=(2.0, 0.0, 0.2, 0.0))])
     sim.step(20)
     before = [_state(sim, env) for env in range(2)]
     with pytest.raises(ValueError, match=re.escape(
@@ -106,7 +106,7 @@ def test_reset_callbacks_see_every_kind_of_reset_after_it_happened():
     seen = []
 
     def callback(s, env_ids):
-        seen.append((list(env_ids), [round(s.store.data(e).qpos[0], 6) for e in env_ids]))
+        seen.append((list(env_ids), [round(s.store[e].data.qpos[0], 6) for e in env_ids]))
 
     sim.add_reset_callback(callback)
     sim.step(100)
@@ -133,10 +133,10 @@ def test_a_pre_step_callback_runs_before_every_physics_step_and_its_writes_count
     sim.add_pre_step_callback(before_step)
     sim.step(25)
     assert calls == list(range(25))
-    kicked_z = store.data(0).qpos[2]
+    kicked_z = store[0].data.qpos[2]
     sim.remove_pre_step_callback(before_step)
     sim.step(10)
     assert calls == list(range(25))
     plain, plain_sim = _world(1)
     plain_sim.step(25)
-    assert kicked_z > plain.data(0).qpos[2] + 1e-3  # five steps of 100 N up
+    assert kicked_z > plain[0].data.qpos[2] + 1e-3  # five steps of 100 N up

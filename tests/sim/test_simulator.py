@@ -21,10 +21,10 @@ def _world(assets, n, extra_box_env=None):
     store = SceneStore(n)
     for env in range(n):
         spawn(store, env, assets, "burger", pose=(0, 0, 0.1 * env))
-        store.spawn_prims(env, [Prim(f"box{i}", pose=(1.5, i - 1.0, 0.2, 0), scale=(0.4,) * 3)
+        store[env].spawn_prims([Prim(f"box{i}", pose=(1.5, i - 1.0, 0.2, 0), scale=(0.4,) * 3)
                                 for i in range(3)])
     if extra_box_env is not None:
-        store.spawn_prims(extra_box_env, [Prim("extra", pose=(-2, 0, 0.2, 0))])
+        store[extra_box_env].spawn_prims([Prim("extra", pose=(-2, 0, 0.2, 0))])
     return store
 
 
@@ -32,7 +32,7 @@ def test_same_layouts_share_a_batch_and_odd_ones_go_to_the_pool(assets):
     store = _world(assets, 4, extra_box_env=2)
     sim = Simulator(store)
     assert sim.groups() == [("batch", [0, 1, 3]), ("pool", [2])]
-    store.delete_prims(2, ["extra"])
+    store[2].delete(["extra"])
     assert sim.groups() == [("batch", [0, 1, 2, 3])]  # regrouped after the recompile
 
 
@@ -45,7 +45,7 @@ def test_batched_and_pooled_envs_step_bit_identically(assets):
         sim.set_cmd_vel(0, "burger", 0.2, 0.7)
     for sim in sims:
         sim.step(300)
-    a, b = batched.data(0), single.data(0)
+    a, b = batched[0].data, single[0].data
     assert a.time == b.time == pytest.approx(0.6)
     assert a.qpos.tobytes() == b.qpos.tobytes()
     assert a.qvel.tobytes() == b.qvel.tobytes()
@@ -60,20 +60,20 @@ def test_ticks_run_hooks_at_every_tenth_step(assets):
     sim.step(5)
     assert seen == [(10, 0.02), (20, 0.04), (30, 0.06)]
     assert sim.sim_info.step_count == 30
-    assert store.data(1).time == pytest.approx(0.06)
+    assert store[1].data.time == pytest.approx(0.06)
 
 
 def test_data_read_after_step_is_current_and_writes_are_stepped_from(assets):
     store = _world(assets, 2)
     sim = Simulator(store)
     sim.step(10)
-    data = store.data(1)
+    data = store[1].data
     assert data.time == pytest.approx(0.02)
     data.qpos[0] += 1.0  # teleport the robot of env 1 by hand
     sim.step(10)
-    pos, _ = store.get_pose(1, "burger")
+    pos, _ = store[1].get_pose("burger")
     assert pos[0] == pytest.approx(1.0, abs=1e-3)
-    assert store.get_pose(0, "burger")[0][0] == pytest.approx(0.0, abs=1e-3)
+    assert store[0].get_pose("burger")[0][0] == pytest.approx(0.0, abs=1e-3)
 
 
 def test_cmd_vel_turns_in_place(assets):
@@ -83,7 +83,7 @@ def test_cmd_vel_turns_in_place(assets):
     sim.step(round(math.pi / 2 / 0.002))
     sim.set_cmd_vel(0, "burger", 0.0, 0.0)
     sim.step(100)
-    pos, quat = store.get_pose(0, "burger")
+    pos, quat = store[0].get_pose("burger")
     yaw = math.degrees(2 * math.atan2(quat[3], quat[0]))
     assert yaw == pytest.approx(90.0, abs=5.0)
     assert np.linalg.norm(pos[:2]) < 0.03
@@ -112,7 +112,7 @@ def test_joint_servo_commands(assets):
     sim.apply_runtime_options({"gravity": [0, 0, 0]})  # wheels off the hook: the rocker is free
     sim.set_joint_position(0, "ridgeback/front_rocker", 0.05)
     sim.step(500)
-    model, data = store.model(0), store.data(0)
+    model, data = store[0].model, store[0].data
     rocker = model.joint("env_0/ridgeback/front_rocker").qposadr[0]
     assert data.qpos[rocker] == pytest.approx(0.05, abs=0.03)
     with pytest.raises(KeyError, match="unknown position-servoed joint in env 0 "
@@ -125,7 +125,7 @@ def test_a_joint_command_with_one_bad_entry_stages_none_of_it(assets):
     spawn(store, 0, assets, "ridgeback")
     sim = Simulator(store)
     sim.apply_runtime_options({"gravity": [0, 0, 0]})
-    ctrl = store.data(0).ctrl.copy()
+    ctrl = store[0].data.ctrl.copy()
     good = ("ridgeback/front_rocker", 0.05)
     with pytest.raises(KeyError, match=re.escape(
             "unknown position-servoed joint in env 0 'env_0/ridgeback/front_rockr'")):
@@ -138,12 +138,12 @@ def test_a_joint_command_with_one_bad_entry_stages_none_of_it(assets):
             "got it twice")):
         sim.set_joints(0, [good, good], "position")
     sim.step(500)
-    rocker = store.model(0).joint("env_0/ridgeback/front_rocker").qposadr[0]
-    np.testing.assert_array_equal(store.data(0).ctrl, ctrl)  # nothing was staged
-    assert abs(store.data(0).qpos[rocker]) < 0.005
+    rocker = store[0].model.joint("env_0/ridgeback/front_rocker").qposadr[0]
+    np.testing.assert_array_equal(store[0].data.ctrl, ctrl)  # nothing was staged
+    assert abs(store[0].data.qpos[rocker]) < 0.005
     sim.set_joints(0, [good], "position")
     sim.step(500)
-    assert store.data(0).qpos[rocker] == pytest.approx(0.05, abs=0.03)
+    assert store[0].data.qpos[rocker] == pytest.approx(0.05, abs=0.03)
 
 
 def test_runtime_options_are_validated_before_any_is_applied(assets):
@@ -170,14 +170,14 @@ def test_runtime_options_apply_to_every_env_and_survive_recompiles(assets):
     sim = Simulator(store)
     sim.apply_runtime_options({"timestep": 0.005, "gravity": [0, 0, -1.62],
                                "warmstart_disabled": True})
-    store.spawn_prims(1, [Prim("late", pose=(5, 5, 0.2, 0))])
+    store[1].spawn_prims([Prim("late", pose=(5, 5, 0.2, 0))])
     for env in range(2):
-        opt = store.model(env).opt
+        opt = store[env].model.opt
         assert opt.timestep == 0.005
         assert list(opt.gravity) == [0, 0, -1.62]
         assert opt.disableflags & 512
     sim.step(10)
-    assert store.data(0).time == pytest.approx(0.05)
+    assert store[0].data.time == pytest.approx(0.05)
     assert sim.settings["gravity"] == [0, 0, -1.62]
 
 
@@ -213,7 +213,7 @@ def test_clock_sums_steps_when_the_timestep_changes(assets):
     sim.apply_runtime_options({"timestep": 0.005})
     sim.step(100)
     assert sim.clock == pytest.approx(1.5)
-    assert store.data(1).time == pytest.approx(1.5)
+    assert store[1].data.time == pytest.approx(1.5)
 
 
 @pytest.mark.parametrize("num_envs", [1, 3])
@@ -224,13 +224,13 @@ def test_diverging_env_is_reset_and_reported_while_others_go_on(assets, num_envs
         sim.set_cmd_vel(env, "burger", 0.2, 0.0)
     sim.step(50)
     bad = num_envs - 1
-    store.data(bad).qvel[:3] = 1e30  # physics cannot survive this
+    store[bad].data.qvel[:3] = 1e30  # physics cannot survive this
     sim.step(50)
     assert sim.diverged == [bad]
-    assert np.all(np.isfinite(store.data(bad).qpos))
+    assert np.all(np.isfinite(store[bad].data.qpos))
     for env in range(num_envs - 1):
-        assert store.data(env).time == pytest.approx(0.2)
-        assert store.get_pose(env, "burger")[0][0] > 0.005
+        assert store[env].data.time == pytest.approx(0.2)
+        assert store[env].get_pose("burger")[0][0] > 0.005
     sim.step(10)
     assert sim.diverged == []
 
@@ -242,14 +242,14 @@ def test_state_views_write_through_and_reset_restores_defaults(assets):
     for env in (0, 2):
         qpos = sim.state(env, "qpos")
         qpos[0] = 5.0 + env  # teleport along x
-    store.data(1)  # a read in between must not undo the writes
+    _ = store[1].data  # a read in between must not undo the writes
     sim.step(10)
-    assert store.get_pose(0, "burger")[0][0] == pytest.approx(5.0, abs=1e-3)
-    assert store.get_pose(2, "burger")[0][0] == pytest.approx(7.0, abs=1e-3)
+    assert store[0].get_pose("burger")[0][0] == pytest.approx(5.0, abs=1e-3)
+    assert store[2].get_pose("burger")[0][0] == pytest.approx(7.0, abs=1e-3)
     sim.reset_envs([2])
-    assert store.data(2).time == 0.0
-    assert store.get_pose(2, "burger")[0][0] == pytest.approx(0.0, abs=1e-9)
-    assert store.get_pose(0, "burger")[0][0] == pytest.approx(5.0, abs=1e-3)
+    assert store[2].data.time == 0.0
+    assert store[2].get_pose("burger")[0][0] == pytest.approx(0.0, abs=1e-9)
+    assert store[0].get_pose("burger")[0][0] == pytest.approx(5.0, abs=1e-3)
 
 
 @pytest.fixture(scope="module")
@@ -257,9 +257,9 @@ def wheeled():
     """One env of the built-in robot (wheel velocity servos), shared by the examples: a
     rejected command leaves it as it was."""
     store = SceneStore(1)
-    store.spawn_urdf(0, "robot", builtin_robot_urdf())
+    store[0].spawn_urdf("robot", builtin_robot_urdf())
     sim = Simulator(store)
-    return sim, store.data(0).ctrl.copy()
+    return sim, store[0].data.ctrl.copy()
 
 
 WHEELS = st.sampled_from(["wheel_left_joint", "wheel_right_joint"])
@@ -279,4 +279,4 @@ def test_a_joint_command_with_any_bad_entry_changes_nothing(wheeled, good, bad, 
     with pytest.raises((KeyError, ValueError), match=re.escape(repr(f"robot/{bad[0]}")[1:-1])):
         sim.set_joints(0, targets, "velocity")
     sim.step(10)
-    np.testing.assert_array_equal(sim.store.data(0).ctrl, ctrl)
+    np.testing.assert_array_equal(sim.store[0].data.ctrl, ctrl)

@@ -17,10 +17,10 @@ from arena_gym.worlds import builtin_robot_urdf
 def _world(n: int, odd_env: int | None = None) -> SceneStore:
     store = SceneStore(n)
     for env in range(n):
-        store.spawn_urdf(env, "robot", builtin_robot_urdf(), pose=(0.0, 0.3 * env, 0.0))
-        store.spawn_prims(env, [Prim("box", pose=(1.0, 0.0, 0.2, 0.0), scale=(0.4,) * 3)])
+        store[env].spawn_urdf("robot", builtin_robot_urdf(), pose=(0.0, 0.3 * env, 0.0))
+        store[env].spawn_prims([Prim("box", pose=(1.0, 0.0, 0.2, 0.0), scale=(0.4,) * 3)])
     if odd_env is not None:  # a layout of its own: this env steps in the pool
-        store.spawn_prims(odd_env, [Prim("extra", pose=(-2.0, 0.0, 0.2, 0.0))])
+        store[odd_env].spawn_prims([Prim("extra", pose=(-2.0, 0.0, 0.2, 0.0))])
     return store
 
 
@@ -66,12 +66,12 @@ def test_a_reader_sees_monotonic_snapshots_that_a_lockstep_replay_reproduces():
     assert all(b > a for a, b in zip(counts, counts[1:], strict=False))
 
     replay = _driving(_world(3, odd_env=2))
-    states = {0: [replay.store.data(e).qpos.tobytes() for e in range(3)]}
+    states = {0: [replay.store[e].data.qpos.tobytes() for e in range(3)]}
     times = {0: [0.0, 0.0, 0.0]}
     while replay.step_count < counts[-1]:
         replay.step(replay.tick_steps)  # the loop's ticks
-        states[replay.step_count] = [replay.store.data(e).qpos.tobytes() for e in range(3)]
-        times[replay.step_count] = [replay.store.data(e).time for e in range(3)]
+        states[replay.step_count] = [replay.store[e].data.qpos.tobytes() for e in range(3)]
+        times[replay.step_count] = [replay.store[e].data.time for e in range(3)]
     for _, count, clock, env_times, qpos in seen:
         assert clock == pytest.approx(count * 0.002, abs=1e-9)
         assert env_times == times[count]
@@ -118,13 +118,13 @@ def test_snapshot_is_the_state_after_the_last_completed_tick():
         assert snap.step_count == 40
         assert snap.clock == pytest.approx(0.08, abs=1e-12)
         for env in range(3):  # batched (0, 1) and pooled (2) envs alike
-            data = store.data(env)
+            data = store[env].data
             for field in ("qpos", "qvel", "ctrl", "sensordata", "mocap_pos"):
                 assert snap.field(field, env).tobytes() == getattr(data, field).tobytes()
             assert snap.time(env) == data.time
             assert snap.field("qpos", env)[0] > at30[env][0]  # driving on: a new state
         joints = snap.columns("qpos", [7, 8])  # the wheels: one read per block
-        assert joints.tolist() == [store.data(e).qpos[7:9].tolist() for e in range(3)]
+        assert joints.tolist() == [store[e].data.qpos[7:9].tolist() for e in range(3)]
         with pytest.raises(ValueError, match="read-only"):
             snap.field("qpos", 0)[0] = 1.0
         with pytest.raises(KeyError, match=re.escape(
@@ -142,7 +142,7 @@ def test_a_reset_is_published_at_once():
     with snapshots.take() as snap:
         assert snap.step_count == 50
         assert snap.time(1) == 0.0
-        assert snap.field("qpos", 1).tobytes() == store.model(1).qpos0.tobytes()
+        assert snap.field("qpos", 1).tobytes() == store[1].model.qpos0.tobytes()
         assert snap.time(0) == pytest.approx(0.1, abs=1e-12)
 
 

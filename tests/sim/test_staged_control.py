@@ -19,7 +19,7 @@ G = 9.81
 def _world(n: int = 1) -> tuple[SceneStore, Simulator]:
     store = SceneStore(n)
     for env in range(n):
-        store.spawn_urdf(env, "robot", builtin_robot_urdf())
+        store[env].spawn_urdf("robot", builtin_robot_urdf())
     return store, Simulator(store)
 
 
@@ -30,37 +30,37 @@ def test_staged_wheel_controls_drive_exactly_as_the_same_twist():
     drive = by_ctrl.controller.drive(0, "robot")
     speeds = drive.matrix @ np.array([0.2, 0.0, 0.5])
     for actuator, speed in zip(drive.actuator_ids, speeds, strict=True):
-        name = wheels.model(0).actuator(int(actuator)).name.removeprefix("env_0/")
+        name = wheels[0].model.actuator(int(actuator)).name.removeprefix("env_0/")
         by_ctrl.set_ctrl(0, name, float(speed))
     by_twist.step(300)
     by_ctrl.step(300)
-    assert twisted.get_pose(0, "robot")[0][0] > 0.03
-    assert twisted.data(0).qpos.tobytes() == wheels.data(0).qpos.tobytes()
+    assert twisted[0].get_pose("robot")[0][0] > 0.03
+    assert twisted[0].data.qpos.tobytes() == wheels[0].data.qpos.tobytes()
 
 
 def test_an_applied_force_lifts_the_robot_as_physics_says_and_stops_when_zeroed():
     store, sim = _world()
-    model = store.model(0)
+    model = store[0].model
     body = model.body("env_0/robot/base_footprint").id
     mass = float(model.body_subtreemass[body])
     sim.set_applied_force(0, "robot", (0.0, 0.0, 2.0 * mass * G))  # net: g upwards
     sim.step(1)  # written right before the first step
     assert sim.state(0, "xfrc_applied")[body].tolist() == [0, 0, 2.0 * mass * G, 0, 0, 0]
-    z0 = store.get_pose(0, "robot")[0][2]
+    z0 = store[0].get_pose("robot")[0][2]
     sim.step(99)
-    z1 = store.get_pose(0, "robot")[0][2]
+    z1 = store[0].get_pose("robot")[0][2]
     # g upwards, off the ground from the first step: semi-implicit Euler reaches
     # z_n = g dt^2 n (n + 1) / 2 after n steps (0.1962 m is the continuous 0.2 s)
     assert z1 - z0 == pytest.approx(G * 0.002**2 * (100 * 101 / 2 - 1), rel=1e-9)
     sim.set_applied_force(0, "robot", (0.0, 0.0, 0.0))
     sim.step(10)
     assert sim.state(0, "xfrc_applied")[body].tolist() == [0.0] * 6
-    assert store.data(0).qvel[2] < 0.2 * G  # gravity slows it again
+    assert store[0].data.qvel[2] < 0.2 * G  # gravity slows it again
 
 
 def test_commands_staged_from_another_thread_reach_the_running_loop():
     store, sim = _world()
-    mass = float(store.model(0).body_subtreemass[store.model(0).body(
+    mass = float(store[0].model.body_subtreemass[store[0].model.body(
         "env_0/robot/base_footprint").id])
     sim.rt_factor = 0.0
     sim.start()
@@ -98,5 +98,5 @@ def test_bad_staged_commands_are_rejected_and_stage_nothing():
     with pytest.raises(KeyError, match=re.escape("unknown body in env 0 'robt'")):
         sim.set_applied_force(0, "robt", (0.0, 0.0, 1.0))
     sim.step(10)
-    assert not store.data(0).xfrc_applied.any()
-    assert not store.data(0).ctrl.any()
+    assert not store[0].data.xfrc_applied.any()
+    assert not store[0].data.ctrl.any()

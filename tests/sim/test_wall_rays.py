@@ -9,8 +9,8 @@ import mujoco
 import numpy as np
 import pytest
 
+from arena_gym.geometry.groups import GROUP_SELF, LIDAR_GROUPS
 from arena_gym.scene import Prim, SceneStore
-from arena_gym.scene.builders import GROUP_SELF, LIDAR_GROUPS
 from arena_gym.sensors.lidar import geomgroup_mask
 from arena_gym.sim import Simulator
 from arena_gym.worlds.occupancy import free_cells, load_map, walls_from_map
@@ -36,8 +36,8 @@ def map_world(assets, name: str, num_envs: int):
     for env in range(num_envs):
         x, y = xy[env]
         spawn(store, env, assets, "burger", pose=(x, y, 0.3 * env))
-        store.spawn_walls(env, walls)
-        store.spawn_prims(env, [Prim("box", pose=(x + 0.6, y, 0.2, 0.4), scale=(0.2, 0.3, 0.4)),
+        store[env].spawn_walls(walls)
+        store[env].spawn_prims([Prim("box", pose=(x + 0.6, y, 0.2, 0.4), scale=(0.2, 0.3, 0.4)),
                                 Prim("pole", pose=(x - 0.7, y + 0.7, 0.3, 0), scale=(0.1, 0.1, 0.6),
                                      movable=True)])
     return store, Simulator(store), xy
@@ -56,7 +56,7 @@ def plain_cast(store, origins, directions, mask, exclude):
     n, nray = directions.shape[:2]
     dist, geomid = np.zeros((n, nray)), np.zeros((n, nray), np.int32)
     for env in range(n):
-        model, data = store.model(env), store.data(env)
+        model, data = store[env].model, store[env].data
         mujoco.mj_kinematics(model, data)
         mujoco.mj_multiRay(model, data, origins[env], directions[env].ravel(), mask, 1,
                            int(exclude[env]), geomid[env], dist[env], None, nray, mujoco.mjMAXVAL)
@@ -70,7 +70,7 @@ def test_cast_rays_equals_a_plain_cast_on_every_shared_map(assets, name):
     sim.step(200)  # the robot moved: the wall-less copies must follow the state
     origins, directions = fans(store, xy, 360, (0.0, 0.15, -0.1))
     mask = geomgroup_mask(LIDAR_GROUPS)
-    exclude = np.array([store.model(e).body(store.robot(e, "burger").root_body).id
+    exclude = np.array([store[e].model.body(store[e].robot("burger").root_body).id
                         for e in range(store.num_envs)])
     dist, geomid = sim.cast_rays(origins, directions, mask, exclude)
     assert [kind for kind, _ in sim.groups()] == ["batch"]
@@ -81,9 +81,9 @@ def test_cast_rays_equals_a_plain_cast_on_every_shared_map(assets, name):
     same = geomid == ref_id
     # where ids differ, overlapping walls tie at one face: both are walls at that distance
     assert same.mean() > 0.99
-    assert all(store.model(0).geom(int(g)).name.startswith("env_0/map/wall_")
+    assert all(store[0].model.geom(int(g)).name.startswith("env_0/map/wall_")
                for g in geomid[~same])
-    seen = {store.model(e).geom(int(g)).name.split("/", 1)[-1]
+    seen = {store[e].model.geom(int(g)).name.split("/", 1)[-1]
             for e in range(store.num_envs) for g in np.unique(geomid[e]) if g >= 0}
     assert {"box/geom", "pole/geom", "ground"} <= seen  # not only walls
     assert sum(name.startswith("map/wall_") for name in seen) >= 3
@@ -110,7 +110,7 @@ def test_geom_groups_switched_on_the_scene_hold_for_the_cast(assets):
     origins, directions = fans(store, xy, 360, (0.0,))
     mask = geomgroup_mask(LIDAR_GROUPS)
     _, before_id = sim.cast_rays(origins, directions, mask)
-    model = store.model(0)
+    model = store[0].model
     box = model.geom("env_0/box/geom").id
     assert (before_id[0] == box).sum() > 10
     model.geom_group[box] = GROUP_SELF

@@ -9,8 +9,8 @@ import re
 import numpy as np
 import pytest
 
-from arena_gym.scene.pedestrians import RADIUS
-from arena_gym.tasks.crowd import ARRIVAL, LOOP, PING_PONG, AgentRanges, Crowd, nearest_on_boxes
+from arena_gym.people.crowd import ARRIVAL, LOOP, PING_PONG, AgentRanges, Crowd, nearest_on_boxes
+from arena_gym.people.pedestrians import RADIUS
 
 DT = 0.1
 

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from arena_gym.compiled import kernel
-from arena_gym.tasks.crowd import (
+from arena_gym.geometry.footprints import BoxFrames, box_frame, box_gap, box_normal
+from arena_gym.people.crowd import (
     ANISOTROPY,
     ARRIVAL,
     CONSTRAINT_ITERATIONS,
@@ -26,7 +27,6 @@ from arena_gym.tasks.crowd import (
     Crowd,
     nearest_on_boxes,
 )
-from arena_gym.tasks.footprints import BoxFrames, box_frame, box_gap, box_normal
 
 DT = 0.1
 
@@ -66,7 +66,7 @@ def test_the_compiled_box_geometry_is_numpys_on_arrays():
 
 def _reference_step(crowd: Crowd, boxes: np.ndarray, mask: np.ndarray, robots: np.ndarray,
                     robot_radius: float) -> None:
-    """The crowd model of arena_gym.tasks.crowd's docstring, transcribed to numpy over all
+    """The crowd model of arena_gym.people.crowd's docstring, transcribed to numpy over all
     pairs and boxes, in place (a test oracle: slow, plain)."""
     c, r = crowd, crowd.radius
     act, eye = c.active, np.eye(c.capacity, dtype=bool)

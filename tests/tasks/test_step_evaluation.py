@@ -11,8 +11,8 @@ import pytest
 from arena_gym.compiled import kernel
 from arena_gym.config import RewardConfig
 from arena_gym.geometry.arrays import arctan2, full, hypot, where
+from arena_gym.geometry.rotations import quat_mat, wrap_angle, yaw
 from arena_gym.registry import REWARD_TERMS
-from arena_gym.scene.rotations import quat_mat, wrap_angle, yaw
 from arena_gym.tasks.observation import clipped_range, polar
 from arena_gym.tasks.rewards import BUILTIN, RewardTerm, builtin_terms, total, weights
 from arena_gym.tasks.step import FLAGS, StepInputs, StepOutputs, TaskArrays, evaluate, read_poses

@@ -6,13 +6,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from arena_gym.people.crowd import nearest_on_boxes
+from arena_gym.people.pedestrians import RADIUS
+from arena_gym.people.walkers import Walkers
 from arena_gym.scene import Pedestrian, SceneStore
-from arena_gym.scene.pedestrians import RADIUS
 from arena_gym.sim import Simulator
-from arena_gym.tasks.crowd import nearest_on_boxes
-from arena_gym.tasks.layouts import RoomLayout, ScenarioLayout
-from arena_gym.tasks.walkers import Walkers, scenario_walks
 from arena_gym.worlds import builtin_robot_urdf
+from arena_gym.worlds.layouts import RoomLayout, ScenarioLayout
+from arena_gym.worlds.scenario import scenario_walks
 
 WORLDS = {  # one scenario per shared world; each has pedestrians
     "map_empty": "default.json", "map_empty_small": "default.json",
@@ -26,7 +27,7 @@ def test_walkers_write_their_poses_into_state_without_compiling():
     store = SceneStore(2)
     layout = RoomLayout(6.0)
     for env in range(2):
-        store.spawn_urdf(env, "robot", builtin_robot_urdf())
+        store[env].spawn_urdf("robot", builtin_robot_urdf())
         layout.build(store, env)
     sim = Simulator(store)
     walkers = Walkers(sim, capacity=4, walls=layout.footprints())
@@ -34,17 +35,17 @@ def test_walkers_write_their_poses_into_state_without_compiling():
     for env in range(2):
         walkers.place(env, [(-2.0, 1.0 + env, 0.0), (2.0, -1.0, np.pi)],
                       [[(2.0, 1.0 + env)], [(-2.0, -1.0)]], [0, 0], rng)
-    counts = [store.compile_count(e) for e in range(2)]
+    counts = [store[e].compile_count for e in range(2)]
     for _ in range(20):
         walkers.step(0.1)
         sim.step(20)
-    assert [store.compile_count(e) for e in range(2)] == counts
+    assert [store[e].compile_count for e in range(2)] == counts
     for env in range(2):
-        pos, quat = store.get_pose(env, "crowd/p0")
+        pos, quat = store[env].get_pose("crowd/p0")
         np.testing.assert_allclose(pos[:2], walkers.crowd.pos[env, 0])
         assert pos[0] > -2.0 + 0.5  # walked east...
         np.testing.assert_allclose(2 * np.arctan2(quat[3], quat[0]), walkers.crowd.yaw[env, 0])
-        assert store.get_pose(env, "crowd/p3")[0][2] < -5  # not placed: parked
+        assert store[env].get_pose("crowd/p3")[0][2] < -5  # not placed: parked
 
 
 def test_walkers_write_each_env_when_their_pools_differ():
@@ -67,11 +68,11 @@ def test_walkers_write_each_env_when_their_pools_differ():
         sim.step(20)
     for env in range(2):
         for k in range(2):
-            pos, quat = store.get_pose(env, f"crowd/p{k}")
+            pos, quat = store[env].get_pose(f"crowd/p{k}")
             np.testing.assert_allclose(pos[:2], walkers.crowd.pos[env, k])
             np.testing.assert_allclose(2 * np.arctan2(quat[3], quat[0]),
                                        walkers.crowd.yaw[env, k])
-    np.testing.assert_allclose(store.get_pose(1, "visitor")[0][:2], (0.0, -2.0))  # untouched
+    np.testing.assert_allclose(store[1].get_pose("visitor")[0][:2], (0.0, -2.0))  # untouched
 
 
 @pytest.mark.parametrize("world", sorted(WORLDS))
@@ -100,5 +101,5 @@ def test_a_scenario_of_each_shared_world_loads_and_plays(assets, world):
     assert walking.any() and (moved[walking] > 1.0).mean() >= 0.75
     _, gap = nearest_on_boxes(walkers.crowd.pos, walkers.boxes, walkers.box_mask)
     assert (gap.min(axis=2)[0][~inside_at_start] >= RADIUS - 1e-9).all()  # nobody in a wall
-    pos, _ = store.get_pose(0, "crowd/p0")
+    pos, _ = store[0].get_pose("crowd/p0")
     np.testing.assert_allclose(pos[:2], walkers.crowd.pos[0, 0])

@@ -66,8 +66,8 @@ def test_ctrl_c_saves_the_model_and_resume_continues_the_run(tmp_path, capsys):
 def test_a_run_folder_is_refused_unless_overwritten_and_evaluations_use_the_own_model(
         tmp_path, capsys):
     from arena_gym.envs.vector_env import ArenaVectorEnv
-    from arena_gym.evaluation import evaluate
-    from arena_gym.policies import sb3_policy
+    from arena_gym.train.evaluation import evaluate
+    from arena_gym.train.policies import sb3_policy
 
     out = tmp_path / "run"
     args = ["train", "--minutes", "0.05", "--eval-every", "1000", "--out", str(out), *QUICK]

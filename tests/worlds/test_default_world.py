@@ -20,7 +20,7 @@ def _yaw(quat) -> float:
 
 def test_builtin_robot_drives_one_metre_and_turns_ninety_degrees():
     store = SceneStore(1)
-    info = store.spawn_urdf(0, "bot", builtin_robot_urdf())
+    info = store[0].spawn_urdf("bot", builtin_robot_urdf())
     (laser,) = [s for s in info.sensors if s.is_ray]
     assert ((laser.samples, laser.min_range, laser.max_range, laser.update_rate)
             == (360, 0.12, 3.5, 10.0))
@@ -29,14 +29,14 @@ def test_builtin_robot_drives_one_metre_and_turns_ninety_degrees():
     sim.step(2500)
     sim.set_cmd_vel(0, "bot", 0.0, 0.0)
     sim.step(250)
-    pos, quat = store.get_pose(0, "bot")
+    pos, quat = store[0].get_pose("bot")
     assert pos[0] == pytest.approx(1.0, abs=0.03)
     assert abs(pos[1]) < 0.01 and abs(_yaw(quat)) < 1.0
     sim.set_cmd_vel(0, "bot", 0.0, 1.0)
     sim.step(round(math.pi / 2 / 0.002))
     sim.set_cmd_vel(0, "bot", 0.0, 0.0)
     sim.step(250)
-    assert _yaw(store.get_pose(0, "bot")[1]) == pytest.approx(90.0, abs=5.0)
+    assert _yaw(store[0].get_pose("bot")[1]) == pytest.approx(90.0, abs=5.0)
 
 
 def test_builtin_robot_model_params_match_its_urdf():
@@ -57,19 +57,19 @@ def test_default_world_is_seeded_and_keeps_the_robot_clear():
         store = SceneStore(2)
         starts = [build_default_world(store, env, np.random.default_rng(7 + env))
                   for env in range(2)]
-        worlds.append((starts, store.model(0).geom_size.copy(), store.model(1).body_pos.copy()))
+        worlds.append((starts, store[0].model.geom_size.copy(), store[1].model.body_pos.copy()))
     assert worlds[0][0] == worlds[1][0]
     assert worlds[0][1].tobytes() == worlds[1][1].tobytes()
     assert worlds[0][2].tobytes() == worlds[1][2].tobytes()
     assert worlds[0][0][0] != worlds[0][0][1]  # envs differ
-    assert sorted(store.names(0)) == sorted(
+    assert sorted(list(store[0].entities)) == sorted(
         ["robot"] + [f"walls/{w}" for w in ("north", "south", "east", "west")]
         + [f"obstacles/box_{k}" for k in range(8)]
     )
     # nothing touches the robot at the start
     sim = Simulator(store)
     sim.step(100)
-    model, data = store.model(0), store.data(0)
+    model, data = store[0].model, store[0].data
     robot = model.body("env_0/robot/base_footprint").id
     for c in data.contact[: data.ncon]:
         bodies = {model.body_rootid[model.geom_bodyid[c.geom1]],

@@ -11,8 +11,9 @@ import mujoco
 import numpy as np
 import pytest
 
+from arena_gym.geometry.groups import GROUP_STATIC, WORLD_CONAFFINITY
 from arena_gym.scene import SceneError, SceneStore, Wall
-from arena_gym.scene.builders import GROUP_STATIC, WORLD_CONAFFINITY, yaw_quat
+from arena_gym.scene.builders import yaw_quat
 from arena_gym.sim import Simulator
 from arena_gym.worlds.occupancy import free_cells, load_map, walls_from_map
 from tests.conftest import spawn
@@ -40,14 +41,14 @@ def drive(assets, walls: list[Wall], as_bodies: bool, start) -> np.ndarray:
             add_wall_body(scene.spec, scene.full_name(wall.name), wall)
         scene.compile()
     else:
-        store.spawn_walls(0, walls)
+        store[0].spawn_walls(walls)
     sim = Simulator(store)
     poses = []
     for k in range(150):  # 15 s
         v, w = (0.22, 0.0) if k < 90 else (0.1, 0.8 * math.sin(k / 7))
         sim.set_cmd_vel(0, "burger", v, w)
         sim.step(20)
-        pos, quat = store.get_pose(0, "burger")
+        pos, quat = store[0].get_pose("burger")
         poses.append([pos[0], pos[1], 2 * math.atan2(quat[3], quat[0])])
     sim.close()
     return np.array(poses)
@@ -74,18 +75,18 @@ def test_trajectory_is_the_same_as_among_wall_bodies_on_experiment_rooms(assets)
 
 def test_walls_keep_names_poses_and_deletion_by_prefix():
     store = SceneStore(1)
-    store.spawn_walls(0, [Wall("map/wall_0", (0, 0), (0, 2)), Wall("map/wall_1", (1, 0), (3, 0)),
+    store[0].spawn_walls([Wall("map/wall_0", (0, 0), (0, 2)), Wall("map/wall_1", (1, 0), (3, 0)),
                           Wall("room/north", (-3, 3), (3, 3), height=0.5)])
-    pos, quat = store.get_pose(0, "map/wall_0")
+    pos, quat = store[0].get_pose("map/wall_0")
     np.testing.assert_allclose(pos, [0, 1, 0.5])
     np.testing.assert_allclose(quat, yaw_quat(math.pi / 2), atol=1e-12)
-    assert store.model(0).geom("env_0/map/wall_1/geom").bodyid == 0  # a geom of the world
-    assert store.delete_prims(0, ["map/"]) == ["map/wall_0", "map/wall_1"]
-    assert store.names(0) == ["room/north"]
-    names = [store.model(0).geom(g).name for g in range(store.model(0).ngeom)]
+    assert store[0].model.geom("env_0/map/wall_1/geom").bodyid == 0  # a geom of the world
+    assert store[0].delete(["map/"]) == ["map/wall_0", "map/wall_1"]
+    assert list(store[0].entities) == ["room/north"]
+    names = [store[0].model.geom(g).name for g in range(store[0].model.ngeom)]
     assert names == ["env_0/room/north/geom", "ground"]  # world geoms first, then the ground body
     with pytest.raises(SceneError, match=re.escape("unknown body in env 0 'map/wall_0'")):
-        store.get_pose(0, "map/wall_0")
+        store[0].get_pose("map/wall_0")
 
 
 def test_a_moved_static_box_is_seen_where_it_went():
@@ -93,13 +94,13 @@ def test_a_moved_static_box_is_seen_where_it_went():
     from arena_gym.scene import Prim, PrimEdit
 
     store = SceneStore(1)
-    store.spawn_prims(0, [Prim("box", pose=(1, 0, 0.2, 0), scale=(0.4, 0.4, 0.4))])
+    store[0].spawn_prims([Prim("box", pose=(1, 0, 0.2, 0), scale=(0.4, 0.4, 0.4))])
     sim = Simulator(store)
     sim.step(10)
-    store.edit_prims(0, [PrimEdit("box", pose=(3, 0, 0.2, 0))])
+    store[0].edit_prims([PrimEdit("box", pose=(3, 0, 0.2, 0))])
     dist, _ = sim.cast_rays(np.array([[0.0, 0.0, 0.2]]), np.array([[[1.0, 0.0, 0.0]]]))
     assert dist[0, 0] == pytest.approx(2.8, abs=1e-9)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         sim.step(10)
-    np.testing.assert_allclose(store.data(0).geom("env_0/box/geom").xpos, [3, 0, 0.2])
+    np.testing.assert_allclose(store[0].data.geom("env_0/box/geom").xpos, [3, 0, 0.2])

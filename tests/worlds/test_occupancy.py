@@ -128,13 +128,13 @@ def test_a_known_wall_of_arena_rooms1_lies_where_the_image_puts_it(assets):
 def test_hospital_walls_spawn_and_compile(assets):
     walls = walls_from_map(_load(_yaml(assets, "hospital")), height=0.5)
     store = SceneStore(1)
-    store.spawn_walls(0, walls)
-    model = store.model(0)
+    store[0].spawn_walls(walls)
+    model = store[0].model
     assert model.ngeom == 1 + len(walls) and len(walls) > 1000  # the ground plane + walls
     geom = model.geom(f"env_0/{walls[0].name}/geom")
     assert geom.size == pytest.approx([walls[0].length / 2, walls[0].thickness / 2, 0.25])
     centre = np.add(walls[0].start, walls[0].end) / 2
-    assert store.data(0).geom_xpos[geom.id] == pytest.approx([*centre, 0.25])
+    assert store[0].data.geom_xpos[geom.id] == pytest.approx([*centre, 0.25])
 
 
 # ------------------------------------------------------------------------- coarsening

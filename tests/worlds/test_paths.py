@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from arena_gym.config import PathConfig
-from arena_gym.tasks.episodes import NoRoomError, ObstaclePool
-from arena_gym.tasks.path_episodes import sample_path_episode
+from arena_gym.tasks.path_sampling import sample_path_episode
+from arena_gym.tasks.sampling import NoRoomError, ObstaclePool
 from arena_gym.tasks.subgoals import PathFollower
 from arena_gym.worlds.paths import NoPathError, PathGrid
 from tests.worlds.grids import box_map, door_map

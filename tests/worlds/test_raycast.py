@@ -8,8 +8,8 @@ import mujoco
 import numpy as np
 import pytest
 
+from arena_gym.geometry.groups import GROUP_STATIC
 from arena_gym.scene import SceneStore, Wall
-from arena_gym.scene.builders import GROUP_STATIC
 from arena_gym.worlds.occupancy import free_cells, load_map, walls_from_map
 from arena_gym.worlds.raycast import WallGrid
 from tests.conftest import ASSETS
@@ -22,8 +22,8 @@ def map_scene(assets, name: str):
     store = SceneStore(1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a coarsened map says so; not what this test is about
-        store.spawn_walls(0, walls_from_map(occupancy))
-    return occupancy, store.model(0), store.data(0)
+        store[0].spawn_walls(walls_from_map(occupancy))
+    return occupancy, store[0].model, store[0].data
 
 
 def fans(occupancy, count: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -93,8 +93,8 @@ def test_rays_from_above_and_from_inside_read_what_mujoco_reads(cutoff):
     store = SceneStore(1)
     walls = [Wall(f"w{k}", (k * 0.5, 0.0), (k * 0.5, 2.0), height=1.0, thickness=0.2)
              for k in range(5)] + [Wall("long", (-1.0, 3.0), (4.0, 3.0), height=1.0)]
-    store.spawn_walls(0, walls)
-    model, data = store.model(0), store.data(0)
+    store[0].spawn_walls(walls)
+    model, data = store[0].model, store[0].data
     # above, inside, between
     origins = np.array([[-0.5, 1.0, 1.5], [0.0, 1.0, 0.5], [1.7, 2.5, 0.2]])
     rng = np.random.default_rng(3)
@@ -112,15 +112,15 @@ def test_rays_from_above_and_from_inside_read_what_mujoco_reads(cutoff):
 
 def test_ids_are_the_scene_geoms_and_deleted_walls_are_gone():
     store = SceneStore(1)
-    store.spawn_walls(0, [Wall("near", (2.0, -1.0), (2.0, 1.0)),
+    store[0].spawn_walls([Wall("near", (2.0, -1.0), (2.0, 1.0)),
                           Wall("far", (9.0, -1.0), (9.0, 1.0))])
-    model = store.model(0)
+    model = store[0].model
     grid = WallGrid.from_model(model, min_walls=1)
     dist, geomid = grid.cast(np.array([[0.0, 0.0, 0.3]]), np.array([[[1.0, 0, 0], [-1.0, 0, 0]]]))
     assert geomid.tolist() == [[model.geom("env_0/near/geom").id, -1]]
     np.testing.assert_allclose(dist, [[1.95, -1.0]], atol=1e-12)  # the face, 5 cm before the line
-    store.delete_prims(0, ["near"])
-    model = store.model(0)
+    store[0].delete(["near"])
+    model = store[0].model
     dist, geomid = WallGrid.from_model(model, min_walls=1).cast(
         np.array([[0.0, 0.0, 0.3]]), np.array([[[1.0, 0, 0]]]))
     assert (dist.tolist(), geomid.tolist()) == ([[8.95]], [[model.geom("env_0/far/geom").id]])

@@ -237,7 +237,7 @@ def test_static_obstacles_spawn_as_footprint_boxes_with_bbox(assets):
     store = SceneStore(1)
     prims = spawn_scenario_statics(store, 0, s, bbox=True)
     assert [p.name for p in prims] == ["scenario/shelf1", "scenario/shelf2", "scenario/chair1"]
-    model, data = store.model(0), store.data(0)
+    model, data = store[0].model, store[0].data
     assert model.ngeom == 1 + 3
     shelf = FOOTPRINTS["shelf"]
     geom = model.geom("env_0/scenario/shelf1/geom")
@@ -262,7 +262,7 @@ def test_size_of_may_return_a_plain_size_and_unknown_models_get_the_default(asse
     prims = spawn_scenario_statics(store, 0, s, size_of=size_of)
     assert seen == ["shelf.yaml"] * 12 and len(prims) == 12
     assert all(p.scale == (0.3, 0.4, 0.5) and p.pose[2] == 0.25 for p in prims)
-    assert store.model(0).ngeom == 1 + 12
+    assert store[0].model.ngeom == 1 + 12
     assert placeholder_footprint("shelf.yaml") == FOOTPRINTS["shelf"]
     assert placeholder_footprint("piano") == DEFAULT_FOOTPRINT == Footprint((0.5, 0.5, 1.0))
     assert placeholder_footprint(None) == DEFAULT_FOOTPRINT
