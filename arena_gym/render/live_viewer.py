@@ -13,7 +13,7 @@ in place) is the window given the new model, and its camera then frames the whol
 again (model.stat), until the user moves it. Needs a display (DISPLAY); under Xvfb it
 works headless (tests/render/test_live_viewer.py).
 
-`lights(env)` (optional): the env's light table (render/lights.py), shown as the viewport
+`lights(env)` (optional): the env's light table (scene/lights.py), shown as the viewport
 shows it: the window's lights are the table's nearest its camera's focus, the model's sun
 and headlight off while the table has lights. The window takes them with a full sync,
 only when what it shows would change (a light edited, switched by its regime, or other
@@ -32,9 +32,10 @@ from collections.abc import Callable
 import mujoco
 import numpy as np
 
-from arena_gym.render.lights import LightTable, lit
+from arena_gym.render.lights import lit
 from arena_gym.render.viewer import NO_DISPLAY_VIEW, require_display
 from arena_gym.scene.builders import LIGHT_SLOTS
+from arena_gym.scene.lights import LightTable
 from arena_gym.sim.simulator import Simulator
 
 FRAME_DISTANCE = 1.6  # x the model's extent: the whole env in view

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from arena_gym.render.canvas import open_canvas
-from arena_gym.render.lights import Light, LightTable
 from arena_gym.render.live_viewer import LiveViewer
 from arena_gym.scene import Prim, SceneStore
+from arena_gym.scene.lights import Light, LightTable
 from arena_gym.sim import Simulator
 from tests.render.pixels import centroid, red
 from tests.render.xvfb import virtual_display
@@ -123,8 +123,8 @@ def _brightness(display: str, rect, ok, seconds: float = 30.0) -> float:
 
 def test_the_window_shows_the_light_table(display):
     store = SceneStore(1)
-    store.spawn_prims(0, [Prim("white", pose=(0.0, 0.0, 0.5, 0.0), scale=(2.0, 2.0, 1.0),
-                               rgba=(1, 1, 1, 1))])
+    store[0].spawn_prims([Prim("white", pose=(0.0, 0.0, 0.5, 0.0), scale=(2.0, 2.0, 1.0),
+                                rgba=(1, 1, 1, 1))])
     sim = Simulator(store)
     table = LightTable()
     table.spawn(Light("sun", "sun", dir=(0.3, 0.2, -1.0), level=1.0))
