@@ -114,26 +114,28 @@ class ArenaCommands:
             k += 1
         return f"{candidate}_{k}"
 
-    def _rgba(self, material: dict | None, problems: list[str], what: str,
-              default: tuple[float, float, float, float]) -> tuple[float, float, float, float]:
-        """The colour of an Arena Material: its .mdl file's (read as text, inside the
-        allowed folders), else `default`."""
+    def _look(self, material: dict | None, problems: list[str], what: str,
+              default: tuple[float, float, float, float]) -> dict[str, Any]:
+        """A record's `rgba` and `material` of an Arena Material: its .mdl file's (read as
+        text, inside the allowed folders: a texture tiled on a box, wall or slab, else a
+        colour), else `default` and no material."""
         path = (material or {}).get("path", "")
         if not path:
-            return default
+            return {"rgba": default}
         roots = self.store.scenes[0].path_roots
         if roots is not None and not inside(Path(path), roots):
             problems.append(f"{what}: material {path!r} is outside the allowed folders; "
                             "the default colour is used")
-            return default
+            return {"rgba": default}
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                return read_mdl(path).rgba
+                mdl = read_mdl(path)
         except _ERRORS as exc:
             problems.append(f"{what}: material {path!r} not read ({exc}); the default "
                             "colour is used")
-            return default
+            return {"rgba": default}
+        return {"rgba": mdl.rgba, "material": mdl if mdl.image is not None else None}
 
     def _records(self, message: dict, key: str, problems: list[str], what: str,
                  build: Callable[[dict, str], Any]) -> tuple[int | None, list]:
@@ -231,14 +233,15 @@ class ArenaCommands:
         def build(p: dict, name: str) -> Prim:
             x, y, z = p["pose"][:3]
             pose = (x, y, z, yaw_of(p["pose"]))
-            rgba = self._rgba(p.get("material"), problems, f"prim {p['name']!r}",
+            look = self._look(p.get("material"), problems, f"prim {p['name']!r}",
                               Prim.__dataclass_fields__["rgba"].default)
             mesh = p["mesh_path"].strip()
-            if mesh:
-                return Prim(name, pose=pose, scale=tuple(p["scale"]), mesh_path=mesh, rgba=rgba)
+            if mesh:  # a model's look is its own meshes' (the material's colour tints)
+                return Prim(name, pose=pose, scale=tuple(p["scale"]), mesh_path=mesh,
+                            rgba=look["rgba"])
             # Arena: a box of full extents, 1 mm a side at least
             size = tuple(max(float(s), 2 * MIN_HALF_EXTENT) for s in p["scale"])
-            return Prim(name, pose=pose, scale=size, rgba=rgba)
+            return Prim(name, pose=pose, scale=size, **look)
 
         env, records = self._records(message, "prims", problems, "prim", build)
         if env is None:
@@ -269,8 +272,8 @@ class ArenaCommands:
             (x0, y0, z0), (x1, y1, z1) = w["start"], w["end"]
             return Wall(name, (x0, y0), (x1, y1), height=abs(z1 - z0), thickness=w["thickness"],
                         z=min(z0, z1),
-                        rgba=self._rgba(w.get("material"), problems, f"wall {w['name']!r}",
-                                        Wall.__dataclass_fields__["rgba"].default))
+                        **self._look(w.get("material"), problems, f"wall {w['name']!r}",
+                                     Wall.__dataclass_fields__["rgba"].default))
 
         env, records = self._records(message, "walls", problems, "wall", build)
         return self._all(env, records, problems, "walls",
@@ -296,8 +299,8 @@ class ArenaCommands:
             x, y, z = s["pos"]
             # Arena: a floor's bottom face at pos.z (ours: its top face), a ceiling at pos.z
             return Slab(name, (x, y, z + (0.0 if ceiling else SLAB_THICKNESS)), tuple(s["size"]),
-                        rgba=self._rgba(s.get("material"), problems, f"{kind} {s['name']!r}",
-                                        Slab.__dataclass_fields__["rgba"].default))
+                        **self._look(s.get("material"), problems, f"{kind} {s['name']!r}",
+                                     Slab.__dataclass_fields__["rgba"].default))
 
         env, records = self._records(message, "slabs", problems, kind, build)
         return self._all(env, records, problems, f"{kind}s",

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from arena_gym import checks
+from arena_gym.assets.mdl import MdlMaterial
 from arena_gym.assets.obstacle_models import ObstacleModel
 from arena_gym.assets.shapes import Shape
 from arena_gym.errors import SceneError
@@ -42,6 +43,7 @@ class Prim:
     movable: bool = False  # a mocap body: moved through state, without recompiling
     visuals: tuple[Shape, ...] = ()
     collisions: tuple[Shape, ...] | None = None
+    material: MdlMaterial | None = None  # a box's .mdl look (its texture tiled; not rgba)
 
     def __post_init__(self) -> None:
         checks.name("Prim.name", self.name)
@@ -123,6 +125,7 @@ class Wall:
     thickness: float = WALL_THICKNESS
     rgba: tuple[float, float, float, float] = (0.75, 0.75, 0.78, 1.0)
     z: float = 0.0
+    material: MdlMaterial | None = None  # its .mdl look (its texture tiled; not rgba)
 
     def __post_init__(self) -> None:
         checks.name("Wall.name", self.name)
@@ -150,6 +153,7 @@ class Slab:
     center: tuple[float, float, float]
     size: tuple[float, float]
     rgba: tuple[float, float, float, float] = field(default=(0.55, 0.55, 0.55, 1.0))
+    material: MdlMaterial | None = None  # its .mdl look (its texture tiled; not rgba)
 
     def __post_init__(self) -> None:
         checks.name("Slab.name", self.name)

@@ -10,6 +10,7 @@ import re
 
 import numpy as np
 import pytest
+from PIL import Image
 
 from arena_gym.ros.arena_commands import ArenaCommands
 from arena_gym.ros.commands import Commands
@@ -36,6 +37,13 @@ TYPES = {"laserscan": "sensor_msgs/msg/LaserScan", "imu": "sensor_msgs/msg/Imu",
          "image": "sensor_msgs/msg/Image", "camera_info": "sensor_msgs/msg/CameraInfo",
          "contact": "ros_gz_interfaces/msg/Contacts"}
 IDENTITY = {"w": 1.0}
+STRIPES_MDL = """mdl 1.6;
+import ::OmniPBR::OmniPBR;
+export material Stripes(*) = OmniPBR(
+    diffuse_texture: texture_2d("stripes.png"),
+    texture_scale: float2(1.0)
+);
+"""
 
 
 def pose(x: float, y: float, z: float = 0.0) -> dict:
@@ -52,10 +60,15 @@ def bridge(ros_env, tmp_path_factory):
         imu_block(name="imu"), imu_block(name="imu_mast", reference="mast_joint"),
         camera_block(name="cam", width=32, height=24, rate=50.0),
         camera_block(name="aft", width=16, height=12, rate=50.0, pose="0 0 0.1 0 0 3.14159")))
+    stripes = np.zeros((8, 8, 3), dtype=np.uint8)
+    stripes[:, 4:] = 255  # one black and one white stripe, each half a metre wide
+    Image.fromarray(stripes).save(folder / "stripes.png")
+    (folder / "stripes.mdl").write_text(STRIPES_MDL)
     roots = file_roots(builtin_robot_urdf(), [folder])
     store, name = build_envs("empty", "builtin", 1, seed=0, path_roots=roots, max_envs=2)
     with served(store, name, ros_env) as b:
         b.urdf = str(folder / "probe.urdf")
+        b.mdl = str(folder / "stripes.mdl")
         yield b
 
 
@@ -104,8 +117,11 @@ def test_every_listed_sensor_publishes_on_its_own_topic_and_frame(bridge, probe,
     assert (cam["header"]["frame_id"], cam["width"], cam["height"]) == ("probe/cam_link", 32, 24)
     assert (aft["header"]["frame_id"], aft["width"], aft["height"]) == ("probe/aft_link", 16, 12)
     assert last(probe, f"{NS}/cam/info")["width"] == 32
-    # the front camera sees the box ahead, the aft one the empty floor behind
-    assert not np.array_equal(cam["data"][:16 * 3], aft["data"][:16 * 3])
+    # the front camera sees the box ahead, the aft one the empty floor behind: the row
+    # below the middle (7/12 down) is the box's brown in one, the bright floor in the other
+    box = np.asarray(cam["data"], dtype=float).reshape(24, 32, 3)[14].mean()
+    floor = np.asarray(aft["data"], dtype=float).reshape(12, 16, 3)[7].mean()
+    assert box < 0.7 * floor, (box, floor)
     # our own names stay unpublished: only the listed sensors
     assert probe.publishers(f"{NS}/scan", 0) == 0
 
@@ -155,6 +171,34 @@ def test_a_light_switched_off_and_on_darkens_and_lights_a_robot_camera(bridge, p
     assert again == pytest.approx(lit, rel=0.02)
     assert probe.call("/mujoco/DeleteLights", SRV + "DeleteLights", env_id=1,
                       names=["sun"]) == {"ret": [True]}
+
+
+def test_an_mdl_texture_tiles_a_wall_that_a_robot_camera_sees(bridge, probe, spawned):
+    def aft_row() -> np.ndarray:  # the aft camera's middle row, grey levels
+        probe.take(f"{NS}/aft/image")
+        assert probe.call("/mujoco/Step", SRV + "Step", n=20)["success"]
+        image = last(probe, f"{NS}/aft/image")
+        rows = np.asarray(image["data"], dtype=float).reshape(image["height"], -1, 3)
+        return rows[image["height"] // 2].mean(axis=1)
+
+    def wall(name: str, material: dict) -> dict:  # 1.2 m behind the robot, 4 m wide
+        return {"name": name, "start": {"x": -1.2, "y": -2.0, "z": 0.0},
+                "end": {"x": -1.2, "y": 2.0, "z": 1.5}, "thickness": 0.1,
+                "material": material}
+
+    assert probe.call("/mujoco/SpawnWalls", SRV + "SpawnWalls", env_id=1, walls=[
+        wall("env_1/plain", {})]) == {"ret": [True]}
+    plain = aft_row()
+    assert probe.call("/mujoco/DeletePrims", SRV + "DeletePrims", env_id=1,
+                      names=["env_1_plain"]) == {"ret": [True]}
+    assert probe.call("/mujoco/SpawnWalls", SRV + "SpawnWalls", env_id=1, walls=[
+        wall("env_1/striped", {"path": bridge.mdl, "name": "Stripes"})]) == {"ret": [True]}
+    striped = aft_row()
+    assert probe.call("/mujoco/DeletePrims", SRV + "DeletePrims", env_id=1,
+                      names=["env_1_striped"]) == {"ret": [True]}
+    assert plain.min() > 100 and np.ptp(plain) < 60  # one colour across, shaded
+    # black and white stripes across the same view
+    assert (striped < 30).sum() >= 3 and (striped > 140).sum() >= 3
 
 
 def test_an_env_beyond_max_envs_fails_naming_the_limit(bridge, probe):
