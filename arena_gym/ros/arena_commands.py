@@ -21,7 +21,8 @@ As Arena's server does:
   contact (`ensure_env`): the bridge's envs beyond its world's (`--max-envs`) start as a
   ground plane and the sun; an env_id beyond those fails its items, naming the limit.
 
-Poses carry a full quaternion; our prims and robots take its yaw (a tilted one fails).
+Poses carry a full quaternion: prims take it whole (tilted too), as does EditPrims' move of
+a robot; a robot's spawn and a pedestrian stand upright (a tilted pose fails them).
 """
 
 from __future__ import annotations
@@ -57,18 +58,27 @@ def body_id(name: str) -> str:
     return _ID_BAD.sub("_", str(name)).strip("_") or "x"
 
 
-def yaw_of(pose: list[float]) -> float:
-    """The yaw of a pose (x, y, z, qw, qx, qy, qz); ValueError for a tilted one. An unset
-    (zero) quaternion is the identity, as Arena reads it."""
+def orientation(pose: list[float]) -> tuple[float, tuple[float, float, float, float] | None]:
+    """(heading, the unit quaternion where it is tilted, else None) of a pose (x, y, z, qw,
+    qx, qy, qz). An unset (zero) quaternion is the identity, as Arena reads it."""
     w, x, y, z = pose[3:7]
     norm = math.sqrt(w * w + x * x + y * y + z * z)
     if norm < 1e-12:
-        return 0.0
+        return 0.0, None
     w, x, y, z = w / norm, x / norm, y / norm, z / norm
-    if abs(x) > TILT or abs(y) > TILT:
+    heading = math.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
+    return heading, ((w, x, y, z) if abs(x) > TILT or abs(y) > TILT else None)
+
+
+def yaw_of(pose: list[float]) -> float:
+    """The yaw of an upright pose (x, y, z, qw, qx, qy, qz); ValueError for a tilted one
+    (a robot's or a pedestrian's: they stand upright)."""
+    heading, tilt = orientation(pose)
+    if tilt is not None:
+        w, x, y, z = tilt
         raise ValueError(f"expected a yaw-only orientation, got the quaternion "
                          f"(w={w:.3g}, x={x:.3g}, y={y:.3g}, z={z:.3g})")
-    return 2.0 * math.atan2(z, w)
+    return heading
 
 
 class ArenaCommands:
@@ -214,34 +224,36 @@ class ArenaCommands:
         name = body_id(prim["name"])
         entity = self.store.scene(env).entity(name)
         x, y, z = prim["pose"][:3]
-        yaw = yaw_of(prim["pose"]) if pose else 0.0
+        yaw, tilt = orientation(prim["pose"]) if pose else (0.0, None)
         if entity.kind == "robot":
             if scale:
                 raise ValueError("a robot cannot be scaled")
             if pose:
                 self.sim.set_free_bodies(env, {name: FreeBodyState(
-                    pos=(x, y, z), quat=(math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)))})
+                    pos=(x, y, z),
+                    quat=tilt or (math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)))})
             return
         new_scale = tuple(prim["scale"]) if scale else None
         if new_scale is not None and min(new_scale) <= 0:
             raise ValueError(f"expected a scale > 0, got {new_scale}")
         if pose or scale:
             self.store[env].edit_prims([PrimEdit(name, pose=(x, y, z, yaw) if pose else None,
-                                                 scale=new_scale)])
+                                                 scale=new_scale, quat=tilt)])
 
     def _spawn_prims(self, message: dict, problems: list[str]) -> Reply:
         def build(p: dict, name: str) -> Prim:
             x, y, z = p["pose"][:3]
-            pose = (x, y, z, yaw_of(p["pose"]))
+            yaw, tilt = orientation(p["pose"])
+            pose = (x, y, z, yaw)
             look = self._look(p.get("material"), problems, f"prim {p['name']!r}",
                               Prim.__dataclass_fields__["rgba"].default)
             mesh = p["mesh_path"].strip()
             if mesh:  # a model's look is its own meshes' (the material's colour tints)
                 return Prim(name, pose=pose, scale=tuple(p["scale"]), mesh_path=mesh,
-                            rgba=look["rgba"])
+                            rgba=look["rgba"], quat=tilt)
             # Arena: a box of full extents, 1 mm a side at least
             size = tuple(max(float(s), 2 * MIN_HALF_EXTENT) for s in p["scale"])
-            return Prim(name, pose=pose, scale=size, **look)
+            return Prim(name, pose=pose, scale=size, quat=tilt, **look)
 
         env, records = self._records(message, "prims", problems, "prim", build)
         if env is None:

@@ -25,8 +25,9 @@ MATERIAL_RGBA = [0.5, 0.5, 0.5, 1.0]
 
 
 def add_box(spec: mujoco.MjSpec, name: str, prim: Prim) -> mujoco.MjsBody:
-    x, y, z, yaw = prim.pose
-    body = spec.worldbody.add_body(name=name, pos=[x, y, z], quat=yaw_quat(yaw), mocap=prim.movable)
+    x, y, z, _ = prim.pose
+    body = spec.worldbody.add_body(name=name, pos=[x, y, z], quat=prim.orientation,
+                                   mocap=prim.movable)
     body.add_geom(
         name=name + "/geom",
         type=mujoco.mjtGeom.mjGEOM_BOX,

@@ -6,6 +6,7 @@ spawned into, empty until then (made on first contact, up to --max-envs)."""
 
 from __future__ import annotations
 
+import math
 import re
 
 import numpy as np
@@ -199,6 +200,56 @@ def test_an_mdl_texture_tiles_a_wall_that_a_robot_camera_sees(bridge, probe, spa
     assert plain.min() > 100 and np.ptp(plain) < 60  # one colour across, shaded
     # black and white stripes across the same view
     assert (striped < 30).sum() >= 3 and (striped > 140).sum() >= 3
+
+
+def quat(roll: float = 0.0, pitch: float = 0.0) -> dict:
+    """A pose's orientation rolled about x, then pitched about y (w, x, y, z)."""
+    cr, sr, cp, sp = (math.cos(roll / 2), math.sin(roll / 2), math.cos(pitch / 2),
+                      math.sin(pitch / 2))
+    return {"w": cp * cr, "x": cp * sr, "y": sp * cr, "z": -sp * sr}
+
+
+def test_a_tilted_pose_tilts_a_prim_and_a_robot(bridge, probe, spawned):
+    def on_loop(fn):  # the scenes belong to the bridge's loop thread while it serves
+        return bridge.sim.call_soon(fn).result(timeout=60)
+
+    def body(name: str) -> tuple[np.ndarray, np.ndarray]:
+        model = on_loop(lambda: bridge.sim.store[1].model)
+        found = model.body(f"env_1/{name}")  # bodies of env 1 carry its prefix
+        return found.pos.copy(), found.quat.copy()
+
+    ramp = quat(pitch=math.radians(30))
+    assert probe.call("/mujoco/SpawnPrims", SRV + "SpawnPrims", env_id=1, prims=[
+        {"name": "env_1/ramp", "pose": {"position": {"x": 0.0, "y": 3.0, "z": 0.3},
+                                        "orientation": ramp},
+         "scale": {"x": 1.0, "y": 0.5, "z": 0.05}}]) == {"ret": [True]}
+    pos, q = body("env_1_ramp")
+    np.testing.assert_allclose(pos, [0.0, 3.0, 0.3])
+    np.testing.assert_allclose(q, [ramp["w"], ramp["x"], ramp["y"], ramp["z"]], atol=1e-9)
+    rolled = quat(roll=math.radians(20))
+    assert probe.call("/mujoco/EditPrims", SRV + "EditPrims", env_id=1, pose=True, prims=[
+        {"name": "env_1_ramp", "pose": {"position": {"x": 0.5, "y": 3.0, "z": 0.4},
+                                        "orientation": rolled}}]) == {"ret": [True]}
+    pos, q = body("env_1_ramp")
+    np.testing.assert_allclose(pos, [0.5, 3.0, 0.4])
+    np.testing.assert_allclose(q, [rolled["w"], rolled["x"], rolled["y"], rolled["z"]],
+                               atol=1e-9)
+    assert probe.call("/mujoco/DeletePrims", SRV + "DeletePrims", env_id=1,
+                      names=["env_1_ramp"]) == {"ret": [True]}
+    # a robot moved by EditPrims takes the whole quaternion too (its odometry says so)
+    odom = f"/{bridge.robot}/odom"
+    assert probe.listen(odom, "nav_msgs/msg/Odometry") == 1
+    leaning = quat(roll=0.3, pitch=0.2)
+    assert probe.call("/mujoco/EditPrims", SRV + "EditPrims", env_id=0, pose=True, prims=[
+        {"name": bridge.robot, "pose": {"position": {"x": 0.0, "y": 0.0, "z": 0.5},
+                                        "orientation": leaning}}]) == {"ret": [True]}
+    probe.take(odom)
+    assert probe.call("/mujoco/Step", SRV + "Step", n=1)["success"]
+    seen = last(probe, odom)["pose"]["pose"]["orientation"]
+    np.testing.assert_allclose([seen[k] for k in "wxyz"], [leaning[k] for k in "wxyz"],
+                               atol=1e-3)
+    assert probe.call("/mujoco/EditPrims", SRV + "EditPrims", env_id=0, pose=True, prims=[
+        {"name": bridge.robot, "pose": pose(0.0, 0.0)}]) == {"ret": [True]}
 
 
 def test_an_env_beyond_max_envs_fails_naming_the_limit(bridge, probe):
