@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from arena_gym.ros import camera
 from arena_gym.ros.frames import FrameWriter, describe
+from arena_gym.ros.messages import frame_id, sensor_frame
 from arena_gym.ros.sensor_topics import contact_links
 from arena_gym.sensors.readings import CameraReading
 from arena_gym.sensors.specs import ContactSpec
@@ -72,6 +73,32 @@ class Roster:
             found[name] = member  # type: ignore[assignment]
         self.members = found  # type: ignore[assignment]
         return changed, gone
+
+    def frame_body(self, frame: str, env: int = 0) -> str | None:
+        """The body of env `env` that TF frame id `frame` (as the bridge publishes it)
+        follows: a robot's link (its base among them), or a sensor's frame (its link);
+        "" for `map` and a robot's odom (both are the world here); None for a frame no
+        robot of that env publishes."""
+        frame = frame.lstrip("/")
+        if frame == "map":
+            return ""
+        model = self.sim.store[env].model
+        for member in self.members.values():
+            info = dict(member.records).get(env)
+            for r in (r for r in member.meta["robots"] if r["env"] == env and info):
+                prefix = info.prefix  # type: ignore[attr-defined]
+                if frame == frame_id(r, "odom"):
+                    return ""
+                for sensor in member.meta["sensors"]:
+                    own = {sensor_frame(r, sensor), frame_id(r, sensor.get("optical", "-"))}
+                    if frame in own:
+                        frame = frame_id(r, sensor["link"])
+                links = {frame_id(r, model.body(b).name.removeprefix(prefix)): model.body(b).name
+                         for b in range(model.nbody) if model.body(b).name.startswith(prefix)}
+                links[frame_id(r, r["base"])] = info.root_body  # type: ignore[attr-defined]
+                if frame in links:
+                    return links[frame]
+        return None
 
     def _robots(self) -> dict[str, tuple[tuple[int, object], ...]]:
         """Each robot name in the scenes (the bridge's robot first, then by env and spawn

@@ -93,7 +93,8 @@ class Bridge:
         self.arena = ArenaCommands(self.commands, roster.naming)  # /mujoco/CamelCase
         suite.renderers.lighting = self.arena.lighting  # robot cameras see the light tables
         self.viewport = ViewportRequests(
-            ViewportControl(sim, lambda env: self.arena.lights.get(env)), Path(folder.name))
+            ViewportControl(sim, lambda env: self.arena.lights.get(env), roster.frame_body),
+            Path(folder.name))
         self.rt_factor = 1.0
         self.frames_sent = 0
         self.frames_dropped = 0  # free-running ticks the node was too busy to take
