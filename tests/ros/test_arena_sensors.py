@@ -18,7 +18,7 @@ from arena_gym.ros.commands import Commands
 from arena_gym.ros.files import file_roots
 from arena_gym.ros.run import build_envs
 from arena_gym.worlds.default import builtin_robot_urdf
-from tests.ros.conftest import Probe, served
+from tests.ros.conftest import Probe, served  # conftest's probe: on this module's bridge
 from tests.sensors.worlds import camera_block, imu_block, lidar_block, probe_urdf
 
 SRV = "arena_mujoco_msgs/srv/"
@@ -71,13 +71,6 @@ def bridge(ros_env, tmp_path_factory):
         b.urdf = str(folder / "probe.urdf")
         b.mdl = str(folder / "stripes.mdl")
         yield b
-
-
-@pytest.fixture(scope="module")
-def probe(bridge, ros_env):
-    p = Probe(ros_env)
-    yield p
-    p.close()
 
 
 @pytest.fixture(scope="module")
