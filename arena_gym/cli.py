@@ -143,7 +143,9 @@ def _parser() -> argparse.ArgumentParser:
             "collision and timeout rates and the mean path length."
         ),
     )
-    evaluate.add_argument("policy", help="a .zip from 'arena-gym train', 'random' or 'reactive'")
+    evaluate.add_argument("policy", help="a .zip from 'arena-gym train', 'random', 'reactive', "
+                          "or a shipped policy: 'pretrained:room', 'pretrained:maps' (on the "
+                          "config it was trained on unless --config)")
     evaluate.add_argument("--episodes", type=_positive_int, default=100)
     evaluate.add_argument("--num-envs", type=_positive_int, default=20, metavar="N")
     evaluate.add_argument("--seed", type=_seed, default=10_000)
@@ -174,8 +176,8 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("target", nargs="+", metavar="SUITE | compare A B",
                        help="a suite file or built-in name; or 'compare' and two run folders")
     bench.add_argument("--policy", default=None,
-                       help="'reactive', 'random', a .zip from 'arena-gym train', or "
-                       "module:callable (obs -> action)")
+                       help="'reactive', 'random', 'pretrained:room', 'pretrained:maps', a "
+                       ".zip from 'arena-gym train', or module:callable (obs -> action)")
     bench.add_argument("--envs", type=_positive_int, default=None, metavar="N",
                        help="envs per stage (default: the suite's)")
     bench.add_argument("--out", default=None, metavar="DIR",
@@ -439,6 +441,7 @@ def _eval(args: argparse.Namespace) -> int:
     from arena_gym.train.evaluation import evaluate
     from arena_gym.train.policies import is_named, make_policy
 
+    _pretrained_config(args)
     config, overrides = _overrides(args)
     if not is_named(args.policy) and ":" not in args.policy.removesuffix(".zip"):
         from arena_gym.train.model_files import check_model_file
@@ -458,6 +461,17 @@ def _eval(args: argparse.Namespace) -> int:
         env.close()
     print(f"{args.policy}: {summary.line()}")
     return 0
+
+
+def _pretrained_config(args: argparse.Namespace) -> None:
+    """A shipped policy ("pretrained:NAME") runs on the env config it was trained on unless
+    --config names another."""
+    from arena_gym.train.pretrained import is_pretrained, pretrained, pretrained_file
+
+    if is_pretrained(args.policy):
+        pretrained_file(args.policy)  # an unknown name or a missing file: before any env
+        if args.config is None:
+            args.config = pretrained(args.policy).config
 
 
 def _plotter(folder: str, env):
@@ -491,6 +505,7 @@ def _view(args: argparse.Namespace) -> int:
                          "address)")
     else:
         _need_display()
+    _pretrained_config(args)
     config, overrides = _overrides(args)
     env = ArenaVectorEnv(args.num_envs, config=config, **overrides)
     shown = None

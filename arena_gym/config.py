@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
+from arena_gym.registry import REWARD_TERMS
+
 
 class ConfigError(ValueError):
     """A configuration that does not fit the schema."""
@@ -110,7 +112,6 @@ class RewardConfig:
     @classmethod
     def extra_key(cls, name: str) -> bool:
         """A key that is no field but a registered reward term's name: a plugin's weight."""
-        from arena_gym.registry import REWARD_TERMS
 
         return not cls.is_builtin(name) and name in REWARD_TERMS
 
@@ -155,6 +156,9 @@ class CurriculumConfig:
 
 @dataclass(frozen=True)
 class ScanConfig:
+    """The observed scan: beams and max range (0: as the robot declares them), and whether ranges
+    are divided by the max range."""
+
     # 0: as the robot declares (model_params.yaml, URDF)
     num_beams: Annotated[int, At(ge=0, le=100_000)] = 0
     max_range: Annotated[float, At(ge=0, le=1000)] = 0.0  # 0: as declared

@@ -75,9 +75,13 @@ def layer_of(module: str) -> int:
                          f"{[n for names in LAYERS for n in names]}")
 
 
+def label(layer: int) -> str:
+    return "base" if layer == 0 else "/".join(LAYERS[layer])
+
+
 def upward(g: dict[str, set[str]]) -> list[str]:
-    return sorted(f"{m} (layer {LAYERS[layer_of(m)][0]}) imports {t} (layer "
-                  f"{LAYERS[layer_of(t)][0]})"
+    return sorted(f"{m} (layer {label(layer_of(m))}) imports {t} (layer "
+                  f"{label(layer_of(t))})"
                   for m, targets in g.items() for t in targets if layer_of(t) > layer_of(m))
 
 
@@ -131,9 +135,9 @@ def test_no_modules_import_each_other_in_a_cycle():
 
 @pytest.mark.parametrize(("module", "planted", "expected"), [
     ("arena_gym.scene.store", "arena_gym.sensors.kinds",
-     "arena_gym.scene.store (layer scene) imports arena_gym.sensors.kinds (layer sensors)"),
+     "arena_gym.scene.store (layer scene) imports arena_gym.sensors.kinds (layer sensors/tasks)"),
     ("arena_gym.geometry.arrays", "arena_gym.envs.core",
-     "arena_gym.geometry.arrays (layer caches) imports arena_gym.envs.core (layer envs)"),
+     "arena_gym.geometry.arrays (layer base) imports arena_gym.envs.core (layer envs)"),
 ])
 def test_a_planted_upward_import_is_caught(module, planted, expected):
     g = graph()

@@ -19,6 +19,7 @@ from arena_gym.config import ConfigError, EnvConfig
 from arena_gym.plugins import PluginHandle
 from arena_gym.registry import SENSOR_KINDS
 from arena_gym.sensors import SensorError, SensorSuite
+from arena_gym.sensors.kinds import flat_observation
 
 RESERVED = ("scan", "goal", "last_action", "pedestrians")  # the task's own observation keys
 
@@ -27,7 +28,6 @@ class Extensions:
     """The configured sensors of `suite`'s robot `robot` and the env's plugin handles."""
 
     def __init__(self, cfg: EnvConfig, suite: SensorSuite, robot: str) -> None:
-        from arena_gym.sensors.kinds import flat_observation
 
         self.spaces: dict[str, spaces.Box] = {}
         self._values: dict[str, Callable[[np.ndarray], np.ndarray]] = {}

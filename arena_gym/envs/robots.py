@@ -8,6 +8,7 @@ from arena_gym.assets.model_params import MODEL_PARAMS_FILE
 from arena_gym.config import ConfigError, EnvConfig
 from arena_gym.errors import SpawnError
 from arena_gym.scene.sensor_mounts import find_model_params
+from arena_gym.worlds import builtin_robot_urdf
 
 BUILTIN = {"arena_diffbot"}
 
@@ -15,7 +16,6 @@ BUILTIN = {"arena_diffbot"}
 def resolve_robot(cfg: EnvConfig) -> tuple[Path, tuple[str, ...], Path]:
     """(urdf, package_paths, model_params.yaml) for the configured robot."""
     if cfg.robot in BUILTIN:
-        from arena_gym.worlds import builtin_robot_urdf
 
         urdf = builtin_robot_urdf()
     else:

@@ -17,6 +17,8 @@ from arena_gym.render.lights import FIXTURE_QUADS
 from arena_gym.render.overlays import Marks
 from arena_gym.render.viewer import HumanViewer
 from arena_gym.scene.lights import LightTable
+from arena_gym.sensors.state_access import Frames
+from arena_gym.sensors.workers import Workers
 
 
 class EnvView:
@@ -66,8 +68,6 @@ class EnvView:
 
     def _begin(self) -> None:
         if self._frames is None:
-            from arena_gym.sensors.state_access import Frames
-            from arena_gym.sensors.workers import Workers
 
             self._frames = Frames(self.core.sim, Workers(1))
         self._frames.begin(forced=False)

@@ -28,6 +28,8 @@ import numpy as np
 from arena_gym.render.canvas import Canvas, open_canvas
 from arena_gym.render.lights import FIXTURE_QUADS
 from arena_gym.scene.lights import LightTable
+from arena_gym.sensors.state_access import Frames
+from arena_gym.sensors.workers import Workers
 from arena_gym.sim.simulator import Simulator
 
 WIDTH, HEIGHT = 1920, 1080
@@ -36,6 +38,9 @@ NEAR, FAR = 0.05, 200.0  # m: the frustum's clipping planes
 
 @dataclass(frozen=True)
 class Viewport:
+    """A free camera's pose (position, yaw, pitch, roll), lens (horizontal fov, or orthographic
+    width) and image size; checked on creation."""
+
     pos: tuple[float, float, float]
     yaw: float = 0.0
     pitch: float = 0.0
@@ -88,8 +93,6 @@ class ViewportCapture:
     """Viewport frames of the envs of a simulator; one canvas per env and size."""
 
     def __init__(self, sim: Simulator) -> None:
-        from arena_gym.sensors.state_access import Frames
-        from arena_gym.sensors.workers import Workers
 
         self.sim = sim
         self._frames = Frames(sim, Workers(1))

@@ -43,6 +43,7 @@ from arena_gym.render.lights import lit
 from arena_gym.ros.commands import Commands
 from arena_gym.scene.lights import Light, LightTable
 from arena_gym.scene.requests import SLAB_THICKNESS, Prim, PrimEdit, Slab, Wall
+from arena_gym.scene.scene import Scene
 from arena_gym.sim.free_bodies import FreeBodyState
 
 Reply = dict[str, Any]
@@ -288,17 +289,16 @@ class ArenaCommands:
                                      Wall.__dataclass_fields__["rgba"].default))
 
         env, records = self._records(message, "walls", problems, "wall", build)
-        return self._all(env, records, problems, "walls",
-                         lambda e, walls: self.store[e].spawn_walls(walls))
+        return self._all(env, records, problems, "walls", Scene.spawn_walls)
 
     def _all(self, env: int | None, records: list, problems: list[str], what: str,
-             spawn: Callable[[int, list], None]) -> Reply:
+             spawn: Callable[[Scene, list], None]) -> Reply:
         """Spawn the good records in one go; as Arena, a batch that does not go in fails
         whole."""
         if env is None:
             return {"ret": [False] * len(records)}
         try:
-            spawn(env, [r for r in records if r is not None])
+            spawn(self.store[env], [r for r in records if r is not None])
         except _ERRORS as exc:
             problems.append(f"{what} not spawned: {_text(exc)}")
             return {"ret": [False] * len(records)}
@@ -316,8 +316,7 @@ class ArenaCommands:
 
         env, records = self._records(message, "slabs", problems, kind, build)
         return self._all(env, records, problems, f"{kind}s",
-                         lambda e, slabs: (self.store[e].spawn_ceilings if ceiling
-                                           else self.store[e].spawn_floors)(slabs))
+                         Scene.spawn_ceilings if ceiling else Scene.spawn_floors)
 
     def _spawn_floors(self, message: dict, problems: list[str]) -> Reply:
         return self._floors(message, problems, ceiling=False)

@@ -30,6 +30,9 @@ from arena_gym.sim.simulator import Simulator
 
 @dataclass
 class Member:
+    """One bridged robot: its topic and frame description, the frame writer, its camera reading and
+    the envs that hold it."""
+
     robot: str
     meta: dict  # frames.describe
     writer: FrameWriter

@@ -52,6 +52,9 @@ class RosSetupError(ValueError):
 
 @dataclass(frozen=True)
 class Distro:
+    """The pinned PyPI versions of one ROS 2 distribution's wheels that `arena-gym ros setup`
+    installs."""
+
     rclpy: str
     msgs: str  # sensor_msgs, nav_msgs, geometry_msgs, std_msgs, std_srvs
     default_generators: str

@@ -92,6 +92,9 @@ def angles(q) -> tuple[float, float, float]:
 
 @dataclass
 class Keyframe:
+    """One `cmd_view` keyframe of the viewport camera: wall time, pose in the reference frame,
+    orientation mode and fov."""
+
     time: float  # wall seconds
     local: Pose
     world_orientation: bool

@@ -5,13 +5,13 @@ turns the MuJoCo camera accordingly). One render pass gives both RGB and depth (
 `mjr_render`, one `mjr_readPixels`), and only what a spec asks for is rendered: nothing
 when no spec names a camera.
 
-Renderers: one per env and resolution (`RendererPool`), each with its own GL context,
-rebuilt when a recompile swaps the env's model; all made, used and freed on the pool's
-own thread, so closing works from any thread. Shadows, reflections and the skybox are
-off (10-20x faster in software rendering). Cameras draw static geoms, robot visuals and
-ceilings (groups.CAMERA_GROUPS), not robot collision hulls, hidden hulls or sites.
-`MUJOCO_GL` defaults to `egl`; if no GL context can be made, cameras give no images
-(readings stay invalid) and one warning says why, never an exception.
+Renderers: one per env and resolution (`RendererPool`), each with its own GL context, rebuilt
+when a recompile swaps the env's model; all made, used and freed on the pool's own thread, so
+closing works from any thread. Shadows, reflections and the skybox are off: they are most of a
+software render's cost (docs/performance.md). Cameras draw static geoms, robot visuals and
+ceilings (groups.CAMERA_GROUPS), not robot collision hulls, hidden hulls or sites. `MUJOCO_GL`
+defaults to `egl`; if no GL context can be made, cameras give no images (readings stay invalid)
+and one warning says why, never an exception.
 
 Depth is the distance along the optical axis at each pixel's centre (the renderer has no
 multisampling, which would sample off the centres K declares): +inf past the far clip,
@@ -314,6 +314,9 @@ class RendererPool:
 
 
 class CameraUnit(Unit):
+    """A robot's camera in every env: renders the outputs its specs ask for (rgb, depth,
+    points) through the renderer pool."""
+
     kind = "camera"
     can_fail = True  # an env without a renderer (no GL context) gives no sample
     default_rate = DEFAULT_RATE

@@ -67,6 +67,9 @@ def contacts(data: mujoco.MjData) -> tuple[np.ndarray, np.ndarray, np.ndarray, n
 
 
 class ContactUnit(Unit):
+    """A robot's contact sensor (or one link's contacts) in every env: the contacts it touches,
+    their geoms, positions and frames."""
+
     kind = "contact"
 
     def __init__(self, spec: ContactSpec, num_envs: int) -> None:
@@ -149,6 +152,9 @@ NONE, WALL, OBSTACLE, ROBOT, PEDESTRIAN = range(5)
 
 
 class CollisionUnit(Unit):
+    """The one collision rule for a robot in every env: whether anything but its feet on a floor
+    touched it since the last sample, and what it hit."""
+
     kind = "collision"
     in_place = True  # its samples are written through `out` only
 

@@ -37,6 +37,9 @@ TICK_STEPS = 10
 
 @dataclass(frozen=True)
 class SimInfo:
+    """A snapshot of the simulator's state for status replies: clock, step count, pause, real-time
+    factor (target and measured), compiles per env."""
+
     clock: float  # shared sim time, seconds
     step_count: int
     paused: bool

@@ -20,12 +20,11 @@ Arrays handed out are read-only views of the buffer; copy what must outlive the 
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from arena_gym.sim.groups import BatchGroup, PoolGroup
+from arena_gym.sim.groups import BatchGroup, PoolGroup
 
 # what consumers read (the bridge's joint states, a viewer's pose, sensor outputs)
 FIELDS = ("time", "qpos", "qvel", "act", "ctrl", "mocap_pos", "mocap_quat", "sensordata")
@@ -35,7 +34,6 @@ class Snapshot:
     """One env-consistent state of every env after a tick: all fields belong to `step_count`."""
 
     def __init__(self, groups: list[BatchGroup | PoolGroup], num_envs: int) -> None:
-        from arena_gym.sim.groups import BatchGroup
 
         self.groups = groups  # the layout the blocks were made for
         self.seq = 0  # publication number: strictly increasing from one publish to the next
@@ -58,7 +56,6 @@ class Snapshot:
 
     def fill(self, step_count: int, clock: float, seq: int) -> None:
         """Copy the groups' current state in (the stepping thread, under the step lock)."""
-        from arena_gym.sim.groups import BatchGroup
 
         blocks = iter(self._blocks)
         for group in self.groups:

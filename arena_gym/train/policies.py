@@ -11,6 +11,7 @@ import numpy as np
 from gymnasium import spaces
 
 from arena_gym.registry import POLICIES
+from arena_gym.train.pretrained import is_pretrained, pretrained_file
 
 Policy = Callable[[dict[str, np.ndarray]], np.ndarray]
 
@@ -126,12 +127,15 @@ def is_named(name: str) -> bool:
 def make_policy(name: str, env: Any, seed: int = 0, trust: bool = False) -> Policy:
     """The policy a command line names for `env` (an ArenaVectorEnv, possibly wrapped): a
     registered name (arena_gym.registry.POLICIES: "random", "reactive", and plugins'), a
+    shipped policy ("pretrained:room", "pretrained:maps": train/pretrained.py), a
     model .zip saved by `arena-gym train`, or "module:attribute", any importable callable
     obs -> action (batched Dict observations in, (num_envs, dim) actions in the robot's
     range out): the plug-in points for other planners."""
     if is_named(name):
         return POLICIES[name](env, seed)
     space = env.single_action_space
+    if is_pretrained(name):
+        return sb3_policy(pretrained_file(name), env.single_observation_space, space)
     if ":" in name and not name.endswith(".zip"):
         return _imported(name)
     return sb3_policy(name, env.single_observation_space, space, trust=trust)

@@ -47,6 +47,9 @@ PPO_CLIP_RANGE = 0.2  # SB3's default, which train() keeps
 
 @dataclass(frozen=True)
 class TrainSettings:
+    """Everything `arena-gym train` runs with: algorithm, envs, wall-time budget, evaluation
+    schedule, output folder and the learner's hyperparameters."""
+
     algo: str = "ppo"
     num_envs: int = 32
     minutes: float = 15.0
@@ -186,6 +189,7 @@ def _run(settings: TrainSettings, overrides: dict[str, Any], resume: bool) -> Pa
     sb3, torch = _import_sb3()
     from stable_baselines3.common.callbacks import BaseCallback
     from stable_baselines3.common.vec_env import VecMonitor, VecNormalize
+    from tqdm import tqdm
 
     from arena_gym.distributed import vector_env
     from arena_gym.envs.vector_env import ArenaVectorEnv
@@ -297,11 +301,12 @@ def _run(settings: TrainSettings, overrides: dict[str, Any], resume: bool) -> Pa
             for key, value in row.items():
                 self.logger.record(f"arena/{key}", value)
             self.logger.dump(self.model.num_timesteps)
-            print(" ".join(f"{k}={v}" for k, v in row.items()), flush=True)
             if summary.success >= self.best:
                 self.best = summary.success
                 self.model.save(out / "best_model.zip")
                 _normaliser(venv, out / "normaliser.json", load=False)
+            tqdm.write(evaluation_line(row, self.best))  # above the bar, which stays
+            sys.stdout.flush()  # as it happens, into a pipe or file too
 
     progress = Progress()
     callbacks = [progress]
@@ -327,6 +332,14 @@ def _run(settings: TrainSettings, overrides: dict[str, Any], resume: bool) -> Pa
               f"arena-gym train --resume {out}", file=sys.stderr, flush=True)
         raise KeyboardInterrupt
     return out
+
+
+def evaluation_line(row: Mapping[str, Any], best: float) -> str:
+    """The line an evaluation prints as it ends: wall minutes, env steps, the deterministic
+    policy's success / collision / timeout rates, and the best success so far."""
+    return (f"eval {row['wall_s'] / 60:5.1f} min {row['env_steps']:>11,} env steps   "
+            f"success {row['eval_success']:4.0%}  collision {row['eval_collision']:4.0%}  "
+            f"timeout {row['eval_timeout']:4.0%}   best {best:4.0%}")
 
 
 def _append_row(path: Path, row: dict[str, Any]) -> None:

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from arena_gym.assets.model_params import MODEL_PARAMS_FILE
+from arena_gym.assets.robot_params import load_robot_params
 from arena_gym.config import EnvConfig
 from arena_gym.geometry.footprints import distance_to_boxes
 from arena_gym.scene.requests import WALL_THICKNESS, Prim, Wall
@@ -41,7 +42,6 @@ def builtin_robot_urdf() -> Path:
 
 def _robot_radius() -> float:
     """The built-in robot's footprint radius, from its model_params.yaml (the one reader)."""
-    from arena_gym.assets.robot_params import load_robot_params
 
     return load_robot_params(builtin_robot_urdf().parent / MODEL_PARAMS_FILE).radius
 

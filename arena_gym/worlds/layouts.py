@@ -21,6 +21,9 @@ from arena_gym.scene.store import SceneStore
 from arena_gym.worlds.default import ROOM_SIZE, WALL_HEIGHT, room_walls
 from arena_gym.worlds.mechanisms import FILE_NAME as MECHANISMS_FILE
 from arena_gym.worlds.mechanisms import MechanismSet, check_doors, mechanisms_next_to
+from arena_gym.worlds.occupancy import OccupancyMap, free_cells, load_map, walls_from_map
+from arena_gym.worlds.scenario import load_scenario, scenario_models, spawn_scenario_statics
+from arena_gym.worlds.scenario_check import check_on_map
 
 
 @dataclass(frozen=True)
@@ -56,7 +59,6 @@ class RoomLayout:
     def occupancy(self, resolution: float = 0.05):
         """The room rasterised: cells whose centre lies on the floor are free, the rest
         (walls and a cell around them) occupied; for the global path."""
-        from arena_gym.worlds.occupancy import OccupancyMap
 
         outer = self.size + 2 * WALL_THICKNESS
         cells = math.ceil(outer / resolution)
@@ -73,7 +75,6 @@ class MapLayout:
     and no start, goal or obstacle is placed where they move."""
 
     def __init__(self, map_yaml: str | Path, wall_height: float = 1.0) -> None:
-        from arena_gym.worlds.occupancy import load_map
 
         self.map = load_map(map_yaml)
         self.source = str(map_yaml)  # how messages name the world
@@ -92,7 +93,6 @@ class MapLayout:
 
     def build(self, store: SceneStore, env_id: int) -> None:
         if self._walls is None:
-            from arena_gym.worlds.occupancy import walls_from_map
 
             self._walls = walls_from_map(self.map, height=self.wall_height)
         store[env_id].spawn_walls(self._walls)
@@ -101,7 +101,6 @@ class MapLayout:
 
     def footprints(self) -> np.ndarray:
         """(B, 5) footprints of the map's walls (for pedestrians' obstacle forces)."""
-        from arena_gym.worlds.occupancy import walls_from_map
 
         if self._walls is None:
             self._walls = walls_from_map(self.map, height=self.wall_height)
@@ -122,7 +121,6 @@ class MapLayout:
 
     def _on_free_cells(self, points: np.ndarray, clearance: float) -> np.ndarray:
         """Whether each point (P, 2) lies at least `clearance` from the map's walls."""
-        from arena_gym.worlds.occupancy import free_cells
 
         key = round(float(clearance), 4)
         if key not in self._free:
@@ -143,8 +141,6 @@ class ScenarioLayout(MapLayout):
     def __init__(self, scenario_json: str | Path, wall_height: float = 1.0,
                  clearance: float = 0.0, model_paths: tuple[str, ...] = (),
                  bbox: bool = False) -> None:
-        from arena_gym.worlds.scenario import load_scenario
-        from arena_gym.worlds.scenario_check import check_on_map
 
         self.scenario = load_scenario(scenario_json)
         map_yaml = Path(scenario_json).resolve().parent.parent / "map" / "map.yaml"
@@ -158,7 +154,6 @@ class ScenarioLayout(MapLayout):
         self.model_paths, self.bbox = model_paths, bbox  # where its statics' models resolve
 
     def build(self, store: SceneStore, env_id: int) -> None:
-        from arena_gym.worlds.scenario import spawn_scenario_statics
 
         super().build(store, env_id)
         spawn_scenario_statics(store, env_id, self.scenario, self.model_paths, bbox=self.bbox)
@@ -167,7 +162,6 @@ class ScenarioLayout(MapLayout):
         """(B, 5) footprints of the map's walls and the scenario's static obstacles."""
         import warnings
 
-        from arena_gym.worlds.scenario import scenario_models
 
         with warnings.catch_warnings():  # a missing model warned when it was spawned
             warnings.simplefilter("ignore")

@@ -48,6 +48,8 @@ from typing import Any
 import numpy as np
 import yaml
 
+from arena_gym.errors import SceneError
+from arena_gym.scene.lights import Light
 from arena_gym.scene.requests import Prim
 from arena_gym.scene.store import SceneStore
 
@@ -74,6 +76,9 @@ class Cap:
 
 @dataclass(frozen=True)
 class Door:
+    """A door of a world's mechanisms.yaml: a movable box that slides or swings open for robots and
+    people in its zone (plate, lock and cap optional)."""
+
     name: str
     pose: tuple[float, float, float]
     size: tuple[float, float, float]
@@ -93,6 +98,9 @@ class Door:
 
 @dataclass(frozen=True)
 class Elevator:
+    """An elevator cabin of a world's mechanisms.yaml: a movable slab that carries its riders
+    between levels at `speed`, dwelling at each."""
+
     name: str
     pose: tuple[float, float, float]
     size: tuple[float, float]
@@ -299,8 +307,6 @@ def parse_mechanisms(doc: object, source: str = "mechanisms") -> MechanismSet:
 
 
 def _lights(read: _Reader, items: object) -> tuple[Any, ...]:
-    from arena_gym.errors import SceneError
-    from arena_gym.scene.lights import Light
 
     if not isinstance(items, list):
         raise read.error("lights", "a list", items)

@@ -39,12 +39,14 @@ def test_ctrl_c_saves_the_model_and_resume_continues_the_run(tmp_path, capsys):
     out = tmp_path / "run"
     with running("train", "--minutes", "10", "--eval-every", "0.1", "--out", str(out),
                  *QUICK) as proc:
-        first = read_until(proc.stdout, r"^wall_s=.* env_steps=(\d+) ", timeout=300)
+        # each evaluation prints its line as it ends (not only at the run's end)
+        first = read_until(proc.stdout, r"^eval +[\d.]+ min +([\d,]+) env steps +success +\d+% +"
+                           r"collision +\d+% +timeout +\d+% +best +\d+%$", timeout=300)
         assert len(_curve(out)) >= 1  # the first evaluation's row is on disk already
         err = interrupt(proc, timeout=300)
     assert proc.returncode == 130 and "Traceback" not in err, err[-3000:]
     steps = _steps(out / "final_model.zip")
-    assert steps >= int(first[1])
+    assert steps >= int(first[1].replace(",", ""))
     assert err.endswith(
         f"training: stopped at {steps:,} env steps; saved {out / 'final_model.zip'} and its "
         f"normaliser. Continue with: arena-gym train --resume {out}\n"
