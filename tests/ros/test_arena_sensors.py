@@ -120,6 +120,30 @@ def test_every_listed_sensor_publishes_on_its_own_topic_and_frame(bridge, probe,
     assert probe.publishers(f"{NS}/scan", 0) == 0
 
 
+def test_our_spawn_urdf_gives_every_sensor_topics_of_its_own(bridge, probe, spawned):
+    """Under our names: the first sensor of a kind on the kind's topics, each further one
+    under its own name, framed by its own mount."""
+    reply = probe.call("/mujoco/spawn_urdf", "arena_gym_interfaces/srv/SpawnUrdf", env_id=1,
+                       name="twin", urdf_path=bridge.urdf, x=0.0, y=-3.0, yaw=0.0)
+    assert reply["success"], reply["message"]
+    ns = "/env_1/twin"
+    wanted = {f"{ns}/scan": ("sensor_msgs/msg/LaserScan", "front", 360),
+              f"{ns}/rear/scan": ("sensor_msgs/msg/LaserScan", "rear", 90),
+              f"{ns}/imu": ("sensor_msgs/msg/Imu", "imu", None),
+              f"{ns}/imu_mast/imu": ("sensor_msgs/msg/Imu", "imu_mast", None)}
+    for topic, (kind, _, _) in wanted.items():
+        assert probe.listen(topic, kind) == 1, f"no publisher of {topic}"
+    assert probe.call("/mujoco/Step", SRV + "Step", n=50)["success"]
+    for topic, (_, frame, beams) in wanted.items():
+        message = last(probe, topic)
+        assert message["header"]["frame_id"] == f"env_1/twin/{frame}"
+        if beams is not None:
+            assert len(message["ranges"]) == beams
+    assert probe.publishers(f"{ns}/aft/image_raw", 1) == 1  # the second camera's
+    assert probe.call("/mujoco/DeletePrims", SRV + "DeletePrims", env_id=1,
+                      names=["twin"]) == {"ret": [True]}
+
+
 def test_the_contact_sensor_publishes_the_links_contacts(bridge, probe, spawned):
     assert probe.call("/mujoco/Step", SRV + "Step", n=20)["success"]
     message = last(probe, f"{NS}/bumper")
