@@ -418,7 +418,7 @@ class Scene:
         if edit.pose is not None:
             x, y, z, yaw = edit.pose
             body.pos = [x, y, z]
-            body.quat = builders.yaw_quat(yaw)
+            body.quat = list(edit.quat) if edit.quat is not None else builders.yaw_quat(yaw)
             if not self._dirty:  # move in place: no recompile for a pose
                 self.sync()
                 model, data = self._model, self._data
@@ -433,7 +433,8 @@ class Scene:
                     model.body_pos[b] = body.pos
                     model.body_quat[b] = body.quat
                     self._renew(model)
-        entity.record = replace(prim, pose=edit.pose or prim.pose, scale=edit.scale or prim.scale)
+        entity.record = replace(prim, pose=edit.pose or prim.pose, scale=edit.scale or prim.scale,
+                                quat=edit.quat if edit.pose is not None else prim.quat)
 
     # ---------------------------------------------------------------- deleting
     def matching(self, names: Iterable[str]) -> list[str]:

@@ -180,7 +180,8 @@ class OdometryReading(Reading):
 @dataclass(frozen=True)
 class Contact:
     """One contact of a link: world position, unit normal pointing into the link's geom,
-    penetration depth (m, > 0 when overlapping), and the other geom's MuJoCo name."""
+    penetration depth (m, > 0 when overlapping), and the other geom's name (its MuJoCo
+    name, else its body's)."""
 
     position: np.ndarray
     normal: np.ndarray
@@ -190,8 +191,9 @@ class Contact:
 
 class ContactReading(Reading):
     """Contacts of a link with anything outside its robot, deepest first: `num` (how many
-    of the `max_contacts` slots are filled), `position`, `normal`, `depth`, `other_geom`
-    (geom ids, -1 in empty slots)."""
+    of the `max_contacts` slots are filled), `position`, `normal`, `depth`, `other_geom` and
+    `own_geom` (the other's and the link's geom ids, -1 in empty slots); `geom_names[env]`
+    names each geom id (its MuJoCo name, else its body's)."""
 
     kind = "contact"
 
@@ -204,6 +206,7 @@ class ContactReading(Reading):
             "normal": ((k, 3), np.dtype(np.float64), np.nan),
             "depth": ((k,), np.dtype(np.float64), np.nan),
             "other_geom": ((k,), np.dtype(np.int32), -1),
+            "own_geom": ((k,), np.dtype(np.int32), -1),
         })
         self.max_contacts = k
         self.geom_names: list[dict[int, str]] = [{} for _ in range(num_envs)]
@@ -227,6 +230,10 @@ class ContactReading(Reading):
     @property
     def other_geom(self) -> np.ndarray:
         return self.data["other_geom"]
+
+    @property
+    def own_geom(self) -> np.ndarray:
+        return self.data["own_geom"]
 
     def contacts(self, env: int) -> list[Contact]:
         """The shown contacts of one env as records (empty while touching nothing)."""
