@@ -257,6 +257,10 @@ def _parser() -> argparse.ArgumentParser:
                         "(default: default)")
     bridge.add_argument("--robot", default="builtin", help="builtin or a URDF file")
     bridge.add_argument("--envs", type=_positive_int, default=1, metavar="N")
+    bridge.add_argument("--max-envs", type=_positive_int, default=None, metavar="M",
+                        help="envs N .. M-1 start empty (a ground plane and the sun): an "
+                             "Arena client's requests fill them, as Arena's server makes an "
+                             "env on first contact (default: N, no empty envs)")
     bridge.add_argument("--lockstep", action="store_true",
                         help="start paused: only /mujoco/step advances the clock")
     bridge.add_argument("--rt-factor", type=_positive_float, default=1.0,
@@ -340,7 +344,7 @@ def _bridge(args: argparse.Namespace) -> int:
         _need_display()
     return run(args.world, args.robot, args.envs, args.lockstep, args.rt_factor, args.seed,
                args.venv, view=args.view, allow_roots=tuple(args.allow_root),
-               package_paths=tuple(args.package_path))
+               package_paths=tuple(args.package_path), max_envs=args.max_envs)
 
 
 def _record(args: argparse.Namespace) -> int:

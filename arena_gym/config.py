@@ -156,6 +156,9 @@ class CurriculumConfig:
 
 @dataclass(frozen=True)
 class ScanConfig:
+    """The observed scan: beams and max range (0: as the robot declares them), and whether ranges
+    are divided by the max range."""
+
     # 0: as the robot declares (model_params.yaml, URDF)
     num_beams: Annotated[int, At(ge=0, le=100_000)] = 0
     max_range: Annotated[float, At(ge=0, le=1000)] = 0.0  # 0: as declared

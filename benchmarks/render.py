@@ -8,7 +8,7 @@ One ArenaEnv per case (default world, seed 0), the same random actions. For each
 cases take turns (plain stepping, follow, top-down), so a change in machine speed hits all
 alike; the table shows medians. `--frames-dir` also saves one frame of each view as PNG
 (render_follow.png, render_top_down.png) and a strip of both views over one random-policy
-episode (render_strip.png, the README's; `--policy model.zip` drives it with a trained
+episode (render_strip.png, shown in docs/rendering.md; `--policy model.zip` drives it with a trained
 policy instead of random actions), palette-quantised to stay small.
 """
 

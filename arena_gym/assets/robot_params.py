@@ -14,6 +14,9 @@ from arena_gym.assets.model_params import read_model_params
 
 @dataclass(frozen=True)
 class LaserParams:
+    """A robot's 2-D laser as model_params.yaml declares it: beams, range (m), angles (rad) and rate
+    (Hz)."""
+
     num_beams: int
     range: float
     angle_min: float

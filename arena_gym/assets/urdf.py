@@ -34,6 +34,9 @@ _XACRO = re.compile(r"\$[({]")
 
 @dataclass
 class RewrittenUrdf:
+    """A URDF rewritten for MuJoCo: its XML and what the rewrite read out of it (robot name,
+    `<gazebo>` sensors, link surfaces, plugins, joint types) or warned about."""
+
     xml: str
     robot_name: str
     sensors: list[SensorDecl] = field(default_factory=list)

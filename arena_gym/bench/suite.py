@@ -91,6 +91,9 @@ class Stage:
 
 @dataclass(frozen=True)
 class Suite:
+    """A benchmark suite as loaded from YAML: its stages, base seed, starting env config and default
+    number of envs."""
+
     name: str
     stages: tuple[Stage, ...]
     seed: Annotated[int, At(ge=0)] = 1000

@@ -13,7 +13,7 @@ TickArrays, tasks/step.py's records).
                      ranges_into, window, shown); the observation, flags, terms, metrics and
                      counts (tasks: evaluate)
 
-The crowd's step (tasks/crowd.py) runs before the physics where people walk. Each function
+The crowd's step (people/crowd_step.py) runs before the physics where people walk. Each function
 is the one its layer uses in every case; NavigationCore decides when this usual case holds
 and otherwise goes the general way, through the same functions.
 """

@@ -20,6 +20,9 @@ from arena_gym.tasks.sampling import ATTEMPTS, CANDIDATES, goal_free, start_free
 
 
 class Draw(NamedTuple):
+    """One episode drawn on the device: the robot's start, the goal and where each pool box goes (or
+    whether it stays parked)."""
+
     start: Any  # (3,) x, y, yaw
     goal: Any  # (2,)
     boxes: Any  # (P, 3) x, y, yaw of each pool box (its footprint's centre)

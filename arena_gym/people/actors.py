@@ -34,6 +34,9 @@ LOADS = {"count": 0}  # COLLADA files parsed so far (each actor's once: tests co
 
 @dataclass(frozen=True)
 class SkinPart:
+    """One material's part of an actor's skin: its mesh in the bind pose and the bones that move its
+    vertices, with their weights."""
+
     material: str
     rgba: tuple[float, float, float, float]
     vertices: np.ndarray  # (V, 3) actor frame, bind pose
@@ -44,6 +47,9 @@ class SkinPart:
 
 @dataclass(frozen=True)
 class Clip:
+    """An actor's animation clip: bone poses at key times, the root's advance removed and kept as
+    `stride`."""
+
     name: str
     times: np.ndarray  # (K,) s from the clip's start
     poses: np.ndarray  # (K, bones, 4, 4) actor frame, root advance removed
@@ -63,6 +69,9 @@ class Clip:
 
 @dataclass(frozen=True)
 class ActorAsset:
+    """A skinned actor read from a Gazebo `<actor>` SDF: skeleton (bones, parents, bind poses), skin
+    parts and clips by name."""
+
     name: str
     bones: tuple[str, ...]
     parents: np.ndarray  # (bones,) index of each bone's parent, -1 for the root

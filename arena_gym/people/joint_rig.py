@@ -30,6 +30,9 @@ SOLE_HEIGHT = 0.03  # m: vertices this close to the floor in the zero stance for
 
 @dataclass(frozen=True)
 class JointRig:
+    """An actor's skeleton prepared for posing from ROS4HRI joint angles: zero stance, each joint's
+    bone and axis, and the sole points that ground a pose."""
+
     actor: str  # the actor's name, for messages
     skeleton: str  # its family (arena_gym.people.skeleton_tables)
     parents: np.ndarray  # (bones,)

@@ -17,6 +17,9 @@ from arena_gym.people.body_joints import NAMES
 
 @dataclass(frozen=True)
 class SkeletonTable:
+    """How one skeleton family names its bones: the bone each ROS4HRI joint turns and the turns that
+    make its zero stance."""
+
     name: str
     source: str  # the files whose skeleton this is (for messages)
     bones: dict[str, str | None]  # ROS4HRI joint -> bone name (None: no such bone)

@@ -12,6 +12,12 @@ render thread. Only when the env's model was replaced (a recompile, or a static 
 in place) is the window given the new model, and its camera then frames the whole env
 again (model.stat), until the user moves it. Needs a display (DISPLAY); under Xvfb it
 works headless (tests/render/test_live_viewer.py).
+
+`lights(env)` (optional): the env's light table (scene/lights.py), shown as the viewport
+shows it: the window's lights are the table's nearest its camera's focus, the model's sun
+and headlight off while the table has lights. The window takes them with a full sync,
+only when what it shows would change (a light edited, switched by its regime, or other
+lights nearest the focus).
 """
 
 from __future__ import annotations
@@ -21,11 +27,15 @@ import ctypes.util
 import os
 import threading
 import time
+from collections.abc import Callable
 
 import mujoco
 import numpy as np
 
+from arena_gym.render.lights import lit
 from arena_gym.render.viewer import NO_DISPLAY_VIEW, require_display
+from arena_gym.scene.builders import LIGHT_SLOTS
+from arena_gym.scene.lights import LightTable
 from arena_gym.sim.simulator import Simulator
 
 FRAME_DISTANCE = 1.6  # x the model's extent: the whole env in view
@@ -35,11 +45,14 @@ FRAME_ELEVATION = -50.0  # deg
 class LiveViewer:
     """A passive viewer window on env `env` of `sim`, fed at `fps` from its own thread."""
 
-    def __init__(self, sim: Simulator, env: int = 0, fps: float = 30.0) -> None:
+    def __init__(self, sim: Simulator, env: int = 0, fps: float = 30.0,
+                 lights: Callable[[int], LightTable | None] | None = None) -> None:
         sim.store.scene(env)  # a clear error for an unknown env
         if not fps > 0:
             raise ValueError(f"fps: expected frames per second > 0, got {fps!r}")
         self.sim, self.env, self.period = sim, env, 1.0 / fps
+        self.lights = lights
+        self._lit: tuple | None = None  # what the window's lights show (see _lighting)
         self.frames_shown = 0
         self.models_loaded = 0
         self.error: BaseException | None = None
@@ -94,7 +107,7 @@ class LiveViewer:
                         self._handle.d.mocap_pos[:] = self._data.mocap_pos
                         self._handle.d.mocap_quat[:] = self._data.mocap_quat
                         self._handle.d.time = self._data.time
-                    self._handle.sync(state_only=True)
+                    self._sync(model)
                 self.frames_shown += 1
                 self._ready.set()
                 self._stop.wait(max(0.0, due - time.perf_counter()))
@@ -105,6 +118,22 @@ class LiveViewer:
             if self._handle is not None:
                 self._handle.close()
                 self._handle = None
+
+    def _sync(self, model: mujoco.MjModel) -> None:
+        """Hand the window the new state; a full sync under the light table when the
+        lights it shows change (a state-only sync leaves the window's lights as they are)."""
+        table = self.lights(self.env) if self.lights is not None else None
+        eye = np.array(self._handle.cam.lookat)
+        time_ = float(self._handle.d.time)
+        shown = (id(table), table.version,
+                 tuple((light.name, light.shines(time_))
+                       for light in table.pick(eye, LIGHT_SLOTS, time_))) if table else None
+        if shown == self._lit:
+            self._handle.sync(state_only=True)
+            return
+        with lit(model, self._handle.d, table, eye):
+            self._handle.sync()
+        self._lit = shown
 
     def _load(self, model: mujoco.MjModel, source: mujoco.MjData) -> None:
         """A new model: (re)open the window on private copies and frame the whole env."""
@@ -121,7 +150,8 @@ class LiveViewer:
         self._handle.sync()  # the window has loaded the model: its camera is ours to set
         with self._handle.lock():
             frame_all(self._handle.cam, model)
-        self._handle.sync()
+        self._lit = ()  # a new window: its lights are the model's until the next sync
+        self._sync(model)
         self.models_loaded += 1
 
     def close(self) -> None:

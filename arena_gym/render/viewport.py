@@ -39,6 +39,9 @@ NEAR, FAR = 0.05, 200.0  # m: the frustum's clipping planes
 
 @dataclass(frozen=True)
 class Viewport:
+    """A free camera's pose (position, yaw, pitch, roll), lens (horizontal fov, or orthographic
+    width) and image size; checked on creation."""
+
     pos: tuple[float, float, float]
     yaw: float = 0.0
     pitch: float = 0.0

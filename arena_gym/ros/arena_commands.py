@@ -17,10 +17,12 @@ As Arena's server does:
 - pedestrians name their env with an `env_N/` prefix (FAILED_PARSE without one) and wear
   the actor their `model_uri` names (a capsule when it cannot be read); a spawn of a name
   that exists moves it.
-- an env_id beyond the bridge's envs fails its items, naming the limit (Arena creates
-  that env: our envs are fixed when the bridge starts, `--envs`).
+- an env of an env_id not used yet is there, empty, as Arena's server makes it on first
+  contact (`ensure_env`): the bridge's envs beyond its world's (`--max-envs`) start as a
+  ground plane and the sun; an env_id beyond those fails its items, naming the limit.
 
-Poses carry a full quaternion; our prims and robots take its yaw (a tilted one fails).
+Poses carry a full quaternion: prims take it whole (tilted too), as does EditPrims' move of
+a robot; a robot's spawn and a pedestrian stand upright (a tilted pose fails them).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from arena_gym.assets.meshes import inside
 from arena_gym.checks import MIN_HALF_EXTENT
 from arena_gym.errors import SceneError
 from arena_gym.people.pedestrians import Pedestrian, split_env
+from arena_gym.render.lights import lit
 from arena_gym.ros.commands import Commands
 from arena_gym.scene.lights import Light, LightTable
 from arena_gym.scene.requests import SLAB_THICKNESS, Prim, PrimEdit, Slab, Wall
@@ -47,9 +50,6 @@ from arena_gym.sim.runner import Runner
 Reply = dict[str, Any]
 _ID_BAD = re.compile(r"[^0-9A-Za-z_]+")
 _TOPIC = re.compile(r"(/[A-Za-z_][A-Za-z0-9_]*)+")  # a ROS topic name, absolute
-# Arena's sensor kinds (arena_mujoco_msgs/Sensor.type) and the topic of ours each names
-SENSOR_TOPICS = {"laserscan": "scan", "pointcloud": "points", "imu": "imu",
-                 "image": "image_raw", "depth": "depth/image_raw", "camera_info": "camera_info"}
 TILT = 1e-6  # a quaternion's roll or pitch beyond this is a tilt our bodies cannot take
 SUCCESS, FAILED_PARSE, FAILED_CREATE, NOT_FOUND = 0, 1, 2, 1  # arena_people_msgs results
 _ERRORS = (SceneError, ValueError, KeyError, TypeError, OSError)
@@ -60,18 +60,27 @@ def body_id(name: str) -> str:
     return _ID_BAD.sub("_", str(name)).strip("_") or "x"
 
 
-def yaw_of(pose: list[float]) -> float:
-    """The yaw of a pose (x, y, z, qw, qx, qy, qz); ValueError for a tilted one. An unset
-    (zero) quaternion is the identity, as Arena reads it."""
+def orientation(pose: list[float]) -> tuple[float, tuple[float, float, float, float] | None]:
+    """(heading, the unit quaternion where it is tilted, else None) of a pose (x, y, z, qw,
+    qx, qy, qz). An unset (zero) quaternion is the identity, as Arena reads it."""
     w, x, y, z = pose[3:7]
     norm = math.sqrt(w * w + x * x + y * y + z * z)
     if norm < 1e-12:
-        return 0.0
+        return 0.0, None
     w, x, y, z = w / norm, x / norm, y / norm, z / norm
-    if abs(x) > TILT or abs(y) > TILT:
+    heading = math.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
+    return heading, ((w, x, y, z) if abs(x) > TILT or abs(y) > TILT else None)
+
+
+def yaw_of(pose: list[float]) -> float:
+    """The yaw of an upright pose (x, y, z, qw, qx, qy, qz); ValueError for a tilted one
+    (a robot's or a pedestrian's: they stand upright)."""
+    heading, tilt = orientation(pose)
+    if tilt is not None:
+        w, x, y, z = tilt
         raise ValueError(f"expected a yaw-only orientation, got the quaternion "
                          f"(w={w:.3g}, x={x:.3g}, y={y:.3g}, z={z:.3g})")
-    return 2.0 * math.atan2(z, w)
+    return heading
 
 
 class ArenaCommands:
@@ -103,9 +112,9 @@ class ArenaCommands:
         n = self.store.num_envs
         if isinstance(env, int) and 0 <= env < n:
             return env
-        problems.append(f"env_id {env!r}: this bridge serves envs 0 .. {n - 1} (started with "
-                        f"--envs {n}; start it with --envs {env + 1 if isinstance(env, int) else n}"
-                        " or more for that env)")
+        problems.append(f"env_id {env!r}: this bridge has envs 0 .. {n - 1} (at most "
+                        f"--max-envs {n}); start it with --max-envs "
+                        f"{env + 1 if isinstance(env, int) else n} or more for that env")
         return None
 
     def _unique(self, env: int, name: str, taken: set[str]) -> str:
@@ -118,26 +127,28 @@ class ArenaCommands:
             k += 1
         return f"{candidate}_{k}"
 
-    def _rgba(self, material: dict | None, problems: list[str], what: str,
-              default: tuple[float, float, float, float]) -> tuple[float, float, float, float]:
-        """The colour of an Arena Material: its .mdl file's (read as text, inside the
-        allowed folders), else `default`."""
+    def _look(self, material: dict | None, problems: list[str], what: str,
+              default: tuple[float, float, float, float]) -> dict[str, Any]:
+        """A record's `rgba` and `material` of an Arena Material: its .mdl file's (read as
+        text, inside the allowed folders: a texture tiled on a box, wall or slab, else a
+        colour), else `default` and no material."""
         path = (material or {}).get("path", "")
         if not path:
-            return default
+            return {"rgba": default}
         roots = self.store.scenes[0].path_roots
         if roots is not None and not inside(Path(path), roots):
             problems.append(f"{what}: material {path!r} is outside the allowed folders; "
                             "the default colour is used")
-            return default
+            return {"rgba": default}
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                return read_mdl(path).rgba
+                mdl = read_mdl(path)
         except _ERRORS as exc:
             problems.append(f"{what}: material {path!r} not read ({exc}); the default "
                             "colour is used")
-            return default
+            return {"rgba": default}
+        return {"rgba": mdl.rgba, "material": mdl if mdl.image is not None else None}
 
     def _records(self, message: dict, key: str, problems: list[str], what: str,
                  build: Callable[[dict, str], Any]) -> tuple[int | None, list]:
@@ -216,33 +227,36 @@ class ArenaCommands:
         name = body_id(prim["name"])
         entity = self.store.scene(env).entity(name)
         x, y, z = prim["pose"][:3]
-        yaw = yaw_of(prim["pose"]) if pose else 0.0
+        yaw, tilt = orientation(prim["pose"]) if pose else (0.0, None)
         if entity.kind == "robot":
             if scale:
                 raise ValueError("a robot cannot be scaled")
             if pose:
                 self.runner.set_free_bodies(env, {name: FreeBodyState(
-                    pos=(x, y, z), quat=(math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)))})
+                    pos=(x, y, z),
+                    quat=tilt or (math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)))})
             return
         new_scale = tuple(prim["scale"]) if scale else None
         if new_scale is not None and min(new_scale) <= 0:
             raise ValueError(f"expected a scale > 0, got {new_scale}")
         if pose or scale:
             self.store[env].edit_prims([PrimEdit(name, pose=(x, y, z, yaw) if pose else None,
-                                                 scale=new_scale)])
+                                                 scale=new_scale, quat=tilt)])
 
     def _spawn_prims(self, message: dict, problems: list[str]) -> Reply:
         def build(p: dict, name: str) -> Prim:
             x, y, z = p["pose"][:3]
-            pose = (x, y, z, yaw_of(p["pose"]))
-            rgba = self._rgba(p.get("material"), problems, f"prim {p['name']!r}",
+            yaw, tilt = orientation(p["pose"])
+            pose = (x, y, z, yaw)
+            look = self._look(p.get("material"), problems, f"prim {p['name']!r}",
                               Prim.__dataclass_fields__["rgba"].default)
             mesh = p["mesh_path"].strip()
-            if mesh:
-                return Prim(name, pose=pose, scale=tuple(p["scale"]), mesh_path=mesh, rgba=rgba)
+            if mesh:  # a model's look is its own meshes' (the material's colour tints)
+                return Prim(name, pose=pose, scale=tuple(p["scale"]), mesh_path=mesh,
+                            rgba=look["rgba"], quat=tilt)
             # Arena: a box of full extents, 1 mm a side at least
             size = tuple(max(float(s), 2 * MIN_HALF_EXTENT) for s in p["scale"])
-            return Prim(name, pose=pose, scale=size, rgba=rgba)
+            return Prim(name, pose=pose, scale=size, quat=tilt, **look)
 
         env, records = self._records(message, "prims", problems, "prim", build)
         if env is None:
@@ -273,8 +287,8 @@ class ArenaCommands:
             (x0, y0, z0), (x1, y1, z1) = w["start"], w["end"]
             return Wall(name, (x0, y0), (x1, y1), height=abs(z1 - z0), thickness=w["thickness"],
                         z=min(z0, z1),
-                        rgba=self._rgba(w.get("material"), problems, f"wall {w['name']!r}",
-                                        Wall.__dataclass_fields__["rgba"].default))
+                        **self._look(w.get("material"), problems, f"wall {w['name']!r}",
+                                     Wall.__dataclass_fields__["rgba"].default))
 
         env, records = self._records(message, "walls", problems, "wall", build)
         return self._all(env, records, problems, "walls", Scene.spawn_walls)
@@ -299,8 +313,8 @@ class ArenaCommands:
             x, y, z = s["pos"]
             # Arena: a floor's bottom face at pos.z (ours: its top face), a ceiling at pos.z
             return Slab(name, (x, y, z + (0.0 if ceiling else SLAB_THICKNESS)), tuple(s["size"]),
-                        rgba=self._rgba(s.get("material"), problems, f"{kind} {s['name']!r}",
-                                        Slab.__dataclass_fields__["rgba"].default))
+                        **self._look(s.get("material"), problems, f"{kind} {s['name']!r}",
+                                     Slab.__dataclass_fields__["rgba"].default))
 
         env, records = self._records(message, "slabs", problems, kind, build)
         return self._all(env, records, problems, f"{kind}s",
@@ -437,6 +451,12 @@ class ArenaCommands:
         return {"results": [SUCCESS] * len(message["names"])}
 
     # ------------------------------------------------------------ lights
+    def lighting(self, env: int, model: Any, data: Any, eye: Any) -> Any:
+        """The context within which `model` shows env `env`'s light table as seen from
+        `eye` (the robot cameras' RendererPool.lighting; the viewport and the viewer apply
+        the same table the same way)."""
+        return lit(model, data, self.lights.get(env), eye)
+
     def _light(self, item: dict) -> Light:
         """Our Light of a Light message: an unset (zero) direction points down, an unset
         (zero) colour is white (Light.msg)."""
@@ -489,8 +509,8 @@ def naming(m: dict) -> dict:
     """The topics and frames an Arena SpawnUrdf request names (frames.describe merges them
     into the robot's entry): frames `tf_prefix` + name, odom on `odom_topic` (none when
     empty), joint states and commands under `mujoco/` beside `joint_states_topic`, cmd_vel on
-    `cmd_vel_topic`, each listed sensor on its topic and in its frame (an empty list keeps our
-    names), and an identity map -> odom in /tf."""
+    `cmd_vel_topic`, the listed sensors (sensor_topics.listed: each on its topic and in its
+    frame; an empty list keeps our names), and an identity map -> odom in /tf."""
     out: dict[str, Any] = {"tf_prefix": m["tf_prefix"], "map": True}
     if m["base_frame"]:
         out["base"] = m["base_frame"]
@@ -502,16 +522,9 @@ def naming(m: dict) -> dict:
         out["commands"] = f"{space}/mujoco"
     if m["cmd_vel_topic"]:
         out["cmd_vel"] = topic(m["cmd_vel_topic"], "cmd_vel_topic")
-    if m["sensors"]:
-        topics |= {kind: "" for kind in SENSOR_TOPICS.values()}  # only the listed ones
-        topics["depth/points"] = ""
-        frames = out["frames"] = {}
-        for sensor in m["sensors"]:
-            kind = SENSOR_TOPICS.get(sensor["type"])
-            if kind is not None and not topics[kind]:
-                topics[kind] = topic(sensor["topic"], f"sensor {sensor['name']!r} topic")
-                if sensor["frame"]:
-                    frames[kind] = sensor["frame"]
+    out["sensors"] = [{"type": s["type"], "frame": s["frame"], "sensor": s["sensor"],
+                       "topic": topic(s["topic"], f"sensor {s['name']!r} topic")}
+                      for s in m["sensors"]]
     out["topics"] = topics
     return out
 

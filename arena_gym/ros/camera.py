@@ -1,9 +1,10 @@
-"""The bridge's camera: the robot's first declared camera as one reading of the sensor
-suite (rgb, depth and points from one render), rendered only in the envs someone watches.
+"""The bridge's cameras: each declared camera of a robot as one reading of the sensor suite
+(rgb, depth and points from one render), rendered only in the envs someone watches.
 
 The node counts the subscribers of each env's camera topics and tells the simulator side
-which envs have any ({"op": "watchers", "envs": [...]}); `SensorSuite.enable` leaves the
-others out, so with nobody watching nothing renders. While watched, the reading samples at
+which envs have any, per camera ({"op": "watchers", "robot": ..., "sensor": ..., "envs":
+[...]}); `SensorSuite.enable` leaves the others out, so with nobody watching nothing
+renders. While watched, the reading samples at
 the camera's own rate on sim time (its declared update_rate), as every reading does.
 """
 
@@ -21,18 +22,19 @@ def camera_key(robot: str, sensor: str) -> str:
     return f"{robot}/{sensor}@ros"
 
 
-def add_camera(suite: SensorSuite, robot: str) -> CameraReading | None:
-    """Add the bridge's reading of `robot`'s first camera, watched by nobody yet; None when
-    the robot declares no camera."""
+def add_cameras(suite: SensorSuite, robot: str) -> dict[str, CameraReading]:
+    """Add the bridge's reading of each of `robot`'s declared cameras, watched by nobody
+    yet: {camera name: reading} (empty when the robot declares none)."""
     info = next((s.entities[robot].record for s in suite.store.scenes
                  if robot in s.entities), None)
-    mount = next((m for m in getattr(info, "sensor_mounts", ()) if m.kind == "camera"), None)
-    if mount is None:
-        return None
-    key = camera_key(robot, mount.name)
-    reading = suite.add(CameraSpec(robot, sensor=mount.name, outputs=OUTPUTS, key=key))
-    suite.enable(key, [])
-    return reading  # type: ignore[return-value]
+    out: dict[str, CameraReading] = {}
+    for mount in getattr(info, "sensor_mounts", ()):
+        if mount.kind == "camera":
+            key = camera_key(robot, mount.name)
+            out[mount.name] = suite.add(CameraSpec(robot, sensor=mount.name, outputs=OUTPUTS,
+                                                   key=key))  # type: ignore[assignment]
+            suite.enable(key, [])
+    return out
 
 
 def watch(suite: SensorSuite, reading: CameraReading | None, envs: list[int]) -> None:

@@ -121,7 +121,7 @@ class FoxgloveServer:
         close the channels of robots that left."""
         members = list(self.stream.roster.members.values())  # type: ignore[union-attr]
         for member in members:
-            for _, topic, kind in camera_topics(member):
+            for _, topic, kind, _ in camera_topics(member):
                 self._channel(topic, kind)
         spaces = tuple(f"/{r['ns']}/" for m in members for r in m.meta["robots"])
         for topic in [t for t in self._channels if t.count("/") > 1

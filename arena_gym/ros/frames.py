@@ -2,10 +2,11 @@
 description the node needs (namespaces, frames, lidar geometry, sensor mounts), and the
 tick hook that copies the readings into a shared-memory slot.
 
-One path: odometry, scan, IMU and camera are the SensorSuite's readings (the arrays a policy
-sees), copied as they are (camera images only in the envs that took one this tick); joint
-states are the simulator's qpos/qvel/qfrc_actuator columns of the robot's joints. Nothing
-here casts a ray or reads a sensor of its own.
+One path: odometry and every published sensor (each lidar, IMU, contact reading and camera
+of the robot, sensor_topics.py) are the SensorSuite's readings (the arrays a policy sees),
+copied as they are (camera images only in the envs that took one this tick; a contact's
+geom names beside its ids); joint states are the simulator's qpos/qvel/qfrc_actuator
+columns of the robot's joints. Nothing here casts a ray or reads a sensor of its own.
 """
 
 from __future__ import annotations
@@ -14,9 +15,11 @@ import mujoco
 import numpy as np
 
 from arena_gym.ros.camera import camera_key
+from arena_gym.ros.sensor_topics import default_topics, listed, role_names
 from arena_gym.scene.store import SceneStore
 from arena_gym.sensors.readings import (
     CameraReading,
+    ContactReading,
     ImuReading,
     LidarReading,
     OdometryReading,
@@ -25,7 +28,10 @@ from arena_gym.sensors.readings import (
 from arena_gym.sensors.suite import SensorSuite
 from arena_gym.sim.simulator import Simulator
 
-ROLES = {"odom": OdometryReading, "scan": LidarReading, "imu": ImuReading}
+# the published kinds of reading; a camera only as the bridge's own reading (camera.py)
+KINDS = ((LidarReading, "lidar"), (ImuReading, "imu"), (ContactReading, "contact"),
+         (CameraReading, "camera"))
+NAME_BYTES = 128  # a contact's geom names in a frame: utf-8, cut at this length
 # the optical frame of a camera mount (z forward, x right, y down; REP 103) in the mount's
 # frame (x forward, y left, z up): roll -90 deg, then yaw -90 deg; (w, x, y, z)
 OPTICAL = [0.5, -0.5, 0.5, -0.5]
@@ -37,22 +43,42 @@ def namespace(env: int, robot: str) -> str:
     return robot if env == 0 else f"env_{env}/{robot}"
 
 
+def _kind(reading: Reading, robot: str) -> str | None:
+    if isinstance(reading, CameraReading) and reading.key != camera_key(robot, reading.sensor):
+        return None  # the suite's own camera readings render for their own consumers
+    return next((kind for cls, kind in KINDS if isinstance(reading, cls)), None)
+
+
 def role_readings(suite: SensorSuite, robot: str) -> dict[str, Reading]:
-    """The first odometry, lidar and IMU reading of `robot`, by role (odom, scan, imu), and
-    the bridge's camera reading (camera.add_camera), if any."""
-    out: dict[str, Reading] = {}
-    for reading in suite.readings.values():
-        if isinstance(reading, CameraReading):
-            if reading.key == camera_key(robot, reading.sensor) and reading.robot == robot:
-                out["camera"] = reading
+    """`robot`'s odometry ("odom") and each sensor it publishes by role (sensor_topics.py):
+    its lidars, IMUs and contact readings and the bridge's camera readings, one reading per
+    sensor (the first the suite holds), in the suite's order."""
+    odom: Reading | None = None
+    found: list[tuple[str, Reading]] = []
+    seen: set[tuple[str, str]] = set()
+    for channel in suite.channels.values():
+        reading = channel.reading
+        if reading.robot != robot:
             continue
-        for role, kind in ROLES.items():
-            if reading.robot == robot and isinstance(reading, kind) and role not in out:
-                out[role] = reading
-    if "odom" not in out:
+        if isinstance(reading, OdometryReading):
+            odom = odom or reading
+            continue
+        kind = _kind(reading, robot)
+        label = (kind, _label(channel.spec, reading))
+        if kind is not None and label not in seen:
+            seen.add(label)
+            found.append((kind, reading))
+    if odom is None:
         raise ValueError(f"bridge: the sensor suite has no odometry of robot {robot!r}; "
                          f"expected an OdometrySpec (it has {list(suite.readings)})")
-    return out
+    roles = role_names(kind for kind, _ in found)
+    return {"odom": odom, **{role: reading for role, (_, reading) in zip(roles, found,
+                                                                        strict=True)}}
+
+
+def _label(spec: object, reading: Reading) -> str:
+    """A sensor's name: its mount's, or a contact reading's link."""
+    return reading.sensor or getattr(spec, "link", None) or reading.key
 
 
 def layout(readings: dict[str, Reading], num_envs: int, njoints: int) -> dict:
@@ -65,6 +91,8 @@ def layout(readings: dict[str, Reading], num_envs: int, njoints: int) -> dict:
         for field in ("valid", "fresh", "stamp"):
             array = getattr(reading, field)
             out[f"{role}.{field}"] = (list(array.shape), array.dtype.str)
+        if isinstance(reading, ContactReading):  # each contact's (own, other) geom names
+            out[f"{role}.names"] = ([num_envs, reading.max_contacts, 2], f"S{NAME_BYTES}")
     for field in ("joint_pos", "joint_vel", "joint_eff"):
         out[field] = ([num_envs, njoints], "f8")
     return out
@@ -118,8 +146,9 @@ def mount_transforms(store: SceneStore, robot: str) -> list[dict]:
 def describe(sim: Simulator, suite: SensorSuite, robot: str,
              naming: dict[tuple[int, str], dict] | None = None) -> dict:
     """The static part of the bridge (everything but the per-tick arrays). `naming`: per
-    (env, robot), the topics and frames a spawn request named (arena_commands.py), merged
-    into that env's robot entry (messages.frame_id, messages.topics_of)."""
+    (env, robot), the topics and frames a spawn request named (arena_commands.naming),
+    merged into that env's robot entry; its `sensors` list picks the sensors published and
+    their topics (sensor_topics.listed)."""
     store = sim.store
     readings = role_readings(suite, robot)
     envs = holders(store, robot)
@@ -127,36 +156,54 @@ def describe(sim: Simulator, suite: SensorSuite, robot: str,
         raise ValueError(f"bridge: no env holds a robot named {robot!r}")
     names, _, _ = joint_columns(store, envs[0], robot)
     info = store[envs[0]].robot(robot)
-    robots = [{"env": e, "ns": namespace(e, robot), "base": info.root_body.removeprefix(
-        info.prefix), "joints": names, **(naming or {}).get((e, robot), {})} for e in envs]
-    lidar = readings.get("scan")
-    meta: dict = {"robot": robot, "dt": sim.timestep, "tick_steps": sim.tick_steps,
-                  "robots": robots, "static": mount_transforms(store, robot), "lidar": None,
-                  "imu": None}
-    if isinstance(lidar, LidarReading):
-        meta["lidar"] = {"frame": lidar.sensor, "angle_min": float(lidar.angle_min),
-                         "angle_max": float(lidar.angle_max),
-                         "angle_increment": float(lidar.angle_increment),
-                         "range_min": float(lidar.range_min),
-                         "range_max": float(lidar.range_max),
-                         "scan_time": float(lidar.scan_time),
-                         # the points topic: the reading's own beam directions (float32, as
-                         # LidarReading.points() uses them), ring-major
-                         "rings": lidar.pattern.rings, "beams": lidar.pattern.beams,
-                         "directions": lidar.pattern.directions.astype(np.float32).tolist()}
-    if "imu" in readings:
-        meta["imu"] = {"frame": readings["imu"].sensor}
-    camera = readings.get("camera")
-    meta["camera"] = None
-    if isinstance(camera, CameraReading):
-        optical = f"{camera.sensor}_optical"
-        meta["camera"] = {"frame": camera.sensor, "optical": optical, "width": camera.width,
-                          "height": camera.height, "K": camera.K.ravel().tolist(),
-                          "P": camera.P.ravel().tolist()}
-        meta["static"].append({"parent": camera.sensor, "child": optical,
-                               "xyz": [0.0, 0.0, 0.0], "quat": OPTICAL})
-    meta["layout"] = layout(readings, store.num_envs, len(names))
-    return meta
+    links = {m.name: m.decl.link for m in info.sensor_mounts}
+    sensors = [_sensor(role, reading, suite, links) for role, reading in readings.items()
+               if role != "odom"]
+    firsts: set[str] = set()
+    for sensor in sensors:  # the first of a kind under the kind's names, the rest their own
+        sensor["prefix"] = "" if sensor["kind"] not in firsts else f"{sensor['label']}/"
+        firsts.add(sensor["kind"])
+    static = mount_transforms(store, robot)
+    for camera in (s for s in sensors if s["kind"] == "camera"):
+        static.append({"parent": camera["frame"], "child": camera["optical"],
+                       "xyz": [0.0, 0.0, 0.0], "quat": OPTICAL})
+    robots = []
+    for e in envs:
+        r = {"env": e, "ns": namespace(e, robot), "base": info.root_body.removeprefix(
+            info.prefix), "joints": names, **(naming or {}).get((e, robot), {})}
+        topics = default_topics(sensors, r["ns"]) | r.pop("topics", {})
+        items = r.pop("sensors", [])
+        if items:  # only the listed sensors, on their topics and in their frames
+            listed_topics, r["frames"] = listed(sensors, items)
+            topics |= listed_topics
+        r["topics"] = topics
+        robots.append(r)
+    return {"robot": robot, "dt": sim.timestep, "tick_steps": sim.tick_steps,
+            "robots": robots, "static": static, "sensors": sensors,
+            "layout": layout(readings, store.num_envs, len(names))}
+
+
+def _sensor(role: str, reading: Reading, suite: SensorSuite, links: dict[str, str]) -> dict:
+    """What the node needs of one sensor: role, kind, names, frame, and its kind's fixed
+    message fields."""
+    label = _label(suite.channels[reading.key].spec, reading)
+    kind = _kind(reading, reading.robot)
+    out: dict = {"role": role, "kind": kind, "sensor": reading.sensor, "label": label,
+                 "frame": label, "link": links.get(reading.sensor, label)}
+    if isinstance(reading, LidarReading):
+        out |= {"angle_min": float(reading.angle_min), "angle_max": float(reading.angle_max),
+                "angle_increment": float(reading.angle_increment),
+                "range_min": float(reading.range_min), "range_max": float(reading.range_max),
+                "scan_time": float(reading.scan_time),
+                # the points topic: the reading's own beam directions (float32, as
+                # LidarReading.points() uses them), ring-major
+                "rings": reading.pattern.rings, "beams": reading.pattern.beams,
+                "directions": reading.pattern.directions.astype(np.float32).tolist()}
+    elif isinstance(reading, CameraReading):
+        out |= {"optical": f"{reading.sensor}_optical", "width": reading.width,
+                "height": reading.height, "K": reading.K.ravel().tolist(),
+                "P": reading.P.ravel().tolist()}
+    return out
 
 
 class FrameWriter:
@@ -165,6 +212,8 @@ class FrameWriter:
     def __init__(self, sim: Simulator, suite: SensorSuite, robot: str) -> None:
         self.sim, self.robot = sim, robot
         self.readings = role_readings(suite, robot)
+        self._contacts = [(role, r) for role, r in self.readings.items()
+                          if isinstance(r, ContactReading)]
         self._layout_version: tuple[int, ...] | None = None
         self._cols: tuple[np.ndarray, np.ndarray] | None = None
         self._envs: list[int] = []
@@ -186,12 +235,20 @@ class FrameWriter:
         slot["clock"][0] = self.sim.clock
         slot["paused"][0] = paused
         for role, reading in self.readings.items():
-            rows = reading.fresh if role == "camera" else slice(None)  # images: new ones only
+            # images: new ones only
+            rows = reading.fresh if isinstance(reading, CameraReading) else slice(None)
             for field, array in reading.data.items():
                 slot[f"{role}.{field}"][rows] = array[rows]
             slot[f"{role}.valid"][...] = reading.valid
             slot[f"{role}.fresh"][...] = reading.fresh
             slot[f"{role}.stamp"][...] = reading.stamp
+        for role, reading in self._contacts:  # the names of the geoms in contact
+            names = slot[f"{role}.names"]
+            for e in np.flatnonzero(reading.num).tolist():
+                table = reading.geom_names[e]
+                for j in range(int(reading.num[e])):
+                    names[e, j] = [table.get(int(g), "").encode()[:NAME_BYTES]
+                                   for g in (reading.own_geom[e, j], reading.other_geom[e, j])]
         if slot["joint_pos"].shape[1]:
             cols = self._joint_cols()
             if cols is not None:

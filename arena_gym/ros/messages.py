@@ -27,8 +27,14 @@ CAMERA_TOPICS = {"image_raw": "sensor_msgs/msg/Image",
                  "depth/image_raw": "sensor_msgs/msg/Image",
                  "depth/points": "sensor_msgs/msg/PointCloud2",
                  "camera_info": "sensor_msgs/msg/CameraInfo"}
-# every topic of a robot (the camera's too), as named in its namespace by default
-TOPICS = ("odom", "scan", "points", "imu", "joint_states", *CAMERA_TOPICS)
+# each sensor kind's topics, as its robot's first sensor of that kind names them in the
+# robot's namespace (a further one puts its own name before them: sensor_topics.py)
+KIND_TOPICS = {"lidar": {"scan": "sensor_msgs/msg/LaserScan",
+                         "points": "sensor_msgs/msg/PointCloud2"},
+               "imu": {"imu": "sensor_msgs/msg/Imu"},
+               "camera": CAMERA_TOPICS,
+               "contact": {"contact": "ros_gz_interfaces/msg/Contacts"}}
+COLLISION = 5  # ros_gz_interfaces/Entity.COLLISION
 _FLOAT32 = 7  # sensor_msgs/PointField.FLOAT32
 _ZEROS_36 = np.zeros(36).tobytes()
 _ZEROS_9 = np.zeros(9).tobytes()
@@ -51,6 +57,10 @@ class Cdr:
     def u32(self, v: int) -> None:
         self._align(4)
         self.buf += struct.pack("<I", v)
+
+    def u64(self, v: int) -> None:
+        self._align(8)
+        self.buf += struct.pack("<Q", v)
 
     def u8_seq(self, data: bytes) -> None:
         self.u32(len(data))
@@ -153,20 +163,15 @@ def frame_id(r: dict, name: str) -> str:
     return f"{r['ns']}/{name}" if prefix is None else prefix + name
 
 
-def sensor_frame(r: dict, kind: str, mount: str) -> str:
-    """The frame a sensor's messages carry: its mount's (`ns/mount`), or the frame its
-    spawn request listed for that kind of sensor (`tf_prefix` + frame)."""
-    return frame_id(r, r.get("frames", {}).get(kind, mount))
+def sensor_frame(r: dict, sensor: dict) -> str:
+    """The frame a sensor's messages carry: its own (`ns/frame`), or the frame the spawn
+    request listed for it (`tf_prefix` + frame)."""
+    return frame_id(r, r.get("frames", {}).get(sensor["role"], sensor["frame"]))
 
 
 def topics_of(r: dict) -> dict[str, str]:
-    """A robot's topic per kind (TOPICS): `/ns/kind`, or what its spawn request named ("":
-    not published)."""
-    topics = r.get("_topics")
-    if topics is None:
-        topics = r["_topics"] = {kind: f"/{r['ns']}/{kind}" for kind in TOPICS} | \
-            r.get("topics", {})
-    return topics
+    """A robot's topic per topic key (sensor_topics.py; "": not published)."""
+    return r["topics"]
 
 
 def odom_template(r: dict) -> Template:
@@ -211,7 +216,7 @@ def scan_template(lidar: dict, r: dict) -> Template:
     """LaserScan of one lidar: a multi-ring lidar's middle ring (as Arena's backend), its
     `beams` float32 ranges (as bytes) the only values that change."""
     c = Cdr()
-    stamp_at = c.header(0, sensor_frame(r, "scan", lidar["frame"]))
+    stamp_at = c.header(0, sensor_frame(r, lidar))
     c.f32s((lidar["angle_min"], lidar["angle_max"], lidar["angle_increment"], 0.0,
             lidar["scan_time"], lidar["range_min"], lidar["range_max"]))
     c.f32_seq(np.zeros(lidar["beams"]))
@@ -256,23 +261,34 @@ def static_messages(metas: list[dict]) -> Iterator[Message]:
 def _templates(meta: dict) -> dict:
     cached = meta.get("_templates")
     if cached is None:
-        robots, imu, lidar = meta["robots"], meta["imu"], meta["lidar"]
+        robots = meta["robots"]
         cached = meta["_templates"] = {
             "odom": [odom_template(r) for r in robots],
-            "imu": [imu_template(sensor_frame(r, "imu", imu["frame"])) if imu else None
-                    for r in robots],
             "joints": [joints_template(r["joints"]) for r in robots],
-            "scan": [scan_template(lidar, r) if lidar else None for r in robots],
-            # the lidar's unit beam directions (rings * beams, 3), ring-major as its ranges
-            "directions": (np.asarray(lidar["directions"], dtype=np.float32)
-                           if lidar else None),
-            "camera_info": [camera_info_template(frame_id(r, meta["camera"]["optical"]),
-                                                 meta["camera"]) if meta["camera"] else None
-                            for r in robots],
             "topics": [topics_of(r) for r in robots],
+            "sensors": [_sensor_templates(s, robots) for s in meta["sensors"]],
             "tf": {},  # the /tf template of each set of robots with valid odometry
         }
     return cached
+
+
+def _sensor_templates(sensor: dict, robots: list[dict]) -> dict:
+    """What one sensor's messages reuse, per robot entry: its frame's column names, the
+    templates of its fixed-layout messages, its topics by name (KIND_TOPICS)."""
+    role, kind = sensor["role"], sensor["kind"]
+    out: dict = {"sensor": sensor, "fresh": f"{role}.fresh", "stamp": f"{role}.stamp",
+                 "topics": [{name: topics_of(r)[sensor["prefix"] + name]
+                             for name in KIND_TOPICS[kind]} for r in robots]}
+    if kind == "lidar":
+        out["scan"] = [scan_template(sensor, r) for r in robots]
+        # the lidar's unit beam directions (rings * beams, 3), ring-major as its ranges
+        out["directions"] = np.asarray(sensor["directions"], dtype=np.float32)
+    elif kind == "imu":
+        out["imu"] = [imu_template(sensor_frame(r, sensor)) for r in robots]
+    elif kind == "camera":
+        out["camera_info"] = [camera_info_template(camera_frame(r, sensor), sensor)
+                              for r in robots]
+    return out
 
 
 class Columns:
@@ -359,41 +375,100 @@ def _tf(columns: list[tuple[dict, Columns]], now: int) -> bytes:
 
 
 def _robot_messages(meta: dict, f: Columns, want: Callable[[str], bool]) -> Iterator[Message]:
-    """Each robot's wanted sensor topics sampled this tick (of one robot name, every env)."""
+    """Each robot's wanted odometry and sensor topics sampled this tick (of one robot name,
+    every env)."""
     templates = _templates(meta)
-    lidar, imu = meta["lidar"], meta["imu"]
-    ranges = None
+    ranges: dict[str, bytes] = {}  # per lidar role: every env's ranges, once per frame
     for i, r in enumerate(meta["robots"]):
         e, topics = r["env"], templates["topics"][i]
         if f["odom.fresh"][e] and topics["odom"] and want(topics["odom"]):
             t = nanos(f["odom.stamp"][e])
             yield topics["odom"], "nav_msgs/msg/Odometry", templates["odom"][i].fill(
                 t, _pose(f, e), f["odom.linear_velocity"][e] + f["odom.angular_velocity"][e]), t
-        if lidar and f["scan.fresh"][e]:
-            t = nanos(f["scan.stamp"][e])
-            if topics["scan"] and want(topics["scan"]):
-                if ranges is None:  # a multi-ring lidar's middle ring, as Arena's backend
-                    scan = f.frame["scan.ranges"]
-                    ranges = np.ascontiguousarray(
-                        scan[:, scan.shape[1] // 2] if scan.ndim == 3 else scan,
-                        dtype="<f4").tobytes()
-                size = 4 * lidar["beams"]
-                yield (topics["scan"], "sensor_msgs/msg/LaserScan",
-                       templates["scan"][i].fill(t, ranges[size * e:size * (e + 1)]), t)
-            if topics["points"] and want(topics["points"]):
-                yield topics["points"], "sensor_msgs/msg/PointCloud2", cloud(
-                    t, sensor_frame(r, "points", lidar["frame"]), lidar["rings"], lidar["beams"],
-                    lidar_points(f.frame["scan.ranges"][e], templates["directions"])), t
-        if imu and f["imu.fresh"][e] and topics["imu"] and want(topics["imu"]):
-            t = nanos(f["imu.stamp"][e])
-            w, x, y, z = f["imu.orientation"][e]
-            yield topics["imu"], "sensor_msgs/msg/Imu", templates["imu"][i].fill(
-                t, [x, y, z, w], f["imu.angular_velocity"][e],
-                f["imu.linear_acceleration"][e]), t
-        if meta["camera"] and f["camera.fresh"][e]:  # rendered only while watched
-            yield from (m for m in camera_messages(meta["camera"], r, f.frame, e,
-                                                   templates["camera_info"][i])
-                        if m[0] and want(m[0]))
+        for cache in templates["sensors"]:
+            if f[cache["fresh"]][e]:
+                yield from _SENSOR_MESSAGES[cache["sensor"]["kind"]](
+                    cache, r, i, f, e, nanos(f[cache["stamp"]][e]), want, ranges)
+
+
+def _lidar_messages(cache: dict, r: dict, i: int, f: Columns, e: int, t: int,
+                    want: Callable[[str], bool], ranges: dict[str, bytes]
+                    ) -> Iterator[Message]:
+    lidar, topic = cache["sensor"], cache["topics"][i]
+    role = lidar["role"]
+    if topic["scan"] and want(topic["scan"]):
+        if role not in ranges:  # a multi-ring lidar's middle ring, as Arena's backend
+            scan = f.frame[f"{role}.ranges"]
+            ranges[role] = np.ascontiguousarray(
+                scan[:, scan.shape[1] // 2] if scan.ndim == 3 else scan, dtype="<f4").tobytes()
+        size = 4 * lidar["beams"]
+        yield (topic["scan"], "sensor_msgs/msg/LaserScan",
+               cache["scan"][i].fill(t, ranges[role][size * e:size * (e + 1)]), t)
+    if topic["points"] and want(topic["points"]):
+        yield topic["points"], "sensor_msgs/msg/PointCloud2", cloud(
+            t, sensor_frame(r, lidar), lidar["rings"], lidar["beams"],
+            lidar_points(f.frame[f"{role}.ranges"][e], cache["directions"])), t
+
+
+def _imu_messages(cache: dict, r: dict, i: int, f: Columns, e: int, t: int,
+                  want: Callable[[str], bool], ranges: dict) -> Iterator[Message]:
+    topic, role = cache["topics"][i]["imu"], cache["sensor"]["role"]
+    if topic and want(topic):
+        w, x, y, z = f[f"{role}.orientation"][e]
+        yield topic, "sensor_msgs/msg/Imu", cache["imu"][i].fill(
+            t, [x, y, z, w], f[f"{role}.angular_velocity"][e],
+            f[f"{role}.linear_acceleration"][e]), t
+
+
+def _camera_messages(cache: dict, r: dict, i: int, f: Columns, e: int, t: int,
+                     want: Callable[[str], bool], ranges: dict) -> Iterator[Message]:
+    """Rendered only where watched: fresh only there."""
+    if any(topic and want(topic) for topic in cache["topics"][i].values()):
+        yield from (m for m in camera_messages(cache["sensor"], r, f.frame, e,
+                                               cache["camera_info"][i], cache["topics"][i])
+                    if m[0] and want(m[0]))
+
+
+def _contact_messages(cache: dict, r: dict, i: int, f: Columns, e: int, t: int,
+                      want: Callable[[str], bool], ranges: dict) -> Iterator[Message]:
+    topic, role = cache["topics"][i]["contact"], cache["sensor"]["role"]
+    if topic and want(topic):
+        frame = f.frame
+        yield topic, "ros_gz_interfaces/msg/Contacts", contacts(
+            t, sensor_frame(r, cache["sensor"]), int(frame[f"{role}.num"][e]),
+            *(frame[f"{role}.{k}"][e] for k in ("position", "normal", "depth", "own_geom",
+                                                "other_geom", "names"))), t
+
+
+_SENSOR_MESSAGES = {"lidar": _lidar_messages, "imu": _imu_messages,
+                    "camera": _camera_messages, "contact": _contact_messages}
+
+
+def contacts(stamp: int, frame: str, num: int, position: np.ndarray, normal: np.ndarray,
+             depth: np.ndarray, own: np.ndarray, other: np.ndarray, names: np.ndarray) -> bytes:
+    """ros_gz_interfaces/Contacts of a contact reading's first `num` contacts that touch
+    (depth >= 0): one Contact per pair of the link's geom (collision1) and the other geom
+    (collision2), in the order the pairs first come, with each contact point's world
+    position, normal (into the link's geom) and depth; entities by geom id and `names`
+    (own, other: utf-8 bytes), type COLLISION; no wrenches. Empty while nothing touches."""
+    pairs: dict[tuple[int, int], list[int]] = {}
+    for j in range(num):
+        if depth[j] >= 0:
+            pairs.setdefault((int(own[j]), int(other[j])), []).append(j)
+    c = Cdr()
+    c.header(stamp, frame)
+    c.u32(len(pairs))
+    for (a, b), rows in pairs.items():
+        for geom, name in ((a, names[rows[0], 0]), (b, names[rows[0], 1])):
+            c.u64(geom)
+            c.string(bytes(name).decode(errors="replace"))
+            c.u8(COLLISION)
+        for values in (position, normal):
+            c.u32(len(rows))
+            c.f64s(values[rows].reshape(-1))
+        c.f64_seq(depth[rows])
+        c.u32(0)  # wrenches
+    return bytes(c.buf)
 
 
 def _joint_states(meta: dict, f: Columns, now: int,
@@ -469,18 +544,27 @@ def camera_info_template(frame: str, camera: dict) -> Template:
     return Template(c, [stamp_at], [])
 
 
+def camera_frame(r: dict, camera: dict) -> str:
+    """The frame of a camera's images and info: its optical frame, or the frame its spawn
+    request listed (as Arena's server stamps them)."""
+    listed = r.get("frames", {}).get(camera["role"])
+    return frame_id(r, listed if listed else camera["optical"])
+
+
 def camera_messages(camera: dict, r: dict, f: dict[str, np.ndarray], e: int,
-                    info: Template) -> Iterator[Message]:
-    """Env e's image, depth image, point cloud (in the mount frame) and camera info (topic
-    "": not published)."""
-    t = nanos(float(f["camera.stamp"][e]))
+                    info: Template, topic: dict[str, str]) -> Iterator[Message]:
+    """Env e's image, depth image, point cloud (in the mount frame) and camera info of one
+    camera (`topic` per name of CAMERA_TOPICS, "": not published)."""
+    role = camera["role"]
+    t = nanos(float(f[f"{role}.stamp"][e]))
     h, w = camera["height"], camera["width"]
-    optical = frame_id(r, camera["optical"])
-    kind, topic = CAMERA_TOPICS, topics_of(r)
+    optical = camera_frame(r, camera)
+    kind = CAMERA_TOPICS
     yield (topic["image_raw"], kind["image_raw"],
-           image(t, optical, h, w, "rgb8", f["camera.rgb"][e]), t)
+           image(t, optical, h, w, "rgb8", f[f"{role}.rgb"][e]), t)
     yield (topic["depth/image_raw"], kind["depth/image_raw"],
-           image(t, optical, h, w, "32FC1", f["camera.depth"][e].astype("<f4", copy=False)), t)
+           image(t, optical, h, w, "32FC1", f[f"{role}.depth"][e].astype("<f4", copy=False)),
+           t)
     yield (topic["depth/points"], kind["depth/points"],
-           cloud(t, frame_id(r, camera["frame"]), h, w, f["camera.points"][e]), t)
+           cloud(t, sensor_frame(r, camera), h, w, f[f"{role}.points"][e]), t)
     yield topic["camera_info"], kind["camera_info"], info.fill(t), t

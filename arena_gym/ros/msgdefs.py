@@ -129,10 +129,48 @@ string name
 uint32 offset
 uint8  datatype
 uint32 count""",
+    "ros_gz_interfaces/Contacts": """\
+std_msgs/Header header
+ros_gz_interfaces/Contact[] contacts""",
+    "ros_gz_interfaces/Contact": """\
+ros_gz_interfaces/Entity collision1
+ros_gz_interfaces/Entity collision2
+geometry_msgs/Vector3[] positions
+geometry_msgs/Vector3[] normals
+float64[] depths
+ros_gz_interfaces/JointWrench[] wrenches""",
+    "ros_gz_interfaces/Entity": """\
+uint8 NONE=0
+uint8 LIGHT=1
+uint8 MODEL=2
+uint8 LINK=3
+uint8 VISUAL=4
+uint8 COLLISION=5
+uint8 SENSOR=6
+uint8 JOINT=7
+uint64 id
+string name
+uint8 type""",
+    "ros_gz_interfaces/JointWrench": """\
+std_msgs/Header header
+std_msgs/String body_1_name
+std_msgs/UInt32 body_1_id
+std_msgs/String body_2_name
+std_msgs/UInt32 body_2_id
+geometry_msgs/Wrench body_1_wrench
+geometry_msgs/Wrench body_2_wrench""",
+    "std_msgs/String": """\
+string data""",
+    "std_msgs/UInt32": """\
+uint32 data""",
+    "geometry_msgs/Wrench": """\
+Vector3  force
+Vector3  torque""",
 }
 TYPES = ("rosgraph_msgs/msg/Clock", "tf2_msgs/msg/TFMessage", "nav_msgs/msg/Odometry",
          "sensor_msgs/msg/LaserScan", "sensor_msgs/msg/Imu", "sensor_msgs/msg/JointState",
-         "sensor_msgs/msg/Image", "sensor_msgs/msg/CameraInfo", "sensor_msgs/msg/PointCloud2")
+         "sensor_msgs/msg/Image", "sensor_msgs/msg/CameraInfo", "sensor_msgs/msg/PointCloud2",
+         "ros_gz_interfaces/msg/Contacts")
 _PRIMITIVES = {"bool", "byte", "char", "float32", "float64", "int8", "uint8", "int16",
                "uint16", "int32", "uint32", "int64", "uint64", "string", "wstring"}
 

@@ -42,6 +42,7 @@ from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.qos import DurabilityPolicy, QoSProfile
 from rclpy.signals import SignalHandlerOptions
 from rclpy.task import Future
+from ros_gz_interfaces.msg import Contacts
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import CameraInfo, Image, Imu, JointState, LaserScan, PointCloud2
 from std_srvs.srv import Trigger
@@ -50,7 +51,7 @@ from tf2_msgs.msg import TFMessage
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from arena_services import ArenaServices  # noqa: E402
 from messages import (  # noqa: E402
-    CAMERA_TOPICS,
+    KIND_TOPICS,
     frame_messages,
     static_messages,
     topics_of,
@@ -59,8 +60,9 @@ from viewport_services import ViewportServices  # noqa: E402
 from wire import MAX_ITEMS, Frames, Link  # noqa: E402
 
 DEPTH = 1000  # bursts of requests from several envs are not dropped
-CAMERA_TYPES = {"sensor_msgs/msg/Image": Image, "sensor_msgs/msg/CameraInfo": CameraInfo,
-                "sensor_msgs/msg/PointCloud2": PointCloud2}
+TYPES = {"sensor_msgs/msg/LaserScan": LaserScan, "sensor_msgs/msg/PointCloud2": PointCloud2,
+         "sensor_msgs/msg/Imu": Imu, "sensor_msgs/msg/Image": Image,
+         "sensor_msgs/msg/CameraInfo": CameraInfo, "ros_gz_interfaces/msg/Contacts": Contacts}
 JOINT_MODES = ("velocity", "position")
 WATCH_PERIOD = 0.05  # s of wall time between looks at the topics' subscriber counts
 RIVALS_PERIOD = 1.0  # s between looks for another node serving our services
@@ -126,7 +128,8 @@ class BridgeNode:
         self.groups: dict[str, tuple[dict, Frames]] = {}  # per robot name: (meta, frames)
         self._owned: dict[str, set[str]] = {}  # per robot name: its topics in publishers
         self._subs: dict[str, dict[str, list]] = {}  # per robot name: ns -> subscriptions
-        self._watched: dict[str, list[int]] = {}  # per robot name: envs watching its camera
+        # per (robot name, camera): the envs watching it
+        self._watched: dict[tuple[str, str], list[int]] = {}
         # the reader thread changes topics while the executor's watch() counts subscribers
         self._lock = threading.Lock()
         self.wanted: frozenset[str] = frozenset()  # the topics with subscribers (watch)
@@ -140,12 +143,9 @@ class BridgeNode:
     def _wanted(self, meta: dict) -> dict[str, type]:
         """The topics a robot name publishes: {topic: message class}."""
         types: dict[str, type] = {"odom": Odometry, "joint_states": JointState}
-        if meta["lidar"]:
-            types |= {"scan": LaserScan, "points": PointCloud2}
-        if meta["imu"]:
-            types["imu"] = Imu
-        if meta["camera"]:
-            types |= {name: CAMERA_TYPES[kind] for name, kind in CAMERA_TOPICS.items()}
+        for sensor in meta["sensors"]:
+            types |= {sensor["prefix"] + name: TYPES[kind]
+                      for name, kind in KIND_TOPICS[sensor["kind"]].items()}
         return {topic: kind for r in meta["robots"] for name, kind in types.items()
                 if (topic := topics_of(r)[name])}
 
@@ -193,7 +193,8 @@ class BridgeNode:
                     subs[ns] = self._commands(name, r)
             old = self.groups.get(name)
             self.groups[name] = (meta, frames)
-            self._watched.pop(name, None)  # its camera was described again: say who watches
+            for key in [k for k in self._watched if k[0] == name]:  # described again:
+                del self._watched[key]  # say who watches its cameras
             self._next_watch = 0.0  # its topics' subscribers: counted at the next frame
         if old is not None:
             old[1].close()
@@ -210,7 +211,8 @@ class BridgeNode:
                 for sub in subs:
                     self.node.destroy_subscription(sub)
             _, frames = self.groups.pop(name)
-            self._watched.pop(name, None)
+            for key in [k for k in self._watched if k[0] == name]:
+                del self._watched[key]
         frames.close()
         self._latch()
 
@@ -313,13 +315,14 @@ class BridgeNode:
             self.wanted = frozenset(topic for topic, publisher in self.publishers.items()
                                     if publisher.get_subscription_count())
             for name, (meta, _) in self.groups.items():
-                if not meta["camera"]:
-                    continue
-                envs = [r["env"] for r in meta["robots"]
-                        if any(topics_of(r)[topic] in self.wanted for topic in CAMERA_TOPICS)]
-                if envs != self._watched.get(name):
-                    self._watched[name] = envs
-                    self.link.send({"op": "watchers", "robot": name, "envs": envs})
+                for camera in (s for s in meta["sensors"] if s["kind"] == "camera"):
+                    keys = [camera["prefix"] + topic for topic in KIND_TOPICS["camera"]]
+                    envs = [r["env"] for r in meta["robots"]
+                            if any(topics_of(r)[key] in self.wanted for key in keys)]
+                    if envs != self._watched.get((name, camera["sensor"])):
+                        self._watched[(name, camera["sensor"])] = envs
+                        self.link.send({"op": "watchers", "robot": name,
+                                        "sensor": camera["sensor"], "envs": envs})
 
     # ------------------------------------------------------------ reader thread
     def read(self) -> None:

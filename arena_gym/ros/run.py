@@ -2,6 +2,7 @@
 
     arena-gym bridge --world default --robot builtin --envs 2 --lockstep
     arena-gym bridge --robot jackal/jackal.urdf --allow-root /data/obstacles
+    arena-gym bridge --envs 1 --max-envs 4     # envs 1 .. 3 empty, filled by requests
 
 Spawn requests read files only inside the robot's and the asset folders (files.py; more
 with --allow-root). Exit status 0 after Ctrl-C or SIGTERM, 1 when the ROS node died.
@@ -35,9 +36,12 @@ def robot_urdf(robot: str) -> Path:
 
 
 def build_envs(world: str, robot: str, num_envs: int, seed: int,
-               path_roots: tuple[Path, ...] | None = None) -> tuple[SceneStore, str]:
+               path_roots: tuple[Path, ...] | None = None,
+               max_envs: int | None = None) -> tuple[SceneStore, str]:
     """`num_envs` envs of `world` with `robot` ("builtin" or a URDF path) in each; returns the
-    store and the robot's name. `world`: "default" (the 6 x 6 m room with random boxes, env
+    store and the robot's name. `max_envs` (> num_envs): the envs beyond stay empty (a
+    ground plane and the sun, as Arena's server makes an env on first contact) until a
+    request fills them. `world`: "default" (the 6 x 6 m room with random boxes, env
     i seeded seed + i), "empty" (a floor, the robot at the origin), a world source of the
     WORLDS registry ("random": the task's square room) or a ROS map.yaml path (its occupied
     cells as walls); in those two the robot starts at a free spot drawn with seed + i.
@@ -48,7 +52,9 @@ def build_envs(world: str, robot: str, num_envs: int, seed: int,
     urdf = robot_urdf(robot)
     layout = None if world in BUILT_IN else world_layout(world)
     name = ROBOT_NAME if robot == "builtin" else urdf.stem
-    store = SceneStore(num_envs=num_envs, path_roots=path_roots)
+    if max_envs is not None and max_envs < num_envs:
+        raise ValueError(f"--max-envs: expected at least --envs ({num_envs}), got {max_envs}")
+    store = SceneStore(num_envs=max(num_envs, max_envs or 0), path_roots=path_roots)
     for env in range(num_envs):
         rng = np.random.default_rng(seed + env)
         pose = (0.0, 0.0, 0.0)
@@ -100,12 +106,12 @@ def _interrupt(signum: int, frame: object) -> None:
 
 def run(world: str, robot: str, num_envs: int, lockstep: bool, rt_factor: float, seed: int,
         venv: str | None, view: bool = False, allow_roots: tuple[str, ...] = (),
-        package_paths: tuple[str, ...] = ()) -> int:
+        package_paths: tuple[str, ...] = (), max_envs: int | None = None) -> int:
     from arena_gym.ros.files import file_roots
     from arena_gym.ros.server import Bridge, NodeExited
 
     roots = file_roots(robot_urdf(robot), allow_roots)
-    store, name = build_envs(world, robot, num_envs, seed, roots)
+    store, name = build_envs(world, robot, num_envs, seed, roots, max_envs)
     # kill -USR1: every thread's stack to the real stderr, the server keeps running
     faulthandler.register(signal.SIGUSR1, file=sys.__stderr__, all_threads=True)
     signal.signal(signal.SIGTERM, _interrupt)  # clean up (node, shared memory) as on Ctrl-C
@@ -116,16 +122,20 @@ def run(world: str, robot: str, num_envs: int, lockstep: bool, rt_factor: float,
     bridge.commands.package_paths = tuple(Path(p) for p in package_paths)
     mode = (f"free-running x{rt_factor:g}" if not lockstep
             else "lockstep (paused; /mujoco/step advances)")
-    print(f"bridge up: {num_envs} env(s) of {world!r}, robot {name!r}, {mode}", flush=True)
+    empty = store.num_envs - num_envs
+    more = f" and {empty} empty one(s) for requests to fill" if empty else ""
+    print(f"bridge up: {num_envs} env(s) of {world!r}{more}, robot {name!r}, {mode}",
+          flush=True)
     print(f"bridge: spawn requests may read files in {', '.join(map(str, roots))}",
           flush=True)
     viewer = None
     status = 0
     try:
-        if view:  # MuJoCo's viewer on env 0, fed from its own thread: serving never waits
+        if view:  # MuJoCo's viewer on env 0, fed from its own thread (serving never waits),
+            # lit by the lights services' table
             from arena_gym.render.live_viewer import LiveViewer
 
-            viewer = LiveViewer(sim, 0).start()
+            viewer = LiveViewer(sim, 0, lights=bridge.arena.lights.get).start()
         bridge.serve(lockstep=lockstep)
     except KeyboardInterrupt:
         pass

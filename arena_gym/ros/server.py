@@ -93,8 +93,10 @@ class Bridge:
         self.serving = True
         self.commands = Commands(sim, robot, on_reset=lambda env: suite.reset([env]))
         self.arena = ArenaCommands(self.commands, roster.naming, self.runner)  # /mujoco/...
-        self.viewport = ViewportRequests(ViewportControl(
-            sim, lambda env: self.arena.lights.get(env), self.runner), Path(folder.name))
+        suite.renderers.lighting = self.arena.lighting  # robot cameras see the light tables
+        self.viewport = ViewportRequests(
+            ViewportControl(sim, lambda env: self.arena.lights.get(env), roster.frame_body,
+                            runner=self.runner), Path(folder.name))
         self.rt_factor = 1.0
         self.frames_sent = 0
         self.frames_dropped = 0  # free-running ticks the node was too busy to take
@@ -299,7 +301,7 @@ class Bridge:
             message = self._watchers.popleft()
             member = self.roster.members.get(message["robot"])
             if member is not None:  # else it left since the node looked
-                camera.watch(self.suite, member.camera, message["envs"])
+                camera.watch(self.suite, member.cameras.get(message["sensor"]), message["envs"])
 
     def reply(self, message: dict, reply: dict) -> None:
         """Answer a request once the frames sent before reach the node (a Step's ticks
@@ -421,6 +423,8 @@ class Bridge:
         self._closed = True
         if self.publishing:
             self.sim.hooks.tick.remove(self._on_tick)
+        if self.suite.renderers.lighting == self.arena.lighting:
+            self.suite.renderers.lighting = None  # the suite may outlive the bridge
         self._send({"op": "quit"})
         try:
             self.process.wait(timeout=10)

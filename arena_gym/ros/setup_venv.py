@@ -4,15 +4,16 @@
     arena-gym ros setup --distro kilted --venv /opt/ros-venv
 
 ROS 2 is not in Debian 12, but PyPI has wheels of rclpy (with FastDDS) and of the common
-message packages. Some message packages have no wheel: `tf2_msgs`, our own service package
-(`arena_gym_interfaces`) and the Arena backend's (`arena_mujoco_msgs`, `arena_people_msgs`,
-`viewport_control_msgs`); they are built here with the rosidl toolchain that ships
-inside the wheels (its CMake configs under the venv's share/), ament_cmake from Debian's
-.debs unpacked into the venv's build folder (`apt-get download` + `dpkg -x`, nothing is
-installed system-wide), and stubs for the three CMake packages that neither source has
-(ament_cmake_ros, ament_cmake_ros_core: shared libraries; python_cmake_module). The wheels'
-exported targets still name include folders of the machine they were built on; a deferred
-CMake step drops the folders that do not exist.
+message packages. Some message packages have no wheel: `tf2_msgs`, `ros_gz_interfaces`
+(contact sensors' Contacts), our own service package (`arena_gym_interfaces`) and the
+Arena backend's (`arena_mujoco_msgs`, `arena_people_msgs`, `viewport_control_msgs`); they
+are built here with the rosidl toolchain that ships inside the wheels (its CMake configs
+under the venv's share/), ament_cmake from Debian's .debs unpacked into the venv's build
+folder (`apt-get download` + `dpkg -x`, nothing is installed system-wide), and stubs for
+the three CMake packages that neither source has (ament_cmake_ros, ament_cmake_ros_core:
+shared libraries; python_cmake_module). The wheels' exported targets still name include
+folders of the machine they were built on; a deferred CMake step drops the folders that do
+not exist.
 
 A stamp file records what was built; a second run with the same distro and interface files
 returns at once. The ROS wheels re-exec Python (to set LD_LIBRARY_PATH), so ROS lives in
@@ -34,10 +35,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 INTERFACES = Path(__file__).resolve().parent / "interfaces"
-# built in this order (no wheels for them): tf2_msgs, ours, and the Arena backend's types
+# built in this order (no wheels for them): tf2_msgs, ros_gz_interfaces, ours, and the
+# Arena backend's types
 # (written from their documented fields: a client of the Arena server finds the same types)
-PACKAGES = ("tf2_msgs", "arena_gym_interfaces", "arena_mujoco_msgs", "arena_people_msgs",
-            "viewport_control_msgs")
+PACKAGES = ("tf2_msgs", "ros_gz_interfaces", "arena_gym_interfaces", "arena_mujoco_msgs",
+            "arena_people_msgs", "viewport_control_msgs")
 DEBS = ("ament-cmake", "ament-cmake-core", "ament-cmake-python", "python3-ament-cmake-test",
         "python3-ament-package")
 STAMP = "arena_gym_ros.json"
@@ -50,6 +52,9 @@ class RosSetupError(ValueError):
 
 @dataclass(frozen=True)
 class Distro:
+    """The pinned PyPI versions of one ROS 2 distribution's wheels that `arena-gym ros setup`
+    installs."""
+
     rclpy: str
     msgs: str  # sensor_msgs, nav_msgs, geometry_msgs, std_msgs, std_srvs
     default_generators: str
@@ -152,8 +157,8 @@ def _setup(venv: Path, distro: str, progress: Progress) -> Path:
         _build_package(venv, package, build, debs, stubs)
     _run([str(venv_python(venv)), "-c",
           "import rclpy, sensor_msgs.msg, nav_msgs.msg; "
-          + "; ".join(f"import {p}.msg" if p == "tf2_msgs" else f"import {p}.srv"
-                      for p in PACKAGES)],
+          + "; ".join(f"import {p}.srv" if (INTERFACES / p / "srv").is_dir()
+                      else f"import {p}.msg" for p in PACKAGES)],
          "importing the built messages in the ROS venv", build / "check.log")
     (venv / STAMP).write_text(json.dumps(wanted_stamp(distro), indent=1))
     progress(f"ROS 2 {distro} venv ready in {time.perf_counter() - t0:.0f} s: {venv}")

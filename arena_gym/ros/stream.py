@@ -35,14 +35,14 @@ from arena_gym.sensors.suite import SensorSuite
 from arena_gym.sim.simulator import Simulator
 
 
-def camera_topics(member: Member) -> Iterator[tuple[int, str, str]]:
-    """(env, topic, type) of each camera topic of a bridged robot name (none without a
-    camera)."""
-    if member.camera is not None:
+def camera_topics(member: Member) -> Iterator[tuple[int, str, str, str]]:
+    """(env, topic, type, camera name) of each camera topic of a bridged robot name (none
+    without a camera)."""
+    for sensor in (s for s in member.meta["sensors"] if s["kind"] == "camera"):
         for r in member.meta["robots"]:
             for name, kind in CAMERA_TOPICS.items():
-                if topics_of(r)[name]:
-                    yield r["env"], topics_of(r)[name], kind
+                if topics_of(r)[sensor["prefix"] + name]:
+                    yield r["env"], topics_of(r)[sensor["prefix"] + name], kind, sensor["sensor"]
 
 
 class MessageStream:
@@ -54,7 +54,7 @@ class MessageStream:
         self.suite, self.watched = suite, watched
         self.roster = Roster(sim, suite, robot)
         self.slots: dict[str, dict[str, np.ndarray]] = {}
-        self._watching: dict[str, list[int]] = {}
+        self._watching: dict[tuple[str, str], list[int]] = {}  # (robot, camera): envs
         self.sync()
 
     def sync(self) -> bool:
@@ -63,21 +63,23 @@ class MessageStream:
         changed, gone = self.roster.sync()
         for name in gone:
             del self.slots[name]
-            self._watching.pop(name, None)
         for member in changed:
             self.slots[member.robot] = {k: np.zeros(shape, dtype=np.dtype(dt))
                                         for k, (shape, dt) in member.meta["layout"].items()}
-            self._watching.pop(member.robot, None)
+        left = {m.robot for m in changed} | set(gone)
+        self._watching = {k: v for k, v in self._watching.items() if k[0] not in left}
         self.watch()
         return bool(changed or gone)
 
     def watch(self) -> None:
         """Render each camera in the envs whose camera topics are watched (on change)."""
         for member in self.roster.members.values():
-            envs = sorted({e for e, topic, _ in camera_topics(member) if self.watched(topic)})
-            if member.camera is not None and self._watching.get(member.robot) != envs:
-                camera.watch(self.suite, member.camera, envs)
-                self._watching[member.robot] = envs
+            for sensor, reading in member.cameras.items():
+                envs = sorted({e for e, topic, _, name in camera_topics(member)
+                               if name == sensor and self.watched(topic)})
+                if self._watching.get((member.robot, sensor)) != envs:
+                    camera.watch(self.suite, reading, envs)
+                    self._watching[(member.robot, sensor)] = envs
 
     def static(self) -> Iterator[Message]:
         return static_messages([m.meta for m in self.roster.members.values()])

@@ -9,10 +9,11 @@ lit by the env's light table).
     frame = view.capture(local_pose, world_orientation=False, fov=0.0)
 
 Poses are (position (3,), quaternion w, x, y, z) with the camera looking along its +x, z up.
-A reference entity is a body of env 0: an entity or pedestrian name, or a full body name; an
-unknown one holds the world frame. Keyframes (cmd_view) are sampled at wall time, linearly
-between the two around now (slerp for the orientation), the last one held; a stream that
-stops for STREAM_TIMEOUT seconds leaves the camera where it is.
+A reference entity is a body of env 0: an entity or pedestrian name, a full body name, or a
+TF frame id the bridge publishes (`frames`: a robot's link, base or sensor frame; `map` and
+odom are the world); an unknown one holds the world frame. Keyframes (cmd_view) are
+sampled at wall time, linearly between the two around now (slerp for the orientation), the
+last one held; a stream that stops for STREAM_TIMEOUT seconds leaves the camera where it is.
 """
 
 from __future__ import annotations
@@ -92,6 +93,9 @@ def angles(q) -> tuple[float, float, float]:
 
 @dataclass
 class Keyframe:
+    """One `cmd_view` keyframe of the viewport camera: wall time, pose in the reference frame,
+    orientation mode and fov."""
+
     time: float  # wall seconds
     local: Pose
     world_orientation: bool
@@ -104,8 +108,10 @@ class ViewportControl:
     env = 0
 
     def __init__(self, sim: Simulator, lights: Callable[[int], LightTable | None],
+                 frames: Callable[[str], str | None] = lambda frame: None,
                  runner: Runner | None = None) -> None:
-        self.sim, self._lights, self.runner = sim, lights, runner
+        self.sim, self._lights, self._frames = sim, lights, frames
+        self.runner = runner  # the Runner that may run `sim` free (a capture waits for it)
         start = ((0.0, -7.07, 7.07), look_at((0.0, -7.07, 7.07), (0.0, 0.0, 0.0)))
         self.local: Pose = start
         self.world_orientation = False
@@ -167,10 +173,14 @@ class ViewportControl:
         """The reference's world pose now: the tracked body's (reduced), else the pose."""
         if not self.entity:
             return self.ref_pose
+        scene = self.sim.store[self.env]
         try:
-            position, q = self.sim.store[self.env].get_pose(self.entity)
+            position, q = scene.get_pose(self.entity)
         except (ValueError, KeyError):
-            return (0.0, 0.0, 0.0), IDENTITY  # not (yet) there: the world frame
+            body = self._frames(self.entity)  # a TF frame id: the body it follows
+            if not body:
+                return (0.0, 0.0, 0.0), IDENTITY  # map, odom, or not (yet) there: the world
+            position, q = scene.get_pose(body)
         return self.reduced((tuple(position), tuple(q)), self.mode)
 
     def _sample(self) -> None:

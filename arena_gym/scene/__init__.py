@@ -5,6 +5,7 @@ from arena_gym.assets.obstacle_models import ModelError, ObstacleModel, load_mod
 from arena_gym.assets.shapes import Shape
 from arena_gym.errors import AssetWarning, SceneError, SpawnError, UnknownNameError
 from arena_gym.people.pedestrians import Pedestrian
+from arena_gym.scene.models import ModelInfo
 from arena_gym.scene.requests import Prim, PrimEdit, Slab, Wall
 from arena_gym.scene.robot import RobotInfo
 from arena_gym.scene.scene import Scene
@@ -14,6 +15,7 @@ __all__ = [
     "AssetWarning",
     "LinkSurface",
     "ModelError",
+    "ModelInfo",
     "ObstacleModel",
     "Pedestrian",
     "PluginDecl",

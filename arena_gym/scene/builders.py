@@ -8,6 +8,7 @@ import math
 
 import mujoco
 
+from arena_gym.assets.mdl import MdlMaterial, add_mdl_material
 from arena_gym.geometry.groups import GROUP_CEILING, GROUP_STATIC, WORLD_CONAFFINITY
 from arena_gym.geometry.rotations import yaw_quat
 from arena_gym.scene.requests import SLAB_THICKNESS, Prim, Slab, Wall
@@ -18,12 +19,15 @@ GROUND_BODY = "ground"  # the static body of the ground plane (geom "ground")
 LIGHT_SLOTS = 8  # MuJoCo lights every model has, off until a render assigns a light table
 LIGHT_SLOT = "light_slot_{}"  # their names (arena_gym.render.lights fills them per view)
 SUN = "sun"  # the default light, off while a light table is drawn
+# a geom's rgba that lets its material's colour show (MuJoCo's default geom rgba)
+MATERIAL_RGBA = [0.5, 0.5, 0.5, 1.0]
 
 
 
 def add_box(spec: mujoco.MjSpec, name: str, prim: Prim) -> mujoco.MjsBody:
-    x, y, z, yaw = prim.pose
-    body = spec.worldbody.add_body(name=name, pos=[x, y, z], quat=yaw_quat(yaw), mocap=prim.movable)
+    x, y, z, _ = prim.pose
+    body = spec.worldbody.add_body(name=name, pos=[x, y, z], quat=prim.orientation,
+                                   mocap=prim.movable)
     body.add_geom(
         name=name + "/geom",
         type=mujoco.mjtGeom.mjGEOM_BOX,
@@ -32,7 +36,15 @@ def add_box(spec: mujoco.MjSpec, name: str, prim: Prim) -> mujoco.MjsBody:
         group=GROUP_STATIC,
         conaffinity=WORLD_CONAFFINITY,
     )
+    dress(spec, body.first_geom(), prim.material)
     return body
+
+
+def dress(spec: mujoco.MjSpec, geom: mujoco.MjsGeom, material: MdlMaterial | None) -> None:
+    """Give `geom` an .mdl material (its texture tiled, its colour instead of the geom's)."""
+    if material is not None:
+        geom.material = add_mdl_material(spec, material)
+        geom.rgba = MATERIAL_RGBA
 
 
 def set_box_size(body: mujoco.MjsBody, prim_scale: tuple[float, float, float]) -> None:
@@ -47,7 +59,7 @@ def add_wall(spec: mujoco.MjSpec, name: str, wall: Wall) -> mujoco.MjsGeom:
     (x0, y0), (x1, y1) = wall.start, wall.end
     yaw = math.atan2(y1 - y0, x1 - x0)
     frame = spec.frame(WALLS_FRAME) or spec.worldbody.add_frame(name=WALLS_FRAME)
-    return frame.add_geom(
+    geom = frame.add_geom(
         name=name + "/geom",
         type=mujoco.mjtGeom.mjGEOM_BOX,
         pos=[(x0 + x1) / 2, (y0 + y1) / 2, wall.z + wall.height / 2],
@@ -57,6 +69,8 @@ def add_wall(spec: mujoco.MjSpec, name: str, wall: Wall) -> mujoco.MjsGeom:
         group=GROUP_STATIC,
         conaffinity=WORLD_CONAFFINITY,
     )
+    dress(spec, geom, wall.material)
+    return geom
 
 
 def add_slab(spec: mujoco.MjSpec, name: str, slab: Slab, ceiling: bool) -> mujoco.MjsBody:
@@ -72,6 +86,7 @@ def add_slab(spec: mujoco.MjSpec, name: str, slab: Slab, ceiling: bool) -> mujoc
         group=GROUP_CEILING if ceiling else GROUP_STATIC,
         conaffinity=WORLD_CONAFFINITY,
     )
+    dress(spec, body.first_geom(), slab.material)
     return body
 
 

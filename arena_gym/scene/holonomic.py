@@ -40,6 +40,9 @@ DEFAULT_PLANAR_TIME_CONSTANT = 0.02  # s, when the plugin names no gains
 
 @dataclass(frozen=True)
 class PlanarGains:
+    """The velocity P gains a planar-move plugin declares for x, y and yaw (None where not
+    declared)."""
+
     x: float | None
     y: float | None
     yaw: float | None

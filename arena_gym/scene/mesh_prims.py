@@ -30,7 +30,6 @@ from arena_gym.assets.mesh_parts import MeshPart, mesh_parts
 from arena_gym.assets.meshes import MeshUnavailable, PathRefused, inside
 from arena_gym.assets.shapes import Shape
 from arena_gym.geometry.groups import GROUP_HIDDEN, GROUP_STATIC, WORLD_CONAFFINITY
-from arena_gym.geometry.rotations import yaw_quat
 from arena_gym.scene.requests import Prim
 
 ASSET_PREFIX = "prim_asset/"
@@ -127,8 +126,8 @@ def add_model(spec: mujoco.MjSpec, name: str, prepared: Prepared) -> mujoco.MjsB
     """The prim's body with its visual geoms `<name>/visual_<k>` and collision geoms
     `<name>/collision_<k>`."""
     prim = prepared.prim
-    x, y, z, yaw = prim.pose
-    body = spec.worldbody.add_body(name=name, pos=[x, y, z], quat=yaw_quat(yaw),
+    x, y, z, _ = prim.pose
+    body = spec.worldbody.add_body(name=name, pos=[x, y, z], quat=prim.orientation,
                                    mocap=prim.movable)
     scale = np.asarray(prim.scale)
     k = 0

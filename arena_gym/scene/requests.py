@@ -10,9 +10,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from arena_gym import checks
+from arena_gym.assets.mdl import MdlMaterial
 from arena_gym.assets.obstacle_models import ObstacleModel
 from arena_gym.assets.shapes import Shape
 from arena_gym.errors import SceneError
+from arena_gym.geometry.rotations import yaw_quat
 
 SLAB_THICKNESS = 0.02
 WALL_THICKNESS = 0.1
@@ -42,6 +44,10 @@ class Prim:
     movable: bool = False  # a mocap body: moved through state, without recompiling
     visuals: tuple[Shape, ...] = ()
     collisions: tuple[Shape, ...] | None = None
+    material: MdlMaterial | None = None  # a box's .mdl look (its texture tiled; not rgba)
+    # a full orientation (w, x, y, z) where the prim is tilted; None: upright, turned by
+    # pose's yaw (which stays the prim's heading for footprints and maps either way)
+    quat: tuple[float, float, float, float] | None = None
 
     def __post_init__(self) -> None:
         checks.name("Prim.name", self.name)
@@ -49,6 +55,7 @@ class Prim:
         scale = checks.floats(f"Prim {self.name!r} scale", self.scale, 3)
         object.__setattr__(self, "scale", checks.positive(f"Prim {self.name!r} scale", scale))
         object.__setattr__(self, "rgba", checks.floats(f"Prim {self.name!r} rgba", self.rgba, 4))
+        object.__setattr__(self, "quat", unit_quat(f"Prim {self.name!r} quat", self.quat))
         for field_name in ("visuals", "collisions"):
             shapes = getattr(self, field_name)
             if shapes is None:
@@ -89,6 +96,22 @@ class Prim:
     def half_extents(self) -> tuple[float, float, float]:
         return tuple(max(s / 2, checks.MIN_HALF_EXTENT) for s in self.scale)  # type: ignore[return-value]
 
+    @property
+    def orientation(self) -> list[float]:
+        """Its body's quaternion (w, x, y, z): `quat`, else pose's yaw."""
+        return list(self.quat) if self.quat is not None else list(yaw_quat(self.pose[3]))
+
+
+def unit_quat(what: str, quat: object) -> tuple[float, float, float, float] | None:
+    """A quaternion (w, x, y, z) scaled to unit length; None stays None."""
+    if quat is None:
+        return None
+    q = checks.floats(what, quat, 4)
+    norm = math.hypot(*q)
+    if norm < 1e-9:
+        raise SceneError(f"{what}: expected a non-zero quaternion (w, x, y, z), got {q}")
+    return tuple(v / norm for v in q)  # type: ignore[return-value]
+
 
 @dataclass(frozen=True)
 class PrimEdit:
@@ -97,9 +120,13 @@ class PrimEdit:
     name: str
     pose: tuple[float, float, float, float] | None = None
     scale: tuple[float, float, float] | None = None
+    quat: tuple[float, float, float, float] | None = None  # with pose: a tilt (Prim.quat)
 
     def __post_init__(self) -> None:
         checks.name("PrimEdit.name", self.name)
+        if self.quat is not None and self.pose is None:
+            raise SceneError(f"PrimEdit {self.name!r}: a quat comes with a pose, got none")
+        object.__setattr__(self, "quat", unit_quat(f"PrimEdit {self.name!r} quat", self.quat))
         if self.pose is None and self.scale is None:
             raise SceneError(f"PrimEdit {self.name!r}: expected a pose or a scale, got neither")
         if self.pose is not None:
@@ -123,6 +150,7 @@ class Wall:
     thickness: float = WALL_THICKNESS
     rgba: tuple[float, float, float, float] = (0.75, 0.75, 0.78, 1.0)
     z: float = 0.0
+    material: MdlMaterial | None = None  # its .mdl look (its texture tiled; not rgba)
 
     def __post_init__(self) -> None:
         checks.name("Wall.name", self.name)
@@ -150,6 +178,7 @@ class Slab:
     center: tuple[float, float, float]
     size: tuple[float, float]
     rgba: tuple[float, float, float, float] = field(default=(0.55, 0.55, 0.55, 1.0))
+    material: MdlMaterial | None = None  # its .mdl look (its texture tiled; not rgba)
 
     def __post_init__(self) -> None:
         checks.name("Slab.name", self.name)

@@ -19,11 +19,12 @@ import mujoco
 import numpy as np
 
 from arena_gym.assets.meshes import PathRefused, inside
+from arena_gym.assets.mjcf import load_mjcf, one_line
 from arena_gym.assets.urdf import package_path_list, rewrite_urdf
 from arena_gym.errors import AssetWarning, SceneError, SpawnError, unknown
 from arena_gym.people.pedestrians import POOL_SIZE
 from arena_gym.people.pool import PedestrianPool
-from arena_gym.scene import builders, mesh_prims
+from arena_gym.scene import builders, mesh_prims, models
 from arena_gym.scene.names import check_clashes, element_names, planned_names
 from arena_gym.scene.requests import Prim, PrimEdit, Slab, Wall
 from arena_gym.scene.robot import RobotInfo, add_collision_sensors, build_robot_spec
@@ -39,13 +40,13 @@ _NAMED_COLLECTIONS = ("actuators", "sensors", "tendons", "equalities", "pairs", 
 
 @dataclass
 class Entity:
-    """A spawned thing: `kind` is robot, prim, wall, floor or ceiling. A wall is a geom of
-    the world body (builders.add_wall): its `body` is "world" and `geom` names it."""
+    """A spawned thing: `kind` is robot, model (MJCF), prim, wall, floor or ceiling. A wall
+    is a geom of the world body (builders.add_wall): its `body` is "world", `geom` names it."""
 
     name: str
     kind: str
     body: str  # full MuJoCo name of its root body
-    record: object  # RobotInfo, Prim, Wall or Slab
+    record: object  # RobotInfo, ModelInfo, Prim, Wall or Slab
     geom: str = ""  # full MuJoCo name of a wall's geom
 
 
@@ -261,6 +262,44 @@ class Scene:
         self.entities[name] = Entity(name, "robot", info.root_body, info)
         return info
 
+    def spawn_mjcf(self, name: str, mjcf: str | Path,
+                   pose: tuple[float, float, float] = (0.0, 0.0, 0.0)) -> models.ModelInfo:
+        """Attach an MJCF model (a path, or the XML text) under a frame at `pose` (x, y, yaw;
+        heights are the model's own), every element prefixed `env_<i>/<name>/`, its
+        sensors, actuators, tendons, keyframes and assets along. The scene's options and
+        sizes apply (an AssetWarning names the model's that differ). All or nothing: a
+        model that does not compile leaves the scene as it was."""
+        if not isinstance(name, str) or not name or "/" in name:
+            raise SpawnError(f"model name: expected a non-empty name without '/', got {name!r}")
+        self._claim(name)
+        pose = _pose3(name, pose, "model")
+        label = f"model {name!r}"
+        spec, source = load_mjcf(mjcf, label, self.path_roots)
+        self.flush()
+        self.sync()
+        prefix = self.full_name(name) + "/"
+        info, differ = models.prepare(spec, self.spec, name, source)
+        self.check_fragment(spec, label, prefix)
+        trial = self.spec.copy()
+        frame = trial.worldbody.add_frame(name=prefix + "spawn", pos=[pose[0], pose[1], 0.0],
+                                          quat=builders.yaw_quat(pose[2]))
+        try:
+            spec.compile()  # alone first: attaching (and copying) drops what names no target
+            trial.attach(spec, prefix=prefix, frame=frame)
+            model, data = self._compile_spec(trial)
+        except ValueError as exc:
+            raise SpawnError(f"env {self.env_id}: {label} ({source}) rejected: "
+                             f"{one_line(exc)}") from None
+        if differ:
+            warnings.warn(f"env {self.env_id}: {label} ({source}) sets {', '.join(differ)}; "
+                          "the scene's values apply (every env steps alike)", AssetWarning,
+                          stacklevel=2)
+        info = info.prefixed(prefix)
+        self.spec = trial
+        self._install(model, data)
+        self.entities[name] = Entity(name, "model", info.root_body, info)
+        return info
+
     def _add_static(self, name: str, kind: str, record: object, build: Callable) -> None:
         self._claim(name)
         full = self.full_name(name)
@@ -379,7 +418,7 @@ class Scene:
         if edit.pose is not None:
             x, y, z, yaw = edit.pose
             body.pos = [x, y, z]
-            body.quat = builders.yaw_quat(yaw)
+            body.quat = list(edit.quat) if edit.quat is not None else builders.yaw_quat(yaw)
             if not self._dirty:  # move in place: no recompile for a pose
                 self.sync()
                 model, data = self._model, self._data
@@ -394,7 +433,8 @@ class Scene:
                     model.body_pos[b] = body.pos
                     model.body_quat[b] = body.quat
                     self._renew(model)
-        entity.record = replace(prim, pose=edit.pose or prim.pose, scale=edit.scale or prim.scale)
+        entity.record = replace(prim, pose=edit.pose or prim.pose, scale=edit.scale or prim.scale,
+                                quat=edit.quat if edit.pose is not None else prim.quat)
 
     # ---------------------------------------------------------------- deleting
     def matching(self, names: Iterable[str]) -> list[str]:
@@ -428,9 +468,9 @@ class Scene:
             entity = self.entities.pop(name)
             if entity.geom:
                 self.spec.delete(self.spec.geom(entity.geom))
-            elif (body := self.spec.body(entity.body)) is not None:
-                self.spec.delete(body)
-            if entity.kind == "robot":
+            elif entity.kind != "model" and (body := self.spec.body(entity.body)) is not None:
+                self.spec.delete(body)  # (a model's bodies go with its frame)
+            if entity.kind in ("robot", "model"):
                 self._remove_robot_elements(entity.record.prefix)  # type: ignore[attr-defined]
             if name in self._pending:
                 self._pending.remove(name)
@@ -496,13 +536,13 @@ def forward_all(model: mujoco.MjModel, data: mujoco.MjData) -> None:
         model.opt.enableflags = flags
 
 
-def _pose3(name: str, pose: object) -> tuple[float, float, float]:
+def _pose3(name: str, pose: object, what: str = "robot") -> tuple[float, float, float]:
     try:
         values = tuple(float(v) for v in pose)  # type: ignore[union-attr]
     except (TypeError, ValueError):
         values = ()
     if len(values) != 3 or not np.all(np.isfinite(values)):
-        raise SpawnError(f"robot {name!r} pose: expected (x, y, yaw) finite numbers, got {pose!r}")
+        raise SpawnError(f"{what} {name!r} pose: expected (x, y, yaw) finite numbers, got {pose!r}")
     return values  # type: ignore[return-value]
 
 

@@ -1,5 +1,5 @@
-"""Sensors: lidar, camera, IMU, contact and odometry for every env, sampled in the
-simulator's tick hook into preallocated (num_envs, ...) arrays.
+"""Sensors: lidar, camera, IMU, contact, odometry and a model's own MuJoCo sensors for
+every env, sampled in the simulator's tick hook into preallocated (num_envs, ...) arrays.
 
     from arena_gym.sensors import CameraSpec, SensorSuite
     suite = SensorSuite(sim, seed=0)
@@ -19,6 +19,7 @@ from arena_gym.sensors.readings import (
     ContactReading,
     ImuReading,
     LidarReading,
+    MujocoReading,
     OdometryReading,
     Reading,
 )
@@ -28,6 +29,7 @@ from arena_gym.sensors.specs import (
     ContactSpec,
     ImuSpec,
     LidarSpec,
+    MujocoSpec,
     OdometrySpec,
     SensorSpec,
 )
@@ -46,6 +48,8 @@ __all__ = [
     "ImuSpec",
     "LidarReading",
     "LidarSpec",
+    "MujocoReading",
+    "MujocoSpec",
     "OdometryReading",
     "OdometrySpec",
     "Reading",

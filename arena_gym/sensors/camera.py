@@ -5,13 +5,13 @@ turns the MuJoCo camera accordingly). One render pass gives both RGB and depth (
 `mjr_render`, one `mjr_readPixels`), and only what a spec asks for is rendered: nothing
 when no spec names a camera.
 
-Renderers: one per env and resolution (`RendererPool`), each with its own GL context,
-rebuilt when a recompile swaps the env's model; all made, used and freed on the pool's
-own thread, so closing works from any thread. Shadows, reflections and the skybox are
-off (10-20x faster in software rendering). Cameras draw static geoms, robot visuals and
-ceilings (groups.CAMERA_GROUPS), not robot collision hulls, hidden hulls or sites.
-`MUJOCO_GL` defaults to `egl`; if no GL context can be made, cameras give no images
-(readings stay invalid) and one warning says why, never an exception.
+Renderers: one per env and resolution (`RendererPool`), each with its own GL context, rebuilt
+when a recompile swaps the env's model; all made, used and freed on the pool's own thread, so
+closing works from any thread. Shadows, reflections and the skybox are off: they are most of a
+software render's cost (docs/performance.md). Cameras draw static geoms, robot visuals and
+ceilings (groups.CAMERA_GROUPS), not robot collision hulls, hidden hulls or sites. `MUJOCO_GL`
+defaults to `egl`; if no GL context can be made, cameras give no images (readings stay invalid)
+and one warning says why, never an exception.
 
 Depth is the distance along the optical axis at each pixel's centre (the renderer has no
 multisampling, which would sample off the centres K declares): +inf past the far clip,
@@ -44,6 +44,10 @@ from arena_gym.sensors.specs import CameraSpec
 from arena_gym.sensors.state_access import Frames
 from arena_gym.sensors.units import Unit
 
+# env, model, data, eye (the camera's world position) -> a context within which `model`
+# shows that env's lights (arena_gym.render.lights.lit: the light table of the env)
+Lighting = Callable[[int, mujoco.MjModel, mujoco.MjData, np.ndarray],
+                    contextlib.AbstractContextManager]
 # what making or freeing a GL context raises when the driver or library is missing
 GL_ERRORS = (RuntimeError, OSError, ImportError, ValueError, AttributeError, mujoco.FatalError)
 DEFAULT_RATE = 30.0  # Hz, when the declaration gives none
@@ -170,8 +174,10 @@ class _Renderer(Offscreen):
         self._depth = np.empty((height, width), dtype=np.float32)
 
     def render(self, data: mujoco.MjData, camera: int, lens: Optics,
-               rgb: np.ndarray | None, depth: np.ndarray | None) -> None:
-        """Render camera `camera` of `data` once; write the rows asked for (top row first)."""
+               rgb: np.ndarray | None, depth: np.ndarray | None,
+               lighting: Callable[[], contextlib.AbstractContextManager] | None = None) -> None:
+        """Render camera `camera` of `data` once; write the rows asked for (top row first).
+        `lighting()`: the context the scene is updated in (the env's lights)."""
         model = self.model
         extent = max(float(model.stat.extent), 1e-6)
         near = min(lens.near, NEAR_RENDER)
@@ -180,8 +186,9 @@ class _Renderer(Offscreen):
         try:
             self.context.make_current()
             self.camera.fixedcamid = camera
-            mujoco.mjv_updateScene(model, data, self.option, None, self.camera,
-                                   mujoco.mjtCatBit.mjCAT_ALL.value, self.scene)
+            with lighting() if lighting is not None else contextlib.nullcontext():
+                mujoco.mjv_updateScene(model, data, self.option, None, self.camera,
+                                       mujoco.mjtCatBit.mjCAT_ALL.value, self.scene)
             mujoco.mjr_render(self.rect, self.scene, self.mjr)
             mujoco.mjr_readPixels(self._rgb if rgb is not None else None,
                                   self._depth if depth is not None else None, self.rect, self.mjr)
@@ -213,9 +220,14 @@ class RendererPool:
     the first render: an EGL context stays current on the thread that last made it current,
     and no other thread may make it current, not even to free it (EGL_BAD_ACCESS, also
     after that thread has ended). So whichever threads sample the cameras, `close()` works
-    from any thread: it hands the freeing to the thread that owns the contexts."""
+    from any thread: it hands the freeing to the thread that owns the contexts.
+
+    `lighting` (None: the model's own lights): how an env's cameras are lit, set by whoever
+    holds that env's light table (the ROS bridge: its lights services' tables), applied as
+    the viewport applies it (render/lights.py: the lights nearest each camera)."""
 
     def __init__(self) -> None:
+        self.lighting: Lighting | None = None
         self._renderers: dict[tuple[int, int, int], _Renderer] = {}
         self.failure: str | None = None  # why GL is unavailable, once it failed
         self._gl: ThreadPoolExecutor | None = None
@@ -246,11 +258,15 @@ class RendererPool:
     def _render(self, shots: list[tuple[int, mujoco.MjModel, mujoco.MjData, int]],
                 lens: Optics, rgb: np.ndarray | None, depth: np.ndarray | None) -> list[bool]:
         done = []
+        lighting = self.lighting
         for env, model, data, camera in shots:
             renderer = self.get(env, model, lens.width, lens.height)
             if renderer is not None:
+                lit = None if lighting is None else (
+                    lambda env=env, model=model, data=data, camera=camera: lighting(
+                        env, model, data, data.cam_xpos[camera]))
                 renderer.render(data, camera, lens, None if rgb is None else rgb[env],
-                                None if depth is None else depth[env])
+                                None if depth is None else depth[env], lit)
             done.append(renderer is not None)
         return done
 
@@ -298,6 +314,9 @@ class RendererPool:
 
 
 class CameraUnit(Unit):
+    """A robot's camera in every env: renders the outputs its specs ask for (rgb, depth,
+    points) through the renderer pool."""
+
     kind = "camera"
     can_fail = True  # an env without a renderer (no GL context) gives no sample
     default_rate = DEFAULT_RATE

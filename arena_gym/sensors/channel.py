@@ -19,6 +19,9 @@ Subscriber = Callable[[Reading, np.ndarray], None]
 
 
 class Channel:
+    """One sensor spec's path from its unit's samples to its reading: schedule, averaging window,
+    noise, delay line, then publishing to subscribers."""
+
     def __init__(self, spec: SensorSpec, unit: Unit, reading: Reading, period: float) -> None:
         self.spec, self.unit, self.reading = spec, unit, reading
         self.schedule = Schedule(period)

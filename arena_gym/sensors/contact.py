@@ -2,8 +2,9 @@
 
 A link's contacts are those between its colliding geoms and any geom outside its robot's
 kinematic tree (the floor included), as the last physics step found them: world position,
-the unit normal pointing into the link's geom, and the penetration depth (m, positive when
-the geoms overlap). MuJoCo's contact normal points from the contact's first geom to its
+the unit normal pointing into the link's geom, the penetration depth (m, positive when
+the geoms overlap), and both geoms (the link's and the other; named by their MuJoCo name,
+else their body's). MuJoCo's contact normal points from the contact's first geom to its
 second; it is flipped where the link's geom is the first.
 
 Collision (CollisionSpec, `suite[key].collided`, `.kind`): a robot collides when any of
@@ -66,6 +67,9 @@ def contacts(data: mujoco.MjData) -> tuple[np.ndarray, np.ndarray, np.ndarray, n
 
 
 class ContactUnit(Unit):
+    """A robot's contact sensor (or one link's contacts) in every env: the contacts it touches,
+    their geoms, positions and frames."""
+
     kind = "contact"
 
     def __init__(self, spec: ContactSpec, num_envs: int) -> None:
@@ -89,7 +93,8 @@ class ContactUnit(Unit):
         n, k = self.num_envs, self.max_contacts
         self.out = {"num": np.zeros(n, dtype=np.int32), "position": np.full((n, k, 3), np.nan),
                     "normal": np.full((n, k, 3), np.nan), "depth": np.full((n, k), np.nan),
-                    "other_geom": np.full((n, k), -1, dtype=np.int32)}
+                    "other_geom": np.full((n, k), -1, dtype=np.int32),
+                    "own_geom": np.full((n, k), -1, dtype=np.int32)}
 
     def _bind_env(self, env: int, scene: Scene, info: RobotInfo, mount: SensorMount | None) -> None:
         model = scene.compiled
@@ -106,7 +111,8 @@ class ContactUnit(Unit):
         root = model.body(info.root_body).id
         self.link_geoms[env] = (model.geom_bodyid == body) & colliding(model)
         self.robot_geoms[env] = robot_geoms(model, root)
-        self.geom_names[env] = {g: model.geom(g).name for g in range(model.ngeom)}
+        self.geom_names[env] = {g: model.geom(g).name or model.body(model.geom_bodyid[g]).name
+                                for g in range(model.ngeom)}
 
     def _compute(self, frames: Frames, envs: np.ndarray) -> None:
         out, k = self.out, self.max_contacts
@@ -123,12 +129,14 @@ class ContactUnit(Unit):
             out["normal"][env] = np.nan
             out["depth"][env] = np.nan
             out["other_geom"][env] = -1
+            out["own_geom"][env] = -1
             if m:
                 sign = np.where(first[order], -1.0, 1.0)[:, None]  # into the link's geom
                 out["position"][env, :m] = pos[order]
                 out["normal"][env, :m] = sign * normal[order]
                 out["depth"][env, :m] = -dist[order]
                 out["other_geom"][env, :m] = np.where(first[order], geom[order, 1], geom[order, 0])
+                out["own_geom"][env, :m] = np.where(first[order], geom[order, 0], geom[order, 1])
 
 
 def collides(robot_a: Any, robot_b: Any, foot_a: Any, foot_b: Any, floor_a: Any,
@@ -144,6 +152,9 @@ NONE, WALL, OBSTACLE, ROBOT, PEDESTRIAN = range(5)
 
 
 class CollisionUnit(Unit):
+    """The one collision rule for a robot in every env: whether anything but its feet on a floor
+    touched it since the last sample, and what it hit."""
+
     kind = "collision"
     in_place = True  # its samples are written through `out` only
 

@@ -20,6 +20,9 @@ FIELDS = (("orientation", 4), ("angular_velocity", 3), ("linear_acceleration", 3
 
 
 class ImuUnit(Unit):
+    """A robot's IMU in every env: orientation, angular velocity and linear acceleration from its
+    MuJoCo sensors."""
+
     kind = "imu"
 
     def __init__(self, spec: ImuSpec, num_envs: int) -> None:

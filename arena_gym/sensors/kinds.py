@@ -24,6 +24,7 @@ from arena_gym.sensors.camera import CameraUnit
 from arena_gym.sensors.contact import CollisionUnit, ContactUnit
 from arena_gym.sensors.imu import ImuUnit
 from arena_gym.sensors.lidar import LidarUnit
+from arena_gym.sensors.mujoco_sensors import MujocoUnit
 from arena_gym.sensors.odometry import OdometryUnit
 from arena_gym.sensors.readings import (
     CameraReading,
@@ -31,6 +32,7 @@ from arena_gym.sensors.readings import (
     ContactReading,
     ImuReading,
     LidarReading,
+    MujocoReading,
     OdometryReading,
     Reading,
 )
@@ -40,6 +42,7 @@ from arena_gym.sensors.specs import (
     ContactSpec,
     ImuSpec,
     LidarSpec,
+    MujocoSpec,
     OdometrySpec,
     SensorSpec,
 )
@@ -47,6 +50,7 @@ from arena_gym.sensors.units import Unit
 
 if TYPE_CHECKING:
     from arena_gym.assets.gazebo import SensorDecl
+    from arena_gym.scene.models import ModelInfo
     from arena_gym.scene.sensor_mounts import SensorMount
 
 
@@ -59,8 +63,9 @@ class SensorKind:
     period)` build its parts; `declares(decl)` says which robot `<sensor>` declarations are
     of this kind (mounted when the robot spawns); `default(robot, mount)` is the spec
     `default_specs` gives a robot: per declared mount, or once per robot for kinds that
-    declare nothing (mount None); `observation(reading)` -> (space, values(envs)) for the
-    env's `sensors:` config (default: every float field of the reading, flattened)."""
+    declare nothing (mount None); `model_default(name, info)` the one it gives an MJCF
+    model (Scene.spawn_mjcf; None: none); `observation(reading)` -> (space, values(envs))
+    for the env's `sensors:` config (default: every float field of the reading, flattened)."""
 
     spec: type[SensorSpec]
     unit: Callable[[Any, int, Any], Unit]  # (spec, num_envs, the SensorSuite)
@@ -68,6 +73,7 @@ class SensorKind:
     declares: Callable[[SensorDecl], bool] | None = None
     default: Callable[[str, SensorMount | None], SensorSpec] | None = None
     observation: Callable[[Reading], Observed] | None = None
+    model_default: Callable[[str, ModelInfo], SensorSpec | None] | None = None
 
 
 def flat_observation(reading: Reading) -> Observed:
@@ -105,6 +111,12 @@ def _contact_reading(spec: ContactSpec, unit: ContactUnit, n: int, period: float
     return reading
 
 
+def _mujoco_reading(spec: MujocoSpec, unit: MujocoUnit, n: int, period: float) -> Reading:
+    dims = {name: dim for name, _, dim in unit.layout or ()}
+    types = {name: kind for name, kind, _ in unit.layout or ()}
+    return MujocoReading(spec.reading_key, spec.robot, spec.sensor or "", n, period, dims, types)
+
+
 def _plain(cls: type[Reading]) -> Callable[[SensorSpec, Unit, int, float], Reading]:
     return lambda spec, unit, n, period: cls(spec.reading_key, spec.robot, _name(unit), n, period)
 
@@ -133,3 +145,6 @@ SENSOR_KINDS.register("odometry", SensorKind(
 SENSOR_KINDS.register("collision", SensorKind(
     CollisionSpec, lambda spec, n, suite: CollisionUnit(spec, n), _plain(CollisionReading),
     default=lambda robot, mount: CollisionSpec(robot)))
+SENSOR_KINDS.register("mujoco", SensorKind(  # a model's own sensors: read by default
+    MujocoSpec, lambda spec, n, suite: MujocoUnit(spec, n), _mujoco_reading,
+    model_default=lambda name, info: MujocoSpec(name) if info.sensors else None))

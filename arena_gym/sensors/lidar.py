@@ -126,6 +126,9 @@ def ray_pattern(decl: SensorDecl) -> RayPattern:
 
 
 class LidarUnit(Unit):
+    """A robot's lidar in every env: the ray pattern placed at the lidar frame and cast for all envs
+    at once, blind to its own robot."""
+
     kind = "lidar"
     in_place = True  # finish writes `out` (the ranges) and keeps one view of it
 

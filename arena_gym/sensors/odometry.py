@@ -20,6 +20,9 @@ from arena_gym.sensors.units import Unit
 
 
 class OdometryUnit(Unit):
+    """A robot's odometry in every env: position, orientation and velocities of its free joint (odom
+    = world frame)."""
+
     kind = "odometry"
 
     def __init__(self, spec: OdometrySpec, num_envs: int) -> None:

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from arena_gym.sensors.errors import SensorError
+
 if TYPE_CHECKING:
     from arena_gym.sensors.camera import Optics
     from arena_gym.sensors.lidar import RayPattern
@@ -178,7 +180,8 @@ class OdometryReading(Reading):
 @dataclass(frozen=True)
 class Contact:
     """One contact of a link: world position, unit normal pointing into the link's geom,
-    penetration depth (m, > 0 when overlapping), and the other geom's MuJoCo name."""
+    penetration depth (m, > 0 when overlapping), and the other geom's name (its MuJoCo
+    name, else its body's)."""
 
     position: np.ndarray
     normal: np.ndarray
@@ -188,8 +191,9 @@ class Contact:
 
 class ContactReading(Reading):
     """Contacts of a link with anything outside its robot, deepest first: `num` (how many
-    of the `max_contacts` slots are filled), `position`, `normal`, `depth`, `other_geom`
-    (geom ids, -1 in empty slots)."""
+    of the `max_contacts` slots are filled), `position`, `normal`, `depth`, `other_geom` and
+    `own_geom` (the other's and the link's geom ids, -1 in empty slots); `geom_names[env]`
+    names each geom id (its MuJoCo name, else its body's)."""
 
     kind = "contact"
 
@@ -202,6 +206,7 @@ class ContactReading(Reading):
             "normal": ((k, 3), np.dtype(np.float64), np.nan),
             "depth": ((k,), np.dtype(np.float64), np.nan),
             "other_geom": ((k,), np.dtype(np.int32), -1),
+            "own_geom": ((k,), np.dtype(np.int32), -1),
         })
         self.max_contacts = k
         self.geom_names: list[dict[int, str]] = [{} for _ in range(num_envs)]
@@ -225,6 +230,10 @@ class ContactReading(Reading):
     @property
     def other_geom(self) -> np.ndarray:
         return self.data["other_geom"]
+
+    @property
+    def own_geom(self) -> np.ndarray:
+        return self.data["own_geom"]
 
     def contacts(self, env: int) -> list[Contact]:
         """The shown contacts of one env as records (empty while touching nothing)."""
@@ -270,3 +279,26 @@ class CollisionReading(Reading):
         from arena_gym.sensors.contact import COLLISION_CLASSES
 
         return np.asarray(COLLISION_CLASSES)[self.data["kind"]]
+
+
+class MujocoReading(Reading):
+    """A robot's or model's own MuJoCo sensors (MujocoSpec), one float64 field each, named
+    as the model names them (without the env and entity prefix), (num_envs, dim):
+    `reading.data["wrist_force"]`, or `reading["wrist_force"]`. `types` holds each one's
+    mujoco.mjtSensor. Values are those MuJoCo put in `sensordata` in the last physics step
+    (cutoff, delay, interval applied), with our noise on top."""
+
+    kind = "mujoco"
+
+    def __init__(self, key: str, robot: str, sensor: str, num_envs: int, period: float,
+                 dims: dict[str, int], types: dict[str, int]) -> None:
+        f64 = np.dtype(np.float64)
+        super().__init__(key, robot, sensor, num_envs, period,
+                         {name: ((dim,), f64, np.nan) for name, dim in dims.items()})
+        self.types = dict(types)
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        if name not in self.data:
+            raise SensorError(f"reading {self.key!r}: expected one of its sensors "
+                              f"{list(self.data)}, got {name!r}")
+        return self.data[name]

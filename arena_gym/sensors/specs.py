@@ -21,6 +21,7 @@ Timing, common to all specs (see rates.py):
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -262,3 +263,30 @@ class CollisionSpec(SensorSpec):
     @property
     def reading_key(self) -> str:
         return self.key or f"{self.robot}/collision"
+
+
+@dataclass(frozen=True)
+class MujocoSpec(SensorSpec):
+    """A robot's or MJCF model's own MuJoCo `<sensor>` elements, read from `sensordata` by
+    name: `sensor` one of them (its name without the env and entity prefix), None: all of
+    them, one reading field each. MuJoCo applies `cutoff`, `delay`, `interval` and
+    `nsample` itself (sensors/mujoco_sensors.py); `noise` is its metadata, which we apply:
+    "declared" takes each sensor's `noise` as the std of Gaussian noise, a number
+    overrides it for all. `user(name, model, data)` gives the values of the user sensors
+    (type user) from a copy of the env's MjData at sampling."""
+
+    kind: ClassVar[str] = "mujoco"
+    noise: float | str = "declared"
+    user: Callable[[str, object, object], object] | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.noise != "declared":
+            _nonneg(self, "noise", self.noise)
+        if self.user is not None and not callable(self.user):
+            raise SensorError(f"MujocoSpec.user: expected a callable (name, model, data) -> "
+                              f"values or None, got {self.user!r}")
+
+    @property
+    def reading_key(self) -> str:
+        return self.key or f"{self.robot}/{self.sensor or 'mujoco'}"

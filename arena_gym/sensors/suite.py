@@ -33,6 +33,7 @@ from arena_gym.sensors.channel import Channel, Subscriber
 from arena_gym.sensors.errors import SensorError
 from arena_gym.sensors.fused import FusedTick
 from arena_gym.sensors.lidar import LidarUnit, cast_lidars
+from arena_gym.sensors.mujoco_sensors import INTERP, MujocoUnit
 from arena_gym.sensors.readings import Reading
 from arena_gym.sensors.specs import SensorSpec
 from arena_gym.sensors.state_access import Frames
@@ -121,6 +122,30 @@ class SensorSuite:
             origins[envs], directions[envs] = unit.rays(self.frames, envs)
         return origins, directions
 
+    def history(self, key: str, sensor: str, time: float,
+                env_ids: Iterable[int] | None = None, interp: str = "zoh") -> np.ndarray:
+        """(envs, dim): MuJoCo sensor `sensor` of the "mujoco" reading `key` at sim time
+        `time`, replayed from MuJoCo's history buffer (its `nsample` past values;
+        mj_readSensor) at the current state; `interp` "zoh", "linear" or "cubic". A sensor
+        without history reads its current value."""
+        reading = self[key]
+        unit = self.channels[key].unit
+        if not isinstance(unit, MujocoUnit):
+            raise SensorError(f"history: expected the key of a mujoco reading, got {key!r} "
+                              f"(a {reading.kind} reading)")
+        if sensor not in unit.names:
+            raise SensorError(f"history: reading {key!r} has sensors {unit.names}, got "
+                              f"{sensor!r}")
+        if interp not in INTERP:
+            raise SensorError(f"history: interp: expected one of {list(INTERP)}, got {interp!r}")
+        self.frames.begin(forced=False)
+        self._rebind()
+        envs = unit.present_ids if env_ids is None else np.asarray(list(env_ids), np.int64)
+        if not np.isin(envs, unit.present_ids).all():
+            raise SensorError(f"history: expected env ids holding {unit.describe()} "
+                              f"({unit.present_ids.tolist()}), got {envs.tolist()}")
+        return unit.history(self.frames, sensor, envs, float(time), INTERP[interp])
+
     def add(self, spec: SensorSpec) -> Reading:
         """Read `spec` from now on; the same spec again returns its reading."""
         kind = SENSOR_KINDS.get(spec.kind) if isinstance(spec, SensorSpec) else None
@@ -146,9 +171,10 @@ class SensorSuite:
                 unit.bind(scene)
             if not unit.present.any():
                 holders = sorted({e for s in self.store.scenes for e, x in s.entities.items()
-                                  if x.kind == "robot"})
-                raise SensorError(f"{type(spec).__name__}: no env holds a robot named "
-                                  f"{spec.robot!r}; expected one of {holders}")
+                                  if x.kind in unit.entity_kinds})
+                raise SensorError(f"{type(spec).__name__}: no env holds a "
+                                  f"{' or '.join(unit.entity_kinds)} named {spec.robot!r}; "
+                                  f"expected one of {holders}")
             self.units[spec.unit_key] = unit
         reading = kind.reading(spec, unit, self.num_envs, self._period(spec, unit))
         self.channels[key] = Channel(spec, unit, reading, reading.period)
@@ -380,7 +406,8 @@ class SensorSuite:
 def default_specs(store: SceneStore) -> list[SensorSpec]:
     """Each robot's (by name, as the first env holding it mounts it) declared sensors whose
     kind gives a default spec (lidars, IMUs, contact sensors; cameras are opt-in), then one
-    spec of each kind that needs no declaration (odometry, the collision flag)."""
+    spec of each kind that needs no declaration (odometry, the collision flag); each MJCF
+    model's own MuJoCo sensors (the "mujoco" kind)."""
     specs: list[SensorSpec] = []
     seen: set[str] = set()
     kinds = list(SENSOR_KINDS.items())
@@ -395,4 +422,11 @@ def default_specs(store: SceneStore) -> list[SensorSpec]:
                     specs.append(kind.default(name, mount))
             specs += [k.default(name, None) for _, k in kinds
                       if k.declares is None and k.default is not None]
+    for scene in store.scenes:  # MJCF models: the kinds that read them by default
+        for name, entity in scene.entities.items():
+            if entity.kind != "model" or name in seen:
+                continue
+            seen.add(name)
+            specs += [spec for _, k in kinds if k.model_default is not None
+                      and (spec := k.model_default(name, entity.record)) is not None]
     return specs

@@ -23,6 +23,7 @@ class Unit:
     `_allocate` and fill it in `_compute`; `_bind_env` caches ids for one env."""
 
     kind = ""
+    entity_kinds: tuple[str, ...] = ("robot",)  # the scene entities it reads (Entity.kind)
     default_rate = 0.0  # Hz when neither the spec nor the declaration gives one; 0: every tick
     can_fail = False  # whether a computation may leave `ok` False for an env (cameras)
     # whether show_into may make `out` a reading's arrays: kinds that write their samples

@@ -1,7 +1,7 @@
 """Rays against the meshes a lidar fan passes at leg height, without MuJoCo's mesh walk.
 
 MuJoCo's ray-mesh test walks the mesh's BVH along the whole ray each time a ray crosses
-the mesh's box (~2-4 us, no stop at the nearest hit), and a lidar fan at leg height
+the mesh's box (with no stop at the nearest hit), and a lidar fan at leg height
 crosses the box of every table and chair it passes under. Here the casting group casts
 the rest without the seen meshes (sim/ray_copy.py), and `MeshRays.hits` tests the meshes:
 

@@ -1,12 +1,11 @@
 """Copies of a group's scenes for casting only: the same bodies and joints (so the group's
 states load as they are), without geoms a cast need not visit.
 
-MuJoCo's ray functions spend a few ns per ray and geom even on geoms they skip (by group,
-by body), so a lidar fan over a scene of hidden collision pieces and robot parts pays for
-all of them on every ray. A copy lacks them; its geom ids map back to the scene's (`keep`).
-Groups and colours switched on a scene's own model for a cast (a lidar hides its carrier so)
-are copied onto the copy before each cast.
-"""
+MuJoCo's ray functions spend time per ray and geom even on geoms they skip (by group, by body;
+docs/performance.md), so a lidar fan over a scene of hidden collision pieces and robot parts
+pays for all of them on every ray. A copy lacks them; its geom ids map back to the scene's
+(`keep`). Groups and colours switched on a scene's own model for a cast (a lidar hides its
+carrier so) are copied onto the copy before each cast."""
 
 from __future__ import annotations
 
@@ -21,6 +20,9 @@ from arena_gym.scene.scene import Scene
 
 @dataclass
 class RayCopies:
+    """Cast-only copies of a batch group's scenes without the geoms a cast need not visit, and the
+    map from their geom ids back to the scenes'."""
+
     scenes: list[Scene]
     models: list[mujoco.MjModel]
     batch: mujoco.batch.Batch

@@ -37,7 +37,8 @@ CATCH_UP = 1.0  # s of wall time the loop may fall behind its pace before it sto
 
 @dataclass(frozen=True)
 class SimInfo:
-    """Where a free-running simulation stands: `Runner.info`."""
+    """Where a free-running simulation stands (`Runner.info`), for status replies: clock,
+    step count, pause, real-time factor (target and measured), compiles per env."""
 
     clock: float  # shared sim time, seconds
     step_count: int

@@ -1,12 +1,12 @@
 """Rays for a stepping group whose scenes hold map walls: the walls by `WallGrid`, the rest
 by MuJoCo on copies of the scenes without those walls, the nearer hit per ray.
 
-MuJoCo's ray functions spend ~1.5 ns per ray and geom even on geoms they skip, so a map's
-thousand walls dominate a lidar fan however they are masked. Here MuJoCo casts on a model
-that lacks them (compiled once per layout from the scene's spec, same bodies and joints, so
-the group's states load as they are), and the walls are cast by `WallGrid`. The result is
-what a MuJoCo cast of the whole scene reports: distances to round-off, the scene's geom ids.
-"""
+MuJoCo's ray functions spend time per ray and geom even on geoms they skip
+(docs/performance.md), so a map's thousand walls dominate a lidar fan however they are masked.
+Here MuJoCo casts on a model that lacks them (compiled once per layout from the scene's spec,
+same bodies and joints, so the group's states load as they are), and the walls are cast by
+`WallGrid`. The result is what a MuJoCo cast of the whole scene reports: distances to
+round-off, the scene's geom ids."""
 
 from __future__ import annotations
 

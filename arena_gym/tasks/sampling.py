@@ -47,6 +47,9 @@ def no_room(layout: object, what: str) -> NoRoomError:
 
 
 class Layout(Protocol):
+    """What episode sampling asks of a world: its bounds and whether points are free with a given
+    clearance."""
+
     def bounds(self) -> tuple[np.ndarray, np.ndarray]: ...
     def free(self, points: np.ndarray, clearance: float) -> np.ndarray: ...
 
@@ -103,6 +106,8 @@ class ObstaclePool:
 
 @dataclass(frozen=True)
 class Episode:
+    """One sampled episode of one env: the robot's start, the goal and the placed pool boxes."""
+
     start: tuple[float, float, float]  # x, y, yaw
     goal: tuple[float, float]
     boxes: np.ndarray  # (k, 4): pool index, x, y, yaw

@@ -21,6 +21,9 @@ from arena_gym.train.policies import Policy
 
 @dataclass
 class EvalSummary:
+    """Rates and means over a set of evaluation episodes (success, collision, timeout, path length,
+    time; social metrics with people)."""
+
     episodes: int
     success: float
     collision: float

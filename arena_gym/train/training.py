@@ -47,6 +47,9 @@ PPO_CLIP_RANGE = 0.2  # SB3's default, which train() keeps
 
 @dataclass(frozen=True)
 class TrainSettings:
+    """Everything `arena-gym train` runs with: algorithm, envs, wall-time budget, evaluation
+    schedule, output folder and the learner's hyperparameters."""
+
     algo: str = "ppo"
     num_envs: int = 32
     minutes: float = 15.0

@@ -76,6 +76,9 @@ class Cap:
 
 @dataclass(frozen=True)
 class Door:
+    """A door of a world's mechanisms.yaml: a movable box that slides or swings open for robots and
+    people in its zone (plate, lock and cap optional)."""
+
     name: str
     pose: tuple[float, float, float]
     size: tuple[float, float, float]
@@ -95,6 +98,9 @@ class Door:
 
 @dataclass(frozen=True)
 class Elevator:
+    """An elevator cabin of a world's mechanisms.yaml: a movable slab that carries its riders
+    between levels at `speed`, dwelling at each."""
+
     name: str
     pose: tuple[float, float, float]
     size: tuple[float, float]

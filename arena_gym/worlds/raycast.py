@@ -1,13 +1,13 @@
 """Ray casts against a scene's walls at a cost that does not grow with the number of walls.
 
 Walls are box geoms of the world body (scene.builders.add_wall). MuJoCo's ray functions test
-every geom of a model for every ray (~1.5 ns per ray and geom even for a geom they skip, more
-for the box test itself: a hospital map's 1,160 walls cost more than the rest of a 360-beam
-fan). A map's walls, though, are axis-aligned boxes of one height: `WallGrid` casts each ray
-only against the walls near its origin whose bearing holds it (worlds/wall_fans.py), all
-rays of all fans at once in numpy, with the slab test of MuJoCo's box routine, so distances
-equal a MuJoCo cast of the same scene to round-off (tests/worlds/test_raycast.py, every
-shared map, short and unlimited reach, from above the walls and from inside one).
+every geom of a model for every ray, even a geom they skip, so a large map's walls cost more
+than the rest of a lidar fan (docs/performance.md). A map's walls, though, are axis-aligned
+boxes of one height: `WallGrid` casts each ray only against the walls near its origin whose
+bearing holds it (worlds/wall_fans.py), all rays of all fans at once in numpy, with the slab
+test of MuJoCo's box routine, so distances equal a MuJoCo cast of the same scene to round-off
+(tests/worlds/test_raycast.py, every shared map, short and unlimited reach, from above the
+walls and from inside one).
 
     >>> grid = WallGrid.from_model(scene.model)            # None: no such walls
     >>> dist, geomid = grid.cast(origins, directions, cutoff=3.5)   # (n, 3), (n, R, 3)

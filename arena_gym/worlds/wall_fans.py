@@ -7,11 +7,8 @@ whose bearing falls inside (one `searchsorted` over every fan's sorted bearings)
 slab test of MuJoCo's box routine on those (ray, wall) pairs only, all fans in one set of
 numpy calls. The nearest hit per ray wins; among equal distances the first wall, as MuJoCo's
 scan over geoms keeps it. Distances equal a MuJoCo cast of the same scene to round-off
-(tests/worlds/test_raycast.py, every shared map).
-
-Measured on the hospital map (benchmarks/maps.py; 16 fans of 360 beams, 3.5 m): this is
-several times faster than MuJoCo casting per fan on tile models of the nearby walls, which
-spends ~10 ns on every (ray, wall) pair within reach.
+(tests/worlds/test_raycast.py, every shared map). Why this and not MuJoCo on tile models
+of the nearby walls, and what it costs: docs/performance.md (`benchmarks/maps.py`).
 """
 
 from __future__ import annotations

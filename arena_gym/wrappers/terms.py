@@ -52,6 +52,9 @@ def reading_of(suite: SensorSuite, source: str | SensorSpec, kind: type[Reading]
 
 
 class Term:
+    """An observation term: its Box space and its values for given env rows of a sensor suite's
+    reading."""
+
     space: spaces.Box
 
     def values(self, envs: np.ndarray) -> np.ndarray:

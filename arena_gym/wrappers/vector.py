@@ -47,6 +47,9 @@ class SensorObservation(VectorObservationWrapper):
 
 
 class LidarObservation(SensorObservation):
+    """A lidar's ranges for every env: Box(0, 1 or max range, (num_envs, beams) or (num_envs, rings,
+    beams), float32)."""
+
     def __init__(self, env: VectorEnv, source: str | SensorSpec, key: str = "scan",
                  beams: int | None = None, normalize: bool = True) -> None:
         reading = reading_of(sensor_suite(env), source, LidarReading)
@@ -54,12 +57,16 @@ class LidarObservation(SensorObservation):
 
 
 class ImageObservation(SensorObservation):
+    """A camera's RGB images for every env: Box(0, 255, (num_envs, H, W, 3), uint8)."""
+
     def __init__(self, env: VectorEnv, source: str | SensorSpec, key: str = "image") -> None:
         reading = reading_of(sensor_suite(env), source, CameraReading)
         super().__init__(env, key, ImageTerm(reading))  # type: ignore[arg-type]
 
 
 class DepthObservation(SensorObservation):
+    """A camera's depth images for every env: Box(0, far or 1, (num_envs, H, W), float32)."""
+
     def __init__(self, env: VectorEnv, source: str | SensorSpec, key: str = "depth",
                  normalize: bool = False) -> None:
         reading = reading_of(sensor_suite(env), source, CameraReading)
@@ -67,6 +74,8 @@ class DepthObservation(SensorObservation):
 
 
 class ImuObservation(SensorObservation):
+    """IMU fields concatenated for every env: Box(-inf, inf, (num_envs, n), float32)."""
+
     def __init__(self, env: VectorEnv, source: str | SensorSpec, key: str = "imu",
                  fields: tuple[str, ...] = ("orientation", "angular_velocity",
                                             "linear_acceleration")) -> None:
@@ -75,6 +84,9 @@ class ImuObservation(SensorObservation):
 
 
 class ContactObservation(SensorObservation):
+    """Contact flags for every env, one per source (collision or contact readings): Box(0, 1,
+    (num_envs, n))."""
+
     def __init__(self, env: VectorEnv, sources: list[str | SensorSpec] | str | SensorSpec,
                  key: str = "contact") -> None:
         suite = sensor_suite(env)

@@ -145,7 +145,7 @@ def test_the_cli_lists_every_registry(capsys):
     assert main(["plugins"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[:5] == [
-        "sensor kinds: lidar, camera, imu, contact, odometry, collision",
+        "sensor kinds: lidar, camera, imu, contact, odometry, collision, mujoco",
         "reward terms: goal, collision, progress, safe_distance, reverse, abrupt_velocity, "
         "time, pedestrian_collision, pedestrian_safety, pedestrian_speed",
         "policies: random, reactive",

@@ -13,6 +13,7 @@ import pytest
 from arena_gym.render.canvas import open_canvas
 from arena_gym.render.live_viewer import LiveViewer
 from arena_gym.scene import Prim, SceneStore
+from arena_gym.scene.lights import Light, LightTable
 from arena_gym.sim import Simulator
 from tests.render.pixels import centroid, red
 from tests.render.xvfb import virtual_display
@@ -99,3 +100,40 @@ def test_arena_gym_view_without_a_display_says_so(monkeypatch, capsys):
     assert capsys.readouterr().err.strip() == f"arena-gym: error: {NO_DISPLAY_VIEW}"
     assert main(["bridge", "--view"]) == 2  # the bridge's viewer too, before anything starts
     assert capsys.readouterr().err.strip() == f"arena-gym: error: {NO_DISPLAY_VIEW}"
+
+
+def _brightness(display: str, rect, ok, seconds: float = 30.0) -> float:
+    """The window's mean pixel value once ok(mean) holds, or the last after `seconds`."""
+    from PIL import ImageGrab
+
+    last = [0.0]
+
+    def bright_enough() -> bool:
+        last[0] = float(np.asarray(ImageGrab.grab(xdisplay=display))[:rect.height,
+                                                                      :rect.width].mean())
+        return bool(ok(last[0]))
+
+    within(bright_enough, seconds)
+    return last[0]
+
+
+def test_the_window_shows_the_light_table(display):
+    store = SceneStore(1)
+    store[0].spawn_prims([Prim("white", pose=(0.0, 0.0, 0.5, 0.0), scale=(2.0, 2.0, 1.0),
+                                rgba=(1, 1, 1, 1))])
+    sim = Simulator(store)
+    table = LightTable()
+    table.spawn(Light("sun", "sun", dir=(0.3, 0.2, -1.0), level=1.0))
+    viewer = LiveViewer(sim, fps=30, lights=lambda env: table).start()
+    try:
+        rect = viewer.handle.viewport
+        lit = _brightness(display, rect, lambda mean: mean > 30)
+        table.switch("sun", False)  # the table is all the light: dark
+        dark = _brightness(display, rect, lambda mean: mean < 0.5 * lit)
+        table.switch("sun", True)
+        again = _brightness(display, rect, lambda mean: mean > 0.9 * lit)
+        assert lit > 30 and dark < 0.5 * lit and again > 0.9 * lit, (lit, dark, again)
+        assert viewer.running and viewer.error is None
+    finally:
+        viewer.close()
+        sim.close()

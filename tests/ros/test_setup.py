@@ -20,8 +20,9 @@ def test_a_second_setup_does_nothing(ros_venv):
 def test_a_missing_build_tool_is_named(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))  # no cmake, no compiler
     with pytest.raises(RosSetupError, match=re.escape(
-            "ROS setup needs the program 'cmake' to build tf2_msgs, arena_gym_interfaces, "
-            "arena_mujoco_msgs, arena_people_msgs, viewport_control_msgs; expected it on PATH, "
+            "ROS setup needs the program 'cmake' to build tf2_msgs, ros_gz_interfaces, "
+            "arena_gym_interfaces, arena_mujoco_msgs, arena_people_msgs, viewport_control_msgs; "
+            "expected it on PATH, "
             "found none")):
         setup(tmp_path / "venv", progress=lambda m: None)
     assert not (tmp_path / "venv").exists()

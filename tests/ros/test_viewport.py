@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from arena_gym.ros.run import build_envs
+from arena_gym.worlds.default import builtin_robot_urdf
 from tests.ros.conftest import Probe, served
 from tests.waiting import wait_until, within
 
@@ -75,6 +76,42 @@ def test_the_camera_follows_its_reference_entity(view):
 
     within(sent_and_seen, 60)
     assert latest_pose(probe, expected) == pytest.approx(expected, abs=0.02)
+
+
+def test_the_camera_follows_a_tf_frame_of_a_robot(view):
+    bridge, probe = view
+    # a robot of Arena's SpawnUrdf: its frames (tf_prefix "tf_bot/") are no body names
+    path = probe.call("/mujoco/SpawnUrdf", "arena_mujoco_msgs/srv/SpawnUrdf", env_id=0,
+                      name="env_0/bot", urdf_path=str(builtin_robot_urdf()),
+                      tf_prefix="tf_bot/", base_frame="base_footprint",
+                      pose={"position": {"x": 2.0, "y": -1.0}, "orientation": {"w": 1.0}})
+    assert path == {"path": "env_0_bot_base_footprint"}
+
+    def reference(frame: str) -> None:
+        assert probe.call("/arena/viewport/set_reference_frame", VP + "ViewportSetReferenceFrame",
+                          entity=frame, mode=2) == {"success": True,  # POSITION_ONLY
+                                                    "message": f"tracking {frame}"}
+
+    def link(robot: str, name: str) -> list[float]:  # on the loop: the scenes are its
+        def pose():
+            scene = bridge.sim.store[0]
+            return scene.get_pose(scene.robot(robot).prefix + name)[0].tolist()
+        return bridge.runner.call_soon(pose).result(timeout=60)
+
+    assert probe.call("/arena/viewport/set_view", VP + "ViewportSetView",
+                      eye={"z": 1.0}, target={"x": 1.0}, fov=0.0)["success"]
+    scan, base = link(path["path"], "base_scan"), link(path["path"], "base_footprint")
+    assert scan[:2] == pytest.approx([2.0, -1.0], abs=0.05)
+    for frame, at in (("tf_bot/base_scan", scan), ("/tf_bot/base_footprint", base),
+                      ("robot/laser", link("robot", "base_scan")),  # a sensor's frame
+                      ("map", [0.0, 0.0, 0.0]), ("tf_bot/odom", [0.0, 0.0, 0.0])):
+        reference(frame)
+        expected = [at[0], at[1], at[2] + 1.0]
+        assert latest_pose(probe, expected) == pytest.approx(expected, abs=0.02), frame
+    reference("tf_bot/no_such_link")  # not (yet) there: the world frame
+    assert latest_pose(probe, [0.0, 0.0, 1.0]) == pytest.approx([0.0, 0.0, 1.0], abs=0.02)
+    assert probe.call("/mujoco/DeletePrims", "arena_mujoco_msgs/srv/DeletePrims", env_id=0,
+                      names=[path["path"]]) == {"ret": [True]}
 
 
 def test_a_bad_projection_is_refused(view):

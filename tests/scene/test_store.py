@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
 
+from arena_gym.errors import SceneError
 from arena_gym.scene import Prim, PrimEdit, SceneStore, Slab, Wall
 from arena_gym.scene.robot import collision_sensor_names
 from arena_gym.sim import Simulator
@@ -118,6 +120,33 @@ def test_edited_pose_moves_without_compile_and_survives_recompiles():
     pos, _ = store[0].get_pose("box")  # recompiled
     assert store[0].compile_count == count + 1
     np.testing.assert_allclose(pos, [3, -1, 0.2])
+
+
+def test_a_tilted_prim_keeps_its_tilt_through_edits_and_recompiles():
+    half = math.radians(30) / 2
+    pitched = (math.cos(half), 0.0, math.sin(half), 0.0)
+    store = SceneStore(1)
+    store[0].spawn_prims([Prim("ramp", pose=(1, 1, 0.3, 0), scale=(1.0, 0.5, 0.05),
+                               quat=tuple(2 * q for q in pitched))])  # scaled to unit length
+    np.testing.assert_allclose(store[0].get_pose("ramp")[1], pitched, atol=1e-12)
+    store[0].edit_prims([PrimEdit("ramp", scale=(2.0, 0.5, 0.05))])  # the tilt stays
+    np.testing.assert_allclose(store[0].get_pose("ramp")[1], pitched, atol=1e-12)
+    store[0].edit_prims([PrimEdit("ramp", pose=(2, 1, 0.3, 0), quat=(0.0, 1.0, 0.0, 0.0))])
+    np.testing.assert_allclose(store[0].get_pose("ramp")[1], [0, 1, 0, 0], atol=1e-12)
+    store[0].spawn_prims([Prim("other", pose=(5, 5, 0.1, 0))])  # recompiled
+    np.testing.assert_allclose(store[0].get_pose("ramp")[1], [0, 1, 0, 0], atol=1e-12)
+    store[0].edit_prims([PrimEdit("ramp", pose=(2, 1, 0.3, math.pi))])  # upright again
+    np.testing.assert_allclose(store[0].get_pose("ramp")[1], [0, 0, 0, 1], atol=1e-12)
+
+
+def test_a_bad_tilt_is_refused_naming_it():
+    with pytest.raises(SceneError, match=re.escape(
+            "Prim 'ramp' quat: expected a non-zero quaternion (w, x, y, z), got "
+            "(0.0, 0.0, 0.0, 0.0)")):
+        Prim("ramp", quat=(0, 0, 0, 0))
+    with pytest.raises(SceneError, match=re.escape(
+            "PrimEdit 'ramp': a quat comes with a pose, got none")):
+        PrimEdit("ramp", scale=(1.0, 1.0, 1.0), quat=(1, 0, 0, 0))
 
 
 def test_edited_scale_recompiles():

@@ -22,7 +22,7 @@ DIFFBOT = (Path(__file__).resolve().parents[2]
            / "arena_gym/assets/robots/arena_diffbot/arena_diffbot.urdf")
 HOLONOMIC = {"ridgeback"}
 # degrees a 90 degree turn may miss by. The Dingo, an open-loop differential drive whose
-# casters drag, turns 83-87 degrees (see README, "Robots and drives").
+# casters drag, turns 83-87 degrees (see docs/robots.md).
 TURN_TOLERANCE = {"dingo": 8.0}
 # metres the turning centre may wander in a 90 degree turn in place. The Jackal's four
 # scrubbing wheels walk it sideways ~0.1 m, with the yaw loop or without.

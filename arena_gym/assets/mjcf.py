@@ -1,0 +1,88 @@
+"""Reading an MJCF model (a file, or the XML text itself) into an MjSpec, for Scene.spawn_mjcf.
+
+MuJoCo resolves the model's `<include>` files and its assets (meshes, textures, height
+fields, skins) itself, relative to the model file (`compiler` meshdir, texturedir and
+assetdir included); text resolves relative to the working directory. With `path_roots`
+(servers spawning what others send) the model file and every file the XML names, in
+included files too, must lie inside those folders once resolved, or nothing is read.
+
+    spec, source = load_mjcf("models/arm.xml", "model 'arm'")
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import mujoco
+
+from arena_gym.assets.meshes import inside
+from arena_gym.errors import SpawnError
+
+_DIRS = ("meshdir", "texturedir", "assetdir")
+
+
+def load_mjcf(mjcf: str | Path, label: str,
+              path_roots: tuple[Path, ...] | None = None) -> tuple[mujoco.MjSpec, str]:
+    """(the model's MjSpec, its source: the file name or "MJCF text"). SpawnError when the
+    file is missing, leaves `path_roots`, names a file outside them, or MuJoCo rejects it
+    (the message names `label`, the file and MuJoCo's words)."""
+    if isinstance(mjcf, Path) or (isinstance(mjcf, str) and not mjcf.lstrip().startswith("<")):
+        path = Path(mjcf)
+        source = path.name
+        if path_roots is not None and not inside(path, path_roots):
+            raise SpawnError(f"{label}: MJCF file {str(path)!r}: expected a path inside the "
+                             "allowed roots")
+        if not path.is_file():
+            raise SpawnError(f"{label}: MJCF file not found: expected a readable file, got "
+                             f"{str(path)!r}")
+        if path_roots is not None:
+            _confine(path.read_text(encoding="utf-8", errors="replace"), path.parent,
+                     path.parent, path_roots, f"{label} ({source})", set())
+        return _parse(lambda: mujoco.MjSpec.from_file(str(path)), f"{label} ({source})"), source
+    if not isinstance(mjcf, str):
+        raise SpawnError(f"{label}: expected an MJCF path or XML text, got "
+                         f"{type(mjcf).__name__}")
+    if path_roots is not None:
+        _confine(mjcf, Path.cwd(), Path.cwd(), path_roots, f"{label} (MJCF text)", set())
+    return _parse(lambda: mujoco.MjSpec.from_string(mjcf), f"{label} (MJCF text)"), "MJCF text"
+
+
+def _parse(read, where: str) -> mujoco.MjSpec:
+    try:
+        return read()
+    except ValueError as exc:
+        raise SpawnError(f"{where}: MuJoCo rejected the model: {one_line(exc)}") from None
+
+
+def one_line(exc: Exception) -> str:
+    """MuJoCo's message on one line: its lines joined by '; '."""
+    return "; ".join(line.strip() for line in str(exc).strip().splitlines() if line.strip())
+
+
+def _confine(text: str, main: Path, here: Path, roots: tuple[Path, ...], where: str,
+             seen: set[Path]) -> None:
+    """Refuse any file the XML (and what it includes) names that resolves outside `roots`,
+    from any directory MuJoCo might resolve it against."""
+    try:
+        root = ET.fromstring(text)
+    except ET.ParseError as exc:
+        raise SpawnError(f"{where}: malformed XML: {exc}") from None
+    dirs = [d for c in root.iter("compiler") for k in _DIRS if (d := c.get(k))]
+    bases = {main, here, *(main / d for d in dirs), *(here / d for d in dirs)}
+    for element in root.iter():
+        for attr, ref in element.attrib.items():
+            if not attr.startswith("file") or not ref:
+                continue
+            candidates = [base / ref for base in bases]
+            outside = [c for c in candidates if not inside(c, roots)]
+            if outside:
+                raise SpawnError(f"{where}: <{element.tag} {attr}={ref!r}>: expected a file "
+                                 "inside the allowed roots")
+            if element.tag in ("include", "model"):  # XML that names files in turn
+                for candidate in candidates:
+                    real = candidate.resolve()
+                    if real.is_file() and real not in seen:
+                        seen.add(real)
+                        _confine(real.read_text(encoding="utf-8", errors="replace"), main,
+                                 real.parent, roots, where, seen)
