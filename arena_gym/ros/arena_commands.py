@@ -87,8 +87,11 @@ class ArenaCommands:
     """Arena's requests (ops "arena_*") on the bridge's store, through its `commands`."""
 
     def __init__(self, commands: Commands, naming: dict[tuple[int, str], dict],
-                 runner: Runner) -> None:
-        self.commands, self.runner = commands, runner  # the runner: free bodies, snapshots
+                 runner: Runner | None = None) -> None:
+        self.commands = commands
+        # the Runner that runs the simulator (its snapshots see a moved robot); none: one
+        # of its own that never starts
+        self.runner = runner if runner is not None else Runner(commands.sim)
         self.sim, self.store = commands.sim, commands.store
         self.naming = naming  # the roster's: (env, robot) -> what SpawnUrdf named
         self.lights: dict[int, LightTable] = {}  # per env, built by the first light
