@@ -40,6 +40,7 @@ class FoxgloveClient:
         self.times: list[int] = []
         self._subscriptions: dict[int, str] = {}  # subscription id: topic
         self._decoders: dict[str, Any] = {}
+        self._subscribed: dict[str, int] = {}  # topic: the channel id subscribed to
         self.received: dict[str, list[tuple[int, Any]]] = {}  # topic: [(log time, message)]
 
     def _handle(self, frame: str | bytes) -> None:
@@ -50,6 +51,9 @@ class FoxgloveClient:
             elif op["op"] == "advertise":
                 for channel in op["channels"]:
                     self.channels[channel["topic"]] = channel
+                    subscribed = self._subscribed.get(channel["topic"])
+                    if subscribed is not None and subscribed != channel["id"]:
+                        self._subscribe(channel["topic"])  # re-made (the robots changed)
             elif op["op"] == "unadvertise":  # closed channels
                 gone = set(op["channelIds"])
                 self.channels = {t: c for t, c in self.channels.items() if c["id"] not in gone}
@@ -76,23 +80,28 @@ class FoxgloveClient:
         return True
 
     def subscribe(self, topics: list[str]) -> None:
-        from mcap.records import Schema
-        from mcap_ros2.decoder import DecoderFactory
 
         if not self.pump(lambda: all(t in self.channels for t in topics)):
             raise AssertionError(f"not advertised: {sorted(set(topics) - set(self.channels))}"
                                  f" (advertised: {sorted(self.channels)})")
-        subscriptions = []
         for topic in topics:
-            channel = self.channels[topic]
-            sub = len(self._subscriptions) + 1
-            self._subscriptions[sub] = topic
-            schema = Schema(id=channel["id"], name=channel["schemaName"],
-                            encoding=channel["schemaEncoding"],
-                            data=channel["schema"].encode())
-            self._decoders[topic] = DecoderFactory().decoder_for(channel["encoding"], schema)
-            subscriptions.append({"id": sub, "channelId": channel["id"]})
-        self.ws.send(json.dumps({"op": "subscribe", "subscriptions": subscriptions}))
+            self._subscribe(topic)
+
+    def _subscribe(self, topic: str) -> None:
+        """Subscribe to `topic`'s channel as advertised now (again when it is re-made: a
+        subscription to a channel the server just closed would receive nothing)."""
+        from mcap.records import Schema
+        from mcap_ros2.decoder import DecoderFactory
+
+        channel = self.channels[topic]
+        sub = len(self._subscriptions) + 1
+        self._subscriptions[sub] = topic
+        schema = Schema(id=channel["id"], name=channel["schemaName"],
+                        encoding=channel["schemaEncoding"], data=channel["schema"].encode())
+        self._decoders[topic] = DecoderFactory().decoder_for(channel["encoding"], schema)
+        self._subscribed[topic] = channel["id"]
+        self.ws.send(json.dumps({"op": "subscribe",
+                                 "subscriptions": [{"id": sub, "channelId": channel["id"]}]}))
 
     def close(self) -> None:
         self.ws.close()
