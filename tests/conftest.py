@@ -60,7 +60,7 @@ def snapshot(scene) -> dict:
     snap["xml"] = scene.spec.to_xml()
     snap["names"] = list(scene.entities)
     snap["compile_count"] = scene.compile_count
-    snap["dirty"] = scene.dirty
+    snap["dirty"] = scene._dirty  # edits pending
     return snap
 
 

@@ -80,10 +80,6 @@ class Scene:
 
     # ---------------------------------------------------------------- compiling
     @property
-    def dirty(self) -> bool:
-        return self._dirty
-
-    @property
     def _dirty(self) -> bool:
         return self.__dirty
 
@@ -437,7 +433,7 @@ class Scene:
                                 quat=edit.quat if edit.pose is not None else prim.quat)
 
     # ---------------------------------------------------------------- deleting
-    def matching(self, names: Iterable[str]) -> list[str]:
+    def _matching(self, names: Iterable[str]) -> list[str]:
         """Entity names selected by `names`; a name ending in '/' selects by prefix."""
         selected: list[str] = []
         for name in names:
@@ -451,7 +447,7 @@ class Scene:
     def delete(self, names: Iterable[str]) -> list[str]:
         if isinstance(names, str):
             names = [names]
-        selected = self.matching(names)
+        selected = self._matching(names)
         if selected:
             self.sync()
             self._remove_entities(selected)

@@ -105,7 +105,8 @@ class Controller:
         key = (env_id, robot)
         cached = self._drives.get(key)
         if cached is None or cached[0] != scene.compile_count:
-            model = scene.model if scene.dirty else scene.compiled  # no state sync needed
+            scene.flush()  # compile pending edits; the compiled model needs no state sync
+            model = scene.compiled
             drive = DRIVES[info.drive](model, info)
             if len(drive.actuator_ids) == 0 and len(drive.base_ids) == 0:
                 raise SceneError(f"robot {robot!r} has no wheels or planar drive to move it")
@@ -384,7 +385,8 @@ class Controller:
 def _actuators(scene: Any) -> list[str]:
     """Actuator names of the env's model (the compiled one: no state sync from a staging
     thread while the stepping thread runs)."""
-    model = scene.model if scene.dirty else scene.compiled
+    scene.flush()
+    model = scene.compiled
     return [model.actuator(i).name for i in range(model.nu)]
 
 
