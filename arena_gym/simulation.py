@@ -2,7 +2,8 @@
 MujocoEnv: a context manager over one world (an env config's robot, world, obstacles,
 sensors and plugins) with its Simulator, the Runner that runs it free, and SensorSuite.
 
-    with arena_gym.Simulation(config="default", num_envs=2, seed=0) as sim:
+    with arena_gym.Simulation(config="default", num_envs=2, seed=0) as sim:   # an env config
+    with arena_gym.Simulation(model_path="arm.xml", num_envs=4) as sim:       # any MJCF model
         sim.step(100)                                  # lockstep, paused or not
         sim.start(); sim.pause(); sim.unpause()        # free running at settings.rt_factor
         opts = sim.runtime_options                     # frozen snapshot, opts.epoch
@@ -11,8 +12,14 @@ sensors and plugins) with its Simulator, the Runner that runs it free, and Senso
         rgb = sim.cameras.borrow_latest_rgb("cam")     # read-only view of the latest frame
         keep = sim.cameras.copy_rgb("cam")             # a copy that later renders leave alone
         sim.reload()                                   # rebuild: load_count + 1
+        sim.load_from_path("quadruped.xml")            # another model: reload semantics
+        sim.load_from_string("<mujoco>...</mujoco>")
 
-Plugin handles (`sim.plugins`) belong to one load: after `reload()` the old ones raise.
+A model (`model_path`, `load_from_path`, `load_from_string`) runs in every env with its own
+MuJoCo options (`options={...}` patches them at construction: the snapshot of epoch 0), its
+`<sensor>` elements read by name through the sensor suite (the "mujoco" kind:
+`sim.sensor_suite["model"]["touch"]`). Plugin handles (`sim.plugins`) belong to one load:
+after `reload()` the old ones raise.
 """
 
 from __future__ import annotations
@@ -25,9 +32,16 @@ from typing import Any, Self
 
 import numpy as np
 
+from arena_gym.assets.mjcf import load_mjcf
 from arena_gym.config import EnvConfig, load_config
+from arena_gym.scene.models import adopt_options
+from arena_gym.scene.store import SceneStore
 from arena_gym.sensors import CameraReading, SensorError, SensorSpec
+from arena_gym.sensors.suite import SensorSuite, default_specs
 from arena_gym.sim.options import DISABLE_FLAGS, ENABLE_FLAGS, INTEGRATORS
+from arena_gym.sim.simulator import Simulator
+
+MODEL = "model"  # the entity name of a loaded model in every env (`env_<i>/model/...`)
 
 
 @dataclass(frozen=True)
@@ -146,18 +160,53 @@ def _read_only(frame: np.ndarray) -> np.ndarray:
     return view
 
 
+@dataclass
+class ModelWorld:
+    """A loaded MJCF model in every env: its scenes, simulator and sensor suite (what a
+    navigation core holds for an env config)."""
+
+    store: SceneStore
+    sim: Simulator
+    sensor_suite: SensorSuite
+    plugins: list[Any] = dataclasses.field(default_factory=list)
+
+    @classmethod
+    def load(cls, source: str | Path, num_envs: int, seed: int | None) -> ModelWorld:
+        """`source` (an MJCF path or XML text) in `num_envs` envs, with its own options."""
+        spec, _ = load_mjcf(source, f"model {MODEL!r}", None)
+        store = SceneStore(num_envs, timestep=float(spec.option.timestep))
+        for scene in store:
+            adopt_options(scene.spec, spec)  # the model's physics (one set for the batch)
+            scene.spawn_mjcf(MODEL, source)
+        sim = Simulator(store)
+        return cls(store, sim, SensorSuite(sim, default_specs(store), seed=seed, hook=False))
+
+    def close(self) -> None:
+        self.sensor_suite.close()
+        self.sim.close()
+
+
 class Simulation:
     """One world of `num_envs` envs built from an env config (a path, a built-in name or an
-    EnvConfig, with keyword overrides), stepped directly; see the module docstring."""
+    EnvConfig, with keyword overrides) or an MJCF model (`model_path`), stepped directly;
+    see the module docstring. `options`: MuJoCo option fields patched at construction."""
 
     def __init__(self, config: str | Path | EnvConfig | None = None, num_envs: int = 1,
-                 seed: int | None = 0, **overrides: Any) -> None:
-        self.cfg = config if isinstance(config, EnvConfig) else load_config(config, **overrides)
-        if isinstance(config, EnvConfig) and overrides:
-            from arena_gym.config import merged
+                 seed: int | None = 0, *, model_path: str | Path | None = None,
+                 options: dict[str, Any] | None = None, **overrides: Any) -> None:
+        if model_path is not None and (config is not None or overrides):
+            raise ValueError("Simulation: expected an env config or a model_path, got both")
+        self.cfg: EnvConfig | None = None
+        self._model: str | Path | None = model_path
+        if model_path is None:
+            self.cfg = (config if isinstance(config, EnvConfig)
+                        else load_config(config, **overrides))
+            if isinstance(config, EnvConfig) and overrides:
+                from arena_gym.config import merged
 
-            self.cfg = merged(config, overrides)
+                self.cfg = merged(config, overrides)
         self.num_envs, self.seed = num_envs, seed
+        self._build_options = dict(options or {})
         self.load_count = 0
         self._epoch = 0
         self._core: Any = None
@@ -170,21 +219,48 @@ class Simulation:
         from arena_gym.envs.core import NavigationCore
         from arena_gym.sim.runner import Runner
 
-        core = NavigationCore(self.num_envs, self.cfg)
-        for env in range(self.num_envs):
-            core.seed(env, None if self.seed is None else self.seed + env)
-        core.reset_envs(list(range(self.num_envs)))
-        core.sim.hooks.tick.append(lambda sim: core.sensor_suite.update())
+        if self._model is not None:
+            core: Any = ModelWorld.load(self._model, self.num_envs, self.seed)
+        else:
+            core = NavigationCore(self.num_envs, self.cfg)
+            for env in range(self.num_envs):
+                core.seed(env, None if self.seed is None else self.seed + env)
+            core.reset_envs(list(range(self.num_envs)))
+        try:
+            if self._build_options:  # as built: epoch 0
+                core.sim.apply_runtime_options(self._build_options)
+        except ValueError:
+            core.close()
+            raise
+        suite = core.sensor_suite
+        core.sim.hooks.tick.append(lambda sim: suite.update())
         self._core, self._runner, self._epoch = core, Runner(core.sim), 0
         self.load_count += 1
         self._options = self._snapshot()
 
     def reload(self) -> None:
-        """Close this load and build the world again from the config: load_count + 1, the
-        options of the config again (epoch 0), and new plugin handles."""
+        """Close this load and build the world again from its source (the config or the
+        model): load_count + 1, the source's options again (epoch 0), new plugin handles."""
         self._runner.close()
         self._core.close()
         self._load()
+
+    def load_from_path(self, path: str | Path) -> None:
+        """Load the MJCF model at `path` instead (reload semantics). A model that does not
+        load leaves the current one running, unchanged."""
+        self._replace(Path(path))
+
+    def load_from_string(self, xml: str) -> None:
+        """Load an MJCF model from its XML text instead (reload semantics, as above)."""
+        if not isinstance(xml, str) or "<mujoco" not in xml:
+            raise ValueError(f"load_from_string: expected MJCF text (<mujoco ...>), got "
+                             f"{str(xml)[:40]!r}")
+        self._replace(xml)
+
+    def _replace(self, source: str | Path) -> None:
+        ModelWorld.load(source, 1, None).close()  # fails here, before the current load goes
+        self._model, self.cfg = source, None
+        self.reload()
 
     # ------------------------------------------------------------ parts
     @property

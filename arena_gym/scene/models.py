@@ -83,6 +83,15 @@ def prepare(spec: mujoco.MjSpec, world: mujoco.MjSpec, name: str, source: str
     return info, differ
 
 
+def adopt_options(world: mujoco.MjSpec, model: mujoco.MjSpec) -> None:
+    """Give `world` (a scene's spec) the options and sizes of `model`: a scene built for one
+    model runs it with the model's own physics."""
+    for name in _OPTIONS:
+        setattr(world.option, name, getattr(model.option, name))
+    for size in _SIZES:
+        setattr(world, size, getattr(model, size))
+
+
 def _keep_awake(body: mujoco.MjsBody) -> None:
     """The root of each moving tree in `body`'s subtree never sleeps, as a robot's base,
     unless the model gives it a sleep policy (MuJoCo allows one on those roots only)."""
