@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from tests.ros.conftest import camera_robot_urdf
+from tests.waiting import wait_until
 
 W, H = 32, 24
 KEY = "cam2/cam@ros"  # the bridge's reading of the spawned robot's camera
@@ -38,6 +39,13 @@ def frames(tf: dict) -> list[tuple[str, str]]:
     return [(t["header"]["frame_id"], t["child_frame_id"]) for t in tf["transforms"]]
 
 
+def watch(bridge, probe, env: int) -> None:
+    """Wait until the node has told the bridge that someone watches env's camera (a Step
+    of 0 lets the bridge take the node's word), so that the next Step renders it."""
+    wait_until(lambda: probe.step(0)["success"] and env in bridge.watched.get("cam2", []),
+               30, lambda: f"the node to see env {env}'s camera watched ({bridge.watched})")
+
+
 def check_image(probe, ns: str, reading, env: int, count: int) -> None:
     """The last image of `ns` is the suite's rendering of `env`; `count` new ones came."""
     images = probe.take(f"{ns}/image_raw", count)
@@ -56,6 +64,7 @@ def test_a_robot_spawned_later_gets_its_camera_rendered_only_when_watched(bridge
     assert reading.count.tolist() == [0, 0]  # nobody subscribes yet: nothing rendered
     for name, kind in CAMERA.items():
         assert probe.listen(f"/env_1/cam2/{name}", kind) == 1, f"no publisher of {name}"
+    watch(bridge, probe, 1)
     assert probe.step(250)["success"]  # 0.22 s: at once; then at 0.3, 0.4, ... 0.7 s
     check_image(probe, "/env_1/cam2", reading, 1, 6)
     assert reading.count.tolist() == [0, 6]
@@ -86,6 +95,7 @@ def test_a_robot_spawned_again_under_the_same_name_works(bridge, probe, urdf):
     spawn(probe, urdf, 0, AGAIN)
     assert probe.listen("/cam2/odom", "nav_msgs/msg/Odometry") == 1
     assert probe.listen("/cam2/image_raw", IMAGE) == 1
+    watch(bridge, probe, 0)
     assert probe.publishers("/env_1/cam2/odom", 0) == 0  # still gone from env 1
     probe.take("/tf")
     reading = bridge.suite[KEY]
