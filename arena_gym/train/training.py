@@ -244,6 +244,7 @@ def _run(settings: TrainSettings, overrides: dict[str, Any], resume: bool) -> Pa
             self.start = time.perf_counter()
             self.offset = float(earlier[-1]["wall_s"]) if earlier else 0.0  # a resumed run
             self.last_eval = 0.0  # the first evaluation after one interval
+            self.evaluated_at = -1  # env steps of the last evaluation
             self.results: deque[str] = deque(maxlen=200)
             self.best = max((float(r["eval_success"]) for r in earlier), default=-1.0)
             self.collect_time = 0.0
@@ -281,6 +282,7 @@ def _run(settings: TrainSettings, overrides: dict[str, Any], resume: bool) -> Pa
                                   eval_env.single_action_space)
             eval_env.curriculum.stage = train_env.curriculum_stage  # evaluate where training is
             stop.evaluating = True
+            self.evaluated_at = self.model.num_timesteps
             try:
                 summary = evaluate(eval_env, policy, settings.eval_episodes)
             except KeyboardInterrupt:
@@ -319,8 +321,8 @@ def _run(settings: TrainSettings, overrides: dict[str, Any], resume: bool) -> Pa
                 model.learn(limit, callback=callbacks, reset_num_timesteps=not resume)
             except KeyboardInterrupt:
                 stop.asked = True
-            if not stop.asked:
-                progress.evaluate_now()
+            if not stop.asked and progress.evaluated_at != model.num_timesteps:
+                progress.evaluate_now()  # the final model, unless just evaluated
         model.save(out / "final_model.zip")
         _normaliser(venv, out / "normaliser.json", load=False)
     finally:
