@@ -8,7 +8,7 @@ the last update). The arrays keep their identity for the suite's life; hold on t
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -16,7 +16,6 @@ from arena_gym.sensors.errors import SensorError
 
 if TYPE_CHECKING:
     from arena_gym.sensors.camera import Optics
-    from arena_gym.sensors.camera_frames import FrameHistory
     from arena_gym.sensors.lidar import RayPattern
 
 
@@ -107,7 +106,8 @@ class CameraReading(Reading):
         self.optics = optics
         self.width, self.height = w, h
         self.K, self.P = optics.K, optics.P
-        self.history: FrameHistory | None = None  # the last frames kept (CameraSpec.history)
+        # the last frames kept (CameraSpec.history): a camera_frames.FrameHistory, or None
+        self.history: Any = None
 
     @property
     def rgb(self) -> np.ndarray | None:
