@@ -38,7 +38,7 @@ from arena_gym.scene.models import adopt_options
 from arena_gym.scene.store import SceneStore
 from arena_gym.sensors import CameraReading, SensorError, SensorSpec
 from arena_gym.sensors.suite import SensorSuite, default_specs
-from arena_gym.sim.options import DISABLE_FLAGS, ENABLE_FLAGS, INTEGRATORS
+from arena_gym.sim.options import read_options
 from arena_gym.sim.simulator import Simulator
 
 MODEL = "model"  # the entity name of a loaded model in every env (`env_<i>/model/...`)
@@ -46,16 +46,42 @@ MODEL = "model"  # the entity name of a loaded model in every env (`env_<i>/mode
 
 @dataclass(frozen=True)
 class RuntimeOptions:
-    """MuJoCo options of the world at one moment, and the epoch of the accepted patch that
-    made them (0: as built)."""
+    """Every MuJoCo option of the world at one moment (env 0's model; a patch reaches every
+    env), named and shaped as a patch takes them (arena_gym.sim.options: tuples for arrays,
+    names for enums and flags), and the epoch of the accepted patch that made them (0: as
+    built). `sim.apply_runtime_options(dataclasses.asdict(opts) minus "epoch")` sets them
+    back. A field this build of the bindings lacks reads None."""
 
     epoch: int
     timestep: float
+    impratio: float
+    tolerance: float
+    ls_tolerance: float
+    noslip_tolerance: float
+    ccd_tolerance: float
+    sleep_tolerance: float | None
     gravity: tuple[float, float, float]
+    wind: tuple[float, float, float]
+    magnetic: tuple[float, float, float]
+    density: float
+    viscosity: float
+    o_margin: float
+    o_solref: tuple[float, float]
+    o_solimp: tuple[float, float, float, float, float]
+    o_friction: tuple[float, float, float, float, float]
     integrator: str
+    cone: str
+    jacobian: str
+    solver: str
     iterations: int
-    disabled: tuple[str, ...]  # names of the disable flags set
-    enabled: tuple[str, ...]  # names of the enable flags set
+    ls_iterations: int
+    noslip_iterations: int
+    ccd_iterations: int
+    sdf_initpoints: int | None
+    sdf_iterations: int | None
+    disableflags: tuple[str, ...]  # names of the disable flags set
+    enableflags: tuple[str, ...]  # names of the enable flags set
+    disableactuator: tuple[int, ...]  # disabled actuator groups
 
 
 @dataclass(frozen=True)
@@ -320,15 +346,9 @@ class Simulation:
         return self._options
 
     def _snapshot(self) -> RuntimeOptions:
-        opt = self._core.store.scenes[0].model.opt
-        integrators = {v: k for k, v in INTEGRATORS.items()}
-        return RuntimeOptions(
-            epoch=self._epoch, timestep=float(opt.timestep),
-            gravity=tuple(float(g) for g in opt.gravity),  # type: ignore[arg-type]
-            integrator=integrators.get(int(opt.integrator), str(int(opt.integrator))),
-            iterations=int(opt.iterations),
-            disabled=tuple(n for n, bit in DISABLE_FLAGS.items() if int(opt.disableflags) & bit),
-            enabled=tuple(n for n, bit in ENABLE_FLAGS.items() if int(opt.enableflags) & bit))
+        values = read_options(self._core.store.scenes[0].model.opt)
+        names = [f.name for f in dataclasses.fields(RuntimeOptions) if f.name != "epoch"]
+        return RuntimeOptions(epoch=self._epoch, **{n: values.get(n) for n in names})
 
     # ------------------------------------------------------------ lifetime
     def close(self) -> None:
