@@ -97,12 +97,32 @@ class SimulationInfo:
     compile_counts: tuple[int, ...]
 
 
+@dataclass(frozen=True)
+class SettingsSnapshot:
+    """The settings at one moment (`sim.settings.snapshot()`), as mujoco_ros's settings
+    struct: pacing, pause, and which load and option epoch they belong to."""
+
+    rt_factor: float
+    busywait: bool
+    running: bool  # the loop steps (started and not paused)
+    paused: bool
+    load_count: int
+    options_epoch: int
+
+
 class Settings:
     """Settings of the running simulator: reads return copies; writes are validated and
     either applied whole or rejected with ValueError("field: message")."""
 
     def __init__(self, owner: Simulation) -> None:
         self._owner = owner
+
+    def snapshot(self) -> SettingsSnapshot:
+        """A frozen copy of every setting now."""
+        owner = self._owner
+        return SettingsSnapshot(self.rt_factor, self.busywait, self.running,
+                                owner._runner.info.paused, owner.load_count,
+                                owner.runtime_options.epoch)
 
     @property
     def running(self) -> bool:
@@ -263,6 +283,7 @@ class Simulation:
         self._core, self._runner, self._epoch = core, Runner(core.sim), 0
         self.load_count += 1
         self._options = self._snapshot()
+        self._container_hooks(core)
 
     def reload(self) -> None:
         """Close this load and build the world again from its source (the config or the
@@ -349,6 +370,51 @@ class Simulation:
         values = read_options(self._core.store.scenes[0].model.opt)
         names = [f.name for f in dataclasses.fields(RuntimeOptions) if f.name != "epoch"]
         return RuntimeOptions(epoch=self._epoch, **{n: values.get(n) for n in names})
+
+    # ------------------------------------------------------------ container (issue 34 item 4)
+    def _container_hooks(self, core: Any) -> None:
+        """A load's plugins step after every tick and reset (with the sensors) after every
+        reset; the state as loaded is the initial state `reset()` goes back to."""
+        plugins, suite = core.plugins, core.sensor_suite
+        if plugins:
+            core.sim.hooks.tick.append(lambda sim: [h.step(core) for h in plugins])
+
+        def on_reset(sim: Any, env_ids: list[int], fill_initial_state: bool) -> None:
+            suite.reset(env_ids)
+            for handle in plugins:
+                handle.reset(core, np.asarray(env_ids, dtype=np.int64))
+
+        core.sim.hooks.reset.append(on_reset)
+        self._runner.capture_initial_state()
+
+    def toggle_paused(self) -> bool:
+        """Pause the free-running loop, or run it (started the first time); the new paused
+        state, as mujoco_ros's togglePaused."""
+        if self._runner.running:
+            self._runner.pause()
+            return True
+        self._runner.start()
+        self._runner.unpause()
+        return False
+
+    def reset(self) -> None:
+        """Every env back to its initial state (as loaded, or as `runner.
+        capture_initial_state()` last kept it): reset hooks get fill_initial_state=True;
+        sensors and plugins reset. After a spawn or delete changed an env's model, a
+        ValueError says to capture again, and no env is reset."""
+        self._runner.reset_to_initial_state()
+
+    @property
+    def plugin_names(self) -> tuple[str, ...]:
+        """The names of this load's runtime plugins, in config order."""
+        return tuple(handle.name for handle in self._core.plugins)
+
+    @property
+    def plugin_stats(self) -> tuple[Any, ...]:
+        """Per runtime plugin, a PluginStats (arena_gym.plugins): calls and wall time of its
+        load, reset and step callbacks, timed where they are called; steps run after every
+        tick here, resets after every reset."""
+        return tuple(handle.stats for handle in self._core.plugins)
 
     # ------------------------------------------------------------ lifetime
     def close(self) -> None:

@@ -213,13 +213,15 @@ class Runner:
 
     def reset_to_initial_state(self, env_ids: list[int] | None = None) -> None:
         """Every env (or `env_ids`) back to its captured initial state; every env is checked
-        to have one that fits its model before any is reset. Reset hooks run after."""
+        to have one that fits its model before any is reset. Reset hooks run after, with
+        fill_initial_state=True (sim/hooks.py)."""
         envs = self._env_ids(env_ids)
         for env in envs:
             if env not in self._initial:
                 raise ValueError(f"initial state of env {env}: expected one captured by "
                                  "capture_initial_state(), got none")
-        self.sim.restore({env: self._initial[env] for env in envs}, what="initial state")
+        self.sim.restore({env: self._initial[env] for env in envs}, what="initial state",
+                         fill_initial_state=True)
 
     def set_free_bodies(self, env_id: int, entries: Mapping[str, FreeBodyState]) -> None:
         """Set the pose and velocity of several free bodies of one env at once (between

@@ -183,7 +183,7 @@ class Simulator:
                 ids = by_group.get(id(group))
                 if ids:
                     group.reset(ids, None if keys is None else [keys[e] for e in ids])
-            self._after_reset(list(env_ids))
+            self._after_reset(list(env_ids), fill_initial_state=False)
 
     def saved_state(self, env_id: int) -> SavedState:
         """A copy of an env's whole integration state now, for `restore`."""
@@ -194,10 +194,12 @@ class Simulator:
             return SavedState(self.store.scenes[env].compile_count,
                               self._group_of[env].get_state(env))
 
-    def restore(self, states: Mapping[int, SavedState], what: str = "saved state") -> None:
+    def restore(self, states: Mapping[int, SavedState], what: str = "saved state",
+                fill_initial_state: bool = False) -> None:
         """Put each env (a key) back into its saved state; every one is checked to belong
         to its env's model as it is now (nothing spawned or deleted since) before any is
-        written, else ValueError naming `what` and the env. Reset hooks run after."""
+        written, else ValueError naming `what` and the env. Reset hooks run after, with
+        `fill_initial_state` (True: the states are the envs' initial states)."""
         with self._lock:
             self._prepare()
             for env, saved in states.items():
@@ -209,14 +211,14 @@ class Simulator:
                         "was spawned or deleted since); capture it again")
             for env, saved in states.items():
                 self._group_of[env].set_state(env, saved.values)
-            self._after_reset(list(states))
+            self._after_reset(list(states), fill_initial_state)
 
-    def _after_reset(self, env_ids: list[int]) -> None:
+    def _after_reset(self, env_ids: list[int], fill_initial_state: bool) -> None:
         for env in env_ids:
             self._stale[env], self._touched[env] = True, False
             self.controller.reset(env)
         for hook in list(self.hooks.reset):
-            hook(self, env_ids)
+            hook(self, env_ids, fill_initial_state)
         if self.hooks.observers:
             self._prepare()  # what the hooks edited pushed, a recompile regrouped: observed
             self._observe()
