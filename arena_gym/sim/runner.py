@@ -208,9 +208,9 @@ class Runner:
             observers.remove(self._snapshots.publish)
 
     # ------------------------------------------------------------ resets, free bodies
-    def reset_to_keyframe(self, name: str, env_ids: list[int] | None = None) -> None:
-        """Every env (or `env_ids`) to the model keyframe `name` (full or env-relative;
-        every env is checked to have it before any is reset): Simulator.reset_envs."""
+    def reset_to_keyframe(self, name: str | int, env_ids: list[int] | None = None) -> None:
+        """Every env (or `env_ids`) to the model keyframe `name` (full or env-relative, or
+        an index; every env is checked to have it before any is reset): reset_envs."""
         self.sim.reset_envs(self._env_ids(env_ids), keyframe=name)
 
     def capture_initial_state(self, env_ids: list[int] | None = None) -> None:

@@ -169,10 +169,10 @@ class Simulator:
             self._group_of[env].push(self.store.scenes[env])
             self._touched[env] = False
 
-    def reset_envs(self, env_ids: list[int], keyframe: str | None = None) -> None:
+    def reset_envs(self, env_ids: list[int], keyframe: str | int | None = None) -> None:
         """Reset these envs' state to the model's defaults (qpos0, zero velocities, time 0),
-        or to the model keyframe named `keyframe` (a full or env-relative name; every env
-        is checked to have it before any is reset). Reset callbacks run after."""
+        or to the model keyframe `keyframe`: a full or env-relative name, or an index
+        (every env is checked to have it before any is reset). Reset callbacks run after."""
         with self._lock:
             self._prepare()
             keys = None if keyframe is None else self._keyframe_ids(keyframe, env_ids)
@@ -223,20 +223,27 @@ class Simulator:
             self._prepare()  # what the hooks edited pushed, a recompile regrouped: observed
             self._observe()
 
-    def _keyframe_ids(self, name: str, env_ids: list[int]) -> dict[int, int]:
-        """The id of keyframe `name` (full or env-relative) in each env's model."""
+    def _keyframe_ids(self, name: str | int, env_ids: list[int]) -> dict[int, int]:
+        """The id of keyframe `name` (full or env-relative, or an index) in each env's
+        model."""
         ids = {}
         for env in env_ids:
             scene = self.store.scenes[env]
             model = scene.compiled
+            names = [model.key(k).name for k in range(model.nkey)]
+            if isinstance(name, (int, np.integer)) and not isinstance(name, bool):
+                if not 0 <= name < model.nkey:
+                    raise IndexError(f"keyframe index {name} in env {env}: expected 0 <= "
+                                     f"index < {model.nkey} (keyframes {names})")
+                ids[env] = int(name)
+                continue
             for candidate in (name, scene.full_name(name)):
                 key = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, candidate)
                 if key >= 0:
                     ids[env] = key
                     break
             else:
-                raise unknown(f"keyframe in env {env}", name,
-                              [model.key(k).name for k in range(model.nkey)])
+                raise unknown(f"keyframe in env {env}", name, names)
         return ids
 
     def cast_rays(
