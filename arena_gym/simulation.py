@@ -11,6 +11,11 @@ sensors and plugins) with its Simulator, the Runner that runs it free, and Senso
         sim.settings.rt_factor = 2.0                   # validated setters; reads are copies
         rgb = sim.cameras.borrow_latest_rgb("cam")     # read-only view of the latest frame
         keep = sim.cameras.copy_rgb("cam")             # a copy that later renders leave alone
+        sim.cameras.capture("cam")                     # render now, whatever the rate
+        with sim.cameras.lease("cam") as frame:        # frame.rgb/.depth/.segmentation,
+            frame.capture_id, frame.generation         # valid until the with ends
+        sim.cameras.buffer("cam", 0, 3)                # the last 3 frames (CameraSpec.history)
+        viewer = sim.viewer(0, auto_sync=True)         # MuJoCo's passive viewer on env 0
         sim.reload()                                   # rebuild: load_count + 1
         sim.load_from_path("quadruped.xml")            # another model: reload semantics
         sim.load_from_string("<mujoco>...</mujoco>")
@@ -36,7 +41,8 @@ from arena_gym.assets.mjcf import load_mjcf
 from arena_gym.config import EnvConfig, load_config
 from arena_gym.scene.models import adopt_options
 from arena_gym.scene.store import SceneStore
-from arena_gym.sensors import CameraReading, SensorError, SensorSpec
+from arena_gym.sensors import CameraReading, CameraSpec, SensorError, SensorSpec
+from arena_gym.sensors.camera_frames import CameraFrame, FrameLease
 from arena_gym.sensors.suite import SensorSuite, default_specs
 from arena_gym.sim.options import read_options
 from arena_gym.sim.simulator import Simulator
@@ -160,23 +166,78 @@ class Settings:
 
 
 class Cameras:
-    """The latest frames of the suite's camera readings, by reading key."""
+    """The frames of the suite's camera readings, by reading key: the latest (borrowed or
+    copied), captured now, leased for a context, or the last few kept (CameraSpec.history).
+    Cameras added here are added again after `reload()`; another model (load_from_path,
+    load_from_string) starts without them."""
 
     def __init__(self, owner: Simulation) -> None:
         self._owner = owner
+        self._specs: list[SensorSpec] = []
 
     def add(self, spec: SensorSpec) -> CameraReading:
         """Render `spec` (a CameraSpec) from now on; its key names it here."""
-        reading = self._owner.sensor_suite.add(spec)
-        if not isinstance(reading, CameraReading):
+        if not isinstance(spec, CameraSpec):
             raise SensorError(f"cameras.add: expected a CameraSpec, got {spec!r}")
-        return reading
+        reading = self._owner.sensor_suite.add(spec)
+        if spec not in self._specs:
+            self._specs.append(spec)
+        return reading  # type: ignore[no-any-return]
 
-    def _frame(self, key: str, field: str, env: int) -> np.ndarray:
+    def _restore(self) -> None:
+        """Add this load's cameras to a rebuilt suite (reload)."""
+        for spec in self._specs:
+            self._owner.sensor_suite.add(spec)
+
+    def capture(self, key: str, env: int = 0) -> int:
+        """Render camera `key` in env `env` now, whatever its rate, and show the frame;
+        returns its capture id."""
+        reading = self._reading(key)
+        self._env(env)
+        with self._owner.simulator.lock():
+            shown = self._owner.sensor_suite.capture(key, [env])
+        if not len(shown):
+            suite = self._owner.sensor_suite
+            why = suite.renderers.failure or f"env {env} does not hold the camera"
+            raise SensorError(f"camera {key!r}: env {env} rendered nothing: {why}")
+        return int(reading.count[env])
+
+    def lease(self, key: str, env: int = 0) -> FrameLease:
+        """`with sim.cameras.lease(key, env) as frame:` env's latest frame (read-only
+        planes, capture_id, stamp, generation: the load count), valid until the with ends;
+        later renders never write into it. Read after the with, or after a reload, it
+        raises SensorError."""
+        reading = self._reading(key)
+        self._env(env)
+        owner = self._owner
+        with owner.simulator.lock():
+            return FrameLease(reading, env, owner.load_count, lambda: owner.load_count)
+
+    def buffer(self, key: str, env: int = 0, last_n: int = 1) -> list[CameraFrame]:
+        """Copies of env's last `last_n` frames, newest last, each with its capture id and
+        sim time (`stamp`); the reading's spec keeps `history` of them."""
+        reading = self._reading(key)
+        self._env(env)
+        if reading.history is None:
+            raise SensorError(f"camera {key!r}: expected a spec with history > 0 (frames "
+                              "kept per env), got history=0")
+        with self._owner.simulator.lock():
+            return reading.history.last(env, last_n, self._owner.load_count)
+
+    def _reading(self, key: str) -> CameraReading:
         reading = self._owner.sensor_suite[key]
         if not isinstance(reading, CameraReading):
             raise SensorError(f"camera {key!r}: expected the key of a camera reading, got a "
                               f"{reading.kind} reading")
+        return reading
+
+    def _env(self, env: int) -> None:
+        n = self._owner.num_envs
+        if isinstance(env, bool) or not isinstance(env, (int, np.integer)) or not 0 <= env < n:
+            raise SensorError(f"env: expected an env id in [0, {n}), got {env!r}")
+
+    def _frame(self, key: str, field: str, env: int) -> np.ndarray:
+        reading = self._reading(key)
         frames = reading.data.get(field)
         if frames is None:
             raise SensorError(f"camera {key!r}: expected one of its outputs "
@@ -259,6 +320,7 @@ class Simulation:
         self._runner: Any = None
         self.settings = Settings(self)
         self.cameras = Cameras(self)
+        self._viewers: dict[int, Any] = {}  # env -> PassiveViewer
         self._load()
 
     def _load(self) -> None:
@@ -291,6 +353,9 @@ class Simulation:
         self._runner.close()
         self._core.close()
         self._load()
+        self.cameras._restore()
+        for viewer in self._viewers.values():
+            viewer.follow(self._core.sim)
 
     def load_from_path(self, path: str | Path) -> None:
         """Load the MJCF model at `path` instead (reload semantics). A model that does not
@@ -307,6 +372,7 @@ class Simulation:
     def _replace(self, source: str | Path) -> None:
         ModelWorld.load(source, 1, None).close()  # fails here, before the current load goes
         self._model, self.cfg = source, None
+        self.cameras._specs.clear()  # another model: its own cameras
         self.reload()
 
     # ------------------------------------------------------------ parts
@@ -337,6 +403,28 @@ class Simulation:
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
             raise ValueError(f"step: expected an integer >= 1, got {n!r}")
         self._core.sim.step(int(n))
+        for viewer in self._viewers.values():
+            if viewer.auto_sync and viewer.is_running():
+                viewer.sync()
+
+    def viewer(self, env: int = 0, auto_sync: bool = False) -> Any:
+        """MuJoCo's passive viewer on env `env` (arena_gym.render.passive.PassiveViewer:
+        `sync()`, `lock()`, `is_running()`, `close()`); `auto_sync` syncs it after each
+        `step`. One per env: while its window runs, asking again returns the same handle
+        (with the `auto_sync` asked for now). It follows `reload()` and closes with the
+        simulation. RuntimeError without a display (DISPLAY and WAYLAND_DISPLAY unset)."""
+        from arena_gym.render.passive import PassiveViewer
+
+        held = self._viewers.get(env)
+        if held is not None and held.is_running():
+            if not isinstance(auto_sync, bool):
+                raise ValueError(f"auto_sync: expected true or false, got {auto_sync!r}")
+            held.auto_sync = auto_sync
+            return held
+        if held is not None:
+            held.close()
+        self._viewers[env] = viewer = PassiveViewer(self._core.sim, env, auto_sync)
+        return viewer
 
     def start(self, paused: bool = False) -> None:
         self._runner.start(paused=paused)
@@ -418,6 +506,9 @@ class Simulation:
 
     # ------------------------------------------------------------ lifetime
     def close(self) -> None:
+        for viewer in self._viewers.values():
+            viewer.close()
+        self._viewers.clear()
         if self._core is not None:
             self._runner.close()
             self._core.close()
