@@ -44,7 +44,7 @@ from arena_gym.scene.store import SceneStore
 from arena_gym.sensors import CameraReading, CameraSpec, SensorError, SensorSpec
 from arena_gym.sensors.camera_frames import CameraFrame, FrameLease
 from arena_gym.sensors.suite import SensorSuite, default_specs
-from arena_gym.sim.options import DISABLE_FLAGS, ENABLE_FLAGS, INTEGRATORS
+from arena_gym.sim.options import read_options
 from arena_gym.sim.simulator import Simulator
 
 MODEL = "model"  # the entity name of a loaded model in every env (`env_<i>/model/...`)
@@ -52,16 +52,42 @@ MODEL = "model"  # the entity name of a loaded model in every env (`env_<i>/mode
 
 @dataclass(frozen=True)
 class RuntimeOptions:
-    """MuJoCo options of the world at one moment, and the epoch of the accepted patch that
-    made them (0: as built)."""
+    """Every MuJoCo option of the world at one moment (env 0's model; a patch reaches every
+    env), named and shaped as a patch takes them (arena_gym.sim.options: tuples for arrays,
+    names for enums and flags), and the epoch of the accepted patch that made them (0: as
+    built). `sim.apply_runtime_options(dataclasses.asdict(opts) minus "epoch")` sets them
+    back. A field this build of the bindings lacks reads None."""
 
     epoch: int
     timestep: float
+    impratio: float
+    tolerance: float
+    ls_tolerance: float
+    noslip_tolerance: float
+    ccd_tolerance: float
+    sleep_tolerance: float | None
     gravity: tuple[float, float, float]
+    wind: tuple[float, float, float]
+    magnetic: tuple[float, float, float]
+    density: float
+    viscosity: float
+    o_margin: float
+    o_solref: tuple[float, float]
+    o_solimp: tuple[float, float, float, float, float]
+    o_friction: tuple[float, float, float, float, float]
     integrator: str
+    cone: str
+    jacobian: str
+    solver: str
     iterations: int
-    disabled: tuple[str, ...]  # names of the disable flags set
-    enabled: tuple[str, ...]  # names of the enable flags set
+    ls_iterations: int
+    noslip_iterations: int
+    ccd_iterations: int
+    sdf_initpoints: int | None
+    sdf_iterations: int | None
+    disableflags: tuple[str, ...]  # names of the disable flags set
+    enableflags: tuple[str, ...]  # names of the enable flags set
+    disableactuator: tuple[int, ...]  # disabled actuator groups
 
 
 @dataclass(frozen=True)
@@ -77,12 +103,32 @@ class SimulationInfo:
     compile_counts: tuple[int, ...]
 
 
+@dataclass(frozen=True)
+class SettingsSnapshot:
+    """The settings at one moment (`sim.settings.snapshot()`), as mujoco_ros's settings
+    struct: pacing, pause, and which load and option epoch they belong to."""
+
+    rt_factor: float
+    busywait: bool
+    running: bool  # the loop steps (started and not paused)
+    paused: bool
+    load_count: int
+    options_epoch: int
+
+
 class Settings:
     """Settings of the running simulator: reads return copies; writes are validated and
     either applied whole or rejected with ValueError("field: message")."""
 
     def __init__(self, owner: Simulation) -> None:
         self._owner = owner
+
+    def snapshot(self) -> SettingsSnapshot:
+        """A frozen copy of every setting now."""
+        owner = self._owner
+        return SettingsSnapshot(self.rt_factor, self.busywait, self.running,
+                                owner._runner.info.paused, owner.load_count,
+                                owner.runtime_options.epoch)
 
     @property
     def running(self) -> bool:
@@ -299,6 +345,7 @@ class Simulation:
         self._core, self._runner, self._epoch = core, Runner(core.sim), 0
         self.load_count += 1
         self._options = self._snapshot()
+        self._container_hooks(core)
 
     def reload(self) -> None:
         """Close this load and build the world again from its source (the config or the
@@ -408,15 +455,54 @@ class Simulation:
         return self._options
 
     def _snapshot(self) -> RuntimeOptions:
-        opt = self._core.store.scenes[0].model.opt
-        integrators = {v: k for k, v in INTEGRATORS.items()}
-        return RuntimeOptions(
-            epoch=self._epoch, timestep=float(opt.timestep),
-            gravity=tuple(float(g) for g in opt.gravity),  # type: ignore[arg-type]
-            integrator=integrators.get(int(opt.integrator), str(int(opt.integrator))),
-            iterations=int(opt.iterations),
-            disabled=tuple(n for n, bit in DISABLE_FLAGS.items() if int(opt.disableflags) & bit),
-            enabled=tuple(n for n, bit in ENABLE_FLAGS.items() if int(opt.enableflags) & bit))
+        values = read_options(self._core.store.scenes[0].model.opt)
+        names = [f.name for f in dataclasses.fields(RuntimeOptions) if f.name != "epoch"]
+        return RuntimeOptions(epoch=self._epoch, **{n: values.get(n) for n in names})
+
+    # ------------------------------------------------------------ container (issue 34 item 4)
+    def _container_hooks(self, core: Any) -> None:
+        """A load's plugins step after every tick and reset (with the sensors) after every
+        reset; the state as loaded is the initial state `reset()` goes back to."""
+        plugins, suite = core.plugins, core.sensor_suite
+        if plugins:
+            core.sim.hooks.tick.append(lambda sim: [h.step(core) for h in plugins])
+
+        def on_reset(sim: Any, env_ids: list[int], fill_initial_state: bool) -> None:
+            suite.reset(env_ids)
+            for handle in plugins:
+                handle.reset(core, np.asarray(env_ids, dtype=np.int64))
+
+        core.sim.hooks.reset.append(on_reset)
+        self._runner.capture_initial_state()
+
+    def toggle_paused(self) -> bool:
+        """Pause the free-running loop, or run it (started the first time); the new paused
+        state, as mujoco_ros's togglePaused."""
+        if self._runner.running:
+            self._runner.pause()
+            return True
+        self._runner.start()
+        self._runner.unpause()
+        return False
+
+    def reset(self) -> None:
+        """Every env back to its initial state (as loaded, or as `runner.
+        capture_initial_state()` last kept it): reset hooks get fill_initial_state=True;
+        sensors and plugins reset. After a spawn or delete changed an env's model, a
+        ValueError says to capture again, and no env is reset."""
+        self._runner.reset_to_initial_state()
+
+    @property
+    def plugin_names(self) -> tuple[str, ...]:
+        """The names of this load's runtime plugins, in config order."""
+        return tuple(handle.name for handle in self._core.plugins)
+
+    @property
+    def plugin_stats(self) -> tuple[Any, ...]:
+        """Per runtime plugin, a PluginStats (arena_gym.plugins): calls and wall time of its
+        load, reset and step callbacks, timed where they are called; steps run after every
+        tick here, resets after every reset."""
+        return tuple(handle.stats for handle in self._core.plugins)
 
     # ------------------------------------------------------------ lifetime
     def close(self) -> None:
