@@ -119,14 +119,14 @@ def _parser() -> argparse.ArgumentParser:
         ),
     )
     train.add_argument("--algo", choices=("ppo", "sac"), default="ppo")
-    train.add_argument("--minutes", type=_positive_float, default=15.0,
-                       help="wall-time budget, evaluations included (default: 15)")
+    train.add_argument("--minutes", type=_positive_float, default=5.0,
+                       help="wall-time budget, evaluations included (default: 5)")
     train.add_argument("--num-envs", type=_positive_int, default=32, metavar="N")
     train.add_argument("--steps", type=_positive_int, default=None, metavar="N",
                        help="stop after N env steps (default: the --minutes budget only)")
     train.add_argument("--seed", type=_seed, default=0)
-    train.add_argument("--eval-every", type=_positive_float, default=90.0, metavar="S",
-                       help="wall seconds between evaluations (default: 90)")
+    train.add_argument("--eval-every", type=_positive_float, default=60.0, metavar="S",
+                       help="wall seconds between evaluations (default: 60)")
     train.add_argument("--eval-episodes", type=_positive_int, default=100, metavar="N",
                        help="episodes per evaluation (default: 100; long paths on maps "
                        "make each one slow)")
@@ -419,7 +419,7 @@ def _overrides(args: argparse.Namespace) -> tuple[str | None, dict]:
 
 # what --resume takes from the run's run.json: none of these may be given with it
 _RESUMED = ("algo", "num_envs", "seed", "eval_every", "eval_episodes", "out", "overwrite",
-            "shards", "on_failure", "ray_address", "config", "set")
+            "shards", "on_failure", "ray_address", "config", "set", *LEARNER_ARGS)
 
 
 def _train(args: argparse.Namespace) -> int:

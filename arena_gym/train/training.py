@@ -1,6 +1,6 @@
 """Training a navigation policy with Stable-Baselines3 (PPO by default, SAC optional).
 
-    arena-gym train --minutes 15                 # the reference world, defaults below
+    arena-gym train                              # the reference world, 5 minutes, defaults below
     arena-gym train --algo sac --num-envs 16 --set physics_dt=0.002
     arena-gym train --num-envs 64 --shards 4     # the envs as 4 Ray actors (docs/distributed.md)
     arena-gym train --resume runs/arena --minutes 10   # continue a run
@@ -52,7 +52,7 @@ class TrainSettings:
 
     algo: str = "ppo"
     num_envs: int = 32
-    minutes: float = 15.0
+    minutes: float = 5.0
     timesteps: int | None = None  # env steps; None: the wall-time budget alone ends the run
     seed: int = 0
     eval_every_s: float = 60.0  # wall seconds between evaluations

@@ -92,7 +92,7 @@ def test_flatten_and_normalize_observation_single_env():
     env = gym.make(ID, **SHORT)
     env = gym.wrappers.NormalizeObservation(gym.wrappers.FlattenObservation(env))
     obs, _ = env.reset(seed=0)
-    assert obs.shape == (360 + 2 + 2,)
+    assert obs.shape == (90 + 2 + 2,)
     for _ in range(10):
         obs, *_ = env.step(FORWARD)
     rms = env.obs_rms

@@ -33,13 +33,13 @@ def test_the_flat_observation_holds_pedestrians_and_sensor_keys():
     obs, _ = env.reset(seed=0)
     imu = env.single_observation_space["imu"].shape[0]
     venv = ArenaSB3VecEnv(env, seed=0)
-    assert venv.observation_space.shape == (360 + 2 + 2 + 2 * 5 + imu,)
+    assert venv.observation_space.shape == (90 + 2 + 2 + 2 * 5 + imu,)
     flat = flatten(obs, env.single_observation_space)
-    people = flat[:, 364:374].reshape(2, 2, 5)
+    people = flat[:, 94:104].reshape(2, 2, 5)
     scale = [PEDESTRIAN_SCALE] * 2 + [PEDESTRIAN_SPEED] * 2 + [1.0]
     np.testing.assert_allclose(people, np.clip(obs["pedestrians"] / scale, -1, 1), rtol=1e-6)
     assert people[:, :, 4].tolist() == [[1.0, 1.0], [1.0, 1.0]]  # both people present
-    np.testing.assert_array_equal(flat[:, 374:], obs["imu"])  # unbounded: as it comes
+    np.testing.assert_array_equal(flat[:, 104:], obs["imu"])  # unbounded: as it comes
     venv.close()
 
 
@@ -67,9 +67,9 @@ def test_a_model_records_its_observation_and_eval_refuses_another(tmp_path, caps
     capsys.readouterr()
     with zipfile.ZipFile(people / "final_model.zip") as archive:
         data = json.loads(archive.read("data"))
-    assert data["arena_observation"] == {"scan": [360], "goal": [2], "last_action": [2],
+    assert data["arena_observation"] == {"scan": [90], "goal": [2], "last_action": [2],
                                          "pedestrians": [2, 5]}
-    assert data["observation_space"]["_shape"] == [374]
+    assert data["observation_space"]["_shape"] == [104]
     assert main(["eval", str(people / "final_model.zip"), "--episodes", "2", "--num-envs", "2",
                  "--set", "max_episode_steps=5", *PEOPLE]) == 0
     assert "2 episodes: success" in capsys.readouterr().out
@@ -78,12 +78,12 @@ def test_a_model_records_its_observation_and_eval_refuses_another(tmp_path, caps
     assert main(["eval", str(model), "--episodes", "2", "--num-envs", "2", *PEOPLE]) == 2
     assert capsys.readouterr().err == (
         f"arena-gym: error: model file {str(model)!r}: expected a policy for the env's "
-        "observation scan (360), goal (2), last_action (2), pedestrians (2x5), got one trained "
-        "on scan (360), goal (2), last_action (2)\n")
+        "observation scan (90), goal (2), last_action (2), pedestrians (2x5), got one trained "
+        "on scan (90), goal (2), last_action (2)\n")
     model = people / "final_model.zip"
     assert main(["bench", "default", "--policy", str(model), "--episodes", "1",
                  "--out", str(tmp_path / "bench"), "--no-progress"]) == 2
     assert capsys.readouterr().err.endswith(
         f"arena-gym: error: model file {str(model)!r}: expected a policy for the env's "
-        "observation scan (360), goal (2), last_action (2), got one trained on scan (360), "
+        "observation scan (90), goal (2), last_action (2), got one trained on scan (90), "
         "goal (2), last_action (2), pedestrians (2x5)\n")

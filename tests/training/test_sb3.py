@@ -42,7 +42,7 @@ def test_sb3_check_env_passes_on_the_single_env():
 def test_terminal_observation_is_kept_and_the_env_restarts_in_the_same_step():
     venv = adapter(ArenaVectorEnv(2), seed=0)
     obs = venv.reset()
-    assert obs.shape == (2, 360 + 2 + 2) and obs.dtype == np.float32
+    assert obs.shape == (2, 90 + 2 + 2) and obs.dtype == np.float32
     forward = np.tile([1.0, 0.0], (2, 1))  # normalised: full speed ahead, into something
     for _ in range(400):
         venv.step_async(forward)
@@ -56,7 +56,7 @@ def test_terminal_observation_is_kept_and_the_env_restarts_in_the_same_step():
     assert reward[e] <= -15.0
     assert info["TimeLimit.truncated"] is False and info["is_success"] is False
     max_range, radius = venv.env.core.max_range, venv.env.core.params.radius
-    hit, fresh = terminal[:360].min() * max_range, obs[e][:360].min() * max_range
+    hit, fresh = terminal[:90].min() * max_range, obs[e][:90].min() * max_range
     assert hit < radius + 0.1  # the scan that saw the collision: something at the footprint
     assert fresh > hit + 0.05  # the new episode starts with room around the robot
     assert obs[e][-2:].tolist() == [0.0, 0.0]  # the new episode's first observation
