@@ -150,6 +150,9 @@ def served(store, name: str, venv: Path, lockstep: bool = True):
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()
     try:
+        wait_until(lambda: failed or _loop_started(b), 60, "the bridge's loop to start")
+        if failed:
+            raise RuntimeError("the bridge stopped serving as it started") from failed[0]
         yield b
     finally:
         b.close()
@@ -158,6 +161,16 @@ def served(store, name: str, venv: Path, lockstep: bool = True):
         sim.close()
     if failed:
         raise RuntimeError("the bridge stopped serving during the tests") from failed[0]
+
+
+def _loop_started(bridge) -> bool:
+    """Whether the bridge's serving thread has started its simulator loop (a test may then
+    run things on it with runner.call_soon)."""
+    try:
+        bridge.runner.call_soon(lambda: None)
+    except RuntimeError:
+        return False
+    return True
 
 
 def camera_robot_urdf(folder: Path, width: int, height: int) -> Path:
