@@ -136,3 +136,26 @@ def test_a_robot_declaring_a_magnetometer_reads_it_through_the_mujoco_kind_by_de
         assert field[1] == pytest.approx([0.0, -0.2, -0.5], abs=1e-3)
     sim.close()
 
+
+
+def test_gps_positions_turn_into_latitude_longitude_and_altitude_about_an_origin():
+    from arena_gym.sensors.geodetic import WGS84_A, WGS84_F, geodetic
+
+    e2 = WGS84_F * (2 - WGS84_F)
+    enu = np.array([[0.0, 0.0, 0.0], [0.0, 1000.0, 0.0], [1000.0, 0.0, 0.0], [0.0, 0.0, 50.0]])
+    lla = geodetic(enu, 0.0, 0.0, 0.0)
+    # at the equator: 1 km north is 1 km along the meridian (radius a (1 - e2)); 1 km east
+    # along the equator (radius a); both drop below the tangent plane by d^2 / (2 R)
+    assert lla[0] == pytest.approx([0.0, 0.0, 0.0], abs=1e-9)
+    assert lla[1, 0] == pytest.approx(math.degrees(1000.0 / (WGS84_A * (1 - e2))), rel=1e-6)
+    assert lla[2, 1] == pytest.approx(math.degrees(1000.0 / WGS84_A), rel=1e-6)
+    assert lla[1:3, 2] == pytest.approx([1000.0**2 / (2 * WGS84_A * (1 - e2)),
+                                         1000.0**2 / (2 * WGS84_A)], rel=1e-3)
+    assert lla[3] == pytest.approx([0.0, 0.0, 50.0], abs=1e-6)
+    with Simulation(model_path=SENSORS) as sim:
+        sim.step(10)
+        gps = sim.sensor_suite["model/mujoco"]["frame_sensor_gps_pos"]
+        assert geodetic(gps, 49.0, 8.4, 110.0)[0, 2] == pytest.approx(110.9, abs=1e-6)
+    with pytest.raises(ValueError, match=re.escape(
+            "geodetic: expected positions of shape (..., 3), got (2,)")):
+        geodetic(np.zeros(2), 0.0, 0.0)
