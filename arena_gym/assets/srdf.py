@@ -11,12 +11,11 @@ nothing MuJoCo simulates and is left alone.
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 from pathlib import Path
 
 from arena_gym.assets.meshes import inside
-from arena_gym.assets.urdf import fold_name
+from arena_gym.assets.urdf import fold_name, robot_root
 
 
 def disabled_pairs(srdf: str | Path, links: Iterable[str],
@@ -25,12 +24,7 @@ def disabled_pairs(srdf: str | Path, links: Iterable[str],
     one of `links` (folded names). ValueError naming the SRDF when it cannot be read, is
     not an SRDF, or a pair names a link the robot does not have."""
     text, where = _read(srdf, path_roots)
-    try:
-        root = ET.fromstring(text)
-    except ET.ParseError as exc:
-        raise ValueError(f"{where}: malformed XML: {exc}") from None
-    if root.tag != "robot":
-        raise ValueError(f"{where}: expected an SRDF (<robot> root element), got <{root.tag}>")
+    root = robot_root(text, where)  # SpawnError: a ValueError
     known = set(links)
     pairs = []
     for element in root.iter("disable_collisions"):
