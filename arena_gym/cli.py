@@ -51,6 +51,20 @@ _seed = _bounded(int, 0, True, "an integer >= 0")
 _positive_float = _bounded(float, 0, False, "a positive number")
 
 
+LEARNER_ARGS = ("learning_rate", "n_steps", "batch_size", "n_epochs", "gamma", "net")
+
+
+def _layer_sizes(text: str) -> tuple[int, ...]:
+    try:
+        sizes = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        sizes = ()
+    if not sizes or min(sizes) < 1:
+        raise argparse.ArgumentTypeError(
+            f"expected positive layer sizes separated by commas, e.g. 64,64, got {text!r}")
+    return sizes
+
+
 def _port(text: str) -> int:
     """An argparse type: a TCP port, 0..65535 (0: any free one)."""
     try:
@@ -116,6 +130,17 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--eval-episodes", type=_positive_int, default=100, metavar="N",
                        help="episodes per evaluation (default: 100; long paths on maps "
                        "make each one slow)")
+    learner = train.add_argument_group(
+        "learner", "the algorithm's hyperparameters (default: the recipe of TrainSettings)")
+    learner.add_argument("--learning-rate", type=_positive_float, default=None, metavar="LR")
+    learner.add_argument("--n-steps", type=_positive_int, default=None, metavar="N",
+                         help="PPO: env steps per env and rollout")
+    learner.add_argument("--batch-size", type=_positive_int, default=None, metavar="N")
+    learner.add_argument("--n-epochs", type=_positive_int, default=None, metavar="N",
+                         help="PPO: passes over each rollout")
+    learner.add_argument("--gamma", type=_positive_float, default=None)
+    learner.add_argument("--net", type=_layer_sizes, default=None, metavar="SIZES",
+                         help="hidden layers of policy and value networks, e.g. 64,64")
     train.add_argument("--out", default="runs/arena", help="run folder (default: runs/arena)")
     train.add_argument("--overwrite", action="store_true",
                        help="replace the run --out holds (else such a folder is refused)")
@@ -432,11 +457,12 @@ def _train(args: argparse.Namespace) -> int:
         shard_slices(args.num_envs, args.shards)  # fail early: more shards than envs
     elif args.ray_address is not None or args.on_failure != "raise":
         raise UsageError("--ray-address and --on-failure: expected with --shards")
+    learner = {key: getattr(args, key) for key in LEARNER_ARGS if getattr(args, key) is not None}
     settings = TrainSettings(algo=args.algo, num_envs=args.num_envs, minutes=args.minutes,
                              timesteps=args.steps, seed=args.seed, eval_every_s=args.eval_every,
                              eval_episodes=args.eval_episodes,
                              out=args.out, progress_bar=not args.no_progress,
-                             distributed=distributed, overwrite=args.overwrite)
+                             distributed=distributed, overwrite=args.overwrite, **learner)
     out = train(settings, overrides)
     print(f"run folder: {out}")
     return 0

@@ -20,11 +20,11 @@ envs: 2
 stages:
   - name: first
     obstacles: [0, 2]
-    episodes: 40
+    episodes: 400
     time_limit: 8
   - name: second
     obstacles: [0, 2]
-    episodes: 40
+    episodes: 400
     time_limit: 8
 """
 
@@ -38,15 +38,15 @@ def test_ctrl_c_keeps_the_episodes_that_ended(tmp_path):
     suite = tiny_suite(tmp_path, LONG)
     out = tmp_path / "run"
     with running("bench", str(suite), "--policy", "reactive", "--out", str(out)) as proc:
-        read_until(proc.stderr, r"\| ([3-9]|\d\d)/80 ", timeout=300)  # the bar: 3 ended
+        read_until(proc.stderr, r"\| ([3-9]|\d\d+)/800 ", timeout=300)  # the bar: 3 ended
         ended_before = len(_rows(out / "records.csv"))  # appended as they end
         assert ended_before >= 3
         err = interrupt(proc, timeout=120)
     assert proc.returncode == 130 and "Traceback" not in err, err[-3000:]
     records = json.loads((out / "records.json").read_text())
     n = len(records)
-    assert ended_before <= n < 80
-    assert f"bench: stopped by KeyboardInterrupt after {n} of 80 episodes; the records, " \
+    assert ended_before <= n < 800
+    assert f"bench: stopped by KeyboardInterrupt after {n} of 800 episodes; the records, " \
            f"summary and report of those are in {out}\narena-gym: interrupted\n" in err
     keys = [(r["stage"] != "first", r["episode"]) for r in records]
     assert keys == sorted(keys)  # by stage, then episode
@@ -57,7 +57,7 @@ def test_ctrl_c_keeps_the_episodes_that_ended(tmp_path):
     assert summary["complete"] is False and summary["stopped"] == "KeyboardInterrupt"
     assert sum(s["episodes"] for s in summary["stages"].values()) == n
     report = (out / "report.md").read_text()
-    assert f"Partial run: stopped by KeyboardInterrupt after {n} of 80 episodes." in report
+    assert f"Partial run: stopped by KeyboardInterrupt after {n} of 800 episodes." in report
 
 
 def test_a_later_stage_s_error_keeps_the_earlier_stages(tmp_path, capsys):

@@ -6,11 +6,13 @@ over two envs of the default world, and a probe: a separate, real rclpy process
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import subprocess
 import sys
 import threading
+import zlib
 from pathlib import Path
 
 import pytest
@@ -32,12 +34,28 @@ def ros_venv() -> Path:
         pytest.skip(f"no ROS venv (arena-gym ros setup failed: {exc})")
 
 
+DOMAINS = 200  # ROS_DOMAIN_ID 20 .. 219: all safe for DDS's port arithmetic on Linux
+_modules = itertools.count()
+
+
+def module_domain() -> int:
+    """A ROS_DOMAIN_ID of its own for each test module: xdist's workers take turns (worker w
+    of n: w, w + n, ...) from an offset of this test run, so no two modules of a run share a
+    domain (a node a module leaves behind never answers another module's requests), and
+    concurrent runs start far apart."""
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID") or str(os.getpid())
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    n = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    offset = zlib.crc32(run.encode()) % DOMAINS
+    return 20 + (offset + int(worker.removeprefix("gw")) + n * next(_modules)) % DOMAINS
+
+
 @pytest.fixture(scope="module")
 def ros_env(ros_venv):
-    """Loopback discovery on a domain of this test process only."""
+    """Loopback discovery on a domain of this test module only."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-        mp.setenv("ROS_DOMAIN_ID", str(20 + os.getpid() % 80))
+        mp.setenv("ROS_DOMAIN_ID", str(module_domain()))
         yield ros_venv
 
 
@@ -119,8 +137,17 @@ def served(store, name: str, venv: Path, lockstep: bool = True):
     suite = SensorSuite(sim, seed=0)
     b = Bridge.start(sim, suite, name, venv=venv)
 
+    failed: list[BaseException] = []
+
+    def serve() -> None:
+        try:
+            b.serve(lockstep=lockstep)
+        except BaseException as exc:  # told at the end of the block, not lost in a thread
+            failed.append(exc)
+            raise
+
     # the camera renders on this serving thread's behalf; suite.close() below frees them here
-    thread = threading.Thread(target=b.serve, kwargs={"lockstep": lockstep}, daemon=True)
+    thread = threading.Thread(target=serve, daemon=True)
     thread.start()
     try:
         yield b
@@ -129,6 +156,8 @@ def served(store, name: str, venv: Path, lockstep: bool = True):
         thread.join(timeout=10)
         suite.close()
         sim.close()
+    if failed:
+        raise RuntimeError("the bridge stopped serving during the tests") from failed[0]
 
 
 def camera_robot_urdf(folder: Path, width: int, height: int) -> Path:

@@ -130,7 +130,9 @@ def main() -> None:
                 answered = threading.Event()
                 future.add_done_callback(lambda _, answered=answered: answered.set())
                 answered.wait(60)
-                out = to_dict(future.result()) if future.done() else {"error": "timeout"}
+                out = to_dict(future.result()) if future.done() else {
+                    "error": "timeout", "servers": node.count_services(cmd["service"]),
+                    "domain": os.environ.get("ROS_DOMAIN_ID")}
         elif do == "publish":
             key = cmd["topic"]
             latched = cmd.get("latched", False)  # transient local, as robot_state_publisher:
