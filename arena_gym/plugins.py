@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -63,6 +64,48 @@ def plugin_class(name: str) -> type[Plugin]:
     return PLUGINS[name]
 
 
+HOOKS = ("load", "reset", "step")  # a plugin's callbacks, as its stats name them
+
+
+@dataclass(frozen=True)
+class HookStats:
+    """Calls of one plugin callback so far and their wall time, seconds."""
+
+    calls: int
+    total_s: float
+
+    @property
+    def mean_s(self) -> float:
+        return self.total_s / self.calls if self.calls else 0.0
+
+
+@dataclass(frozen=True)
+class PluginStats:
+    """A runtime plugin's callbacks at one moment (`PluginHandle.stats`), as mujoco_ros's
+    plugin stats: per callback and over all of them.
+
+        stats.step.calls, stats.step.mean_s, stats.calls, stats.total_s, stats.mean_s
+    """
+
+    name: str
+    type: str
+    load: HookStats
+    reset: HookStats
+    step: HookStats
+
+    @property
+    def calls(self) -> int:
+        return sum(getattr(self, hook).calls for hook in HOOKS)
+
+    @property
+    def total_s(self) -> float:
+        return sum(getattr(self, hook).total_s for hook in HOOKS)
+
+    @property
+    def mean_s(self) -> float:
+        return self.total_s / self.calls if self.calls else 0.0
+
+
 class PluginHandle:
     """One runtime plugin of an env: its timings, and the plugin while its env lives."""
 
@@ -71,11 +114,13 @@ class PluginHandle:
         cls = plugin_class(name)
         self.name, self.type = name, f"{cls.__module__}.{cls.__qualname__}"
         self._generation, self._born = generation, generation()
+        self._calls = dict.fromkeys(HOOKS, 0)  # per callback, where it is called (_timed)
+        self._seconds = dict.fromkeys(HOOKS, 0.0)
         try:
             self._plugin = cls(**params)
         except TypeError as exc:
             raise PluginError(f"plugin {name!r}: params {params!r}: {exc}") from None
-        self.load_s = self._timed(self._plugin.load, env)
+        self.load_s = self._timed("load", self._plugin.load, env)
         self.reset_s = 0.0  # the last reset's seconds
         self.step_s = 0.0  # moving average of the step callback, seconds
         self.steps = 0
@@ -93,24 +138,33 @@ class PluginHandle:
                 "rebuilt; take the new handle from env.plugins")
         return self._plugin
 
+    @property
+    def stats(self) -> PluginStats:
+        """Calls and wall time of each callback so far (a copy)."""
+        return PluginStats(self.name, self.type, *(
+            HookStats(self._calls[h], self._seconds[h]) for h in HOOKS))
+
     def reset(self, env: Any, env_ids: np.ndarray) -> None:
-        self.reset_s = self._timed(self.plugin.reset, env, env_ids)
+        self.reset_s = self._timed("reset", self.plugin.reset, env, env_ids)
 
     def step(self, env: Any) -> None:
-        seconds = self._timed(self.plugin.step, env)
+        seconds = self._timed("step", self.plugin.step, env)
         self.step_s = seconds if self.steps == 0 else (1 - EMA) * self.step_s + EMA * seconds
         self.steps += 1
 
-    def _timed(self, callback: Callable[..., None], *args: Any) -> float:
+    def _timed(self, hook: str, callback: Callable[..., None], *args: Any) -> float:
         t0 = time.perf_counter()
         try:
             callback(*args)
         except PluginError:
             raise
         except Exception as exc:
-            raise PluginError(f"plugin {self.name!r}: {callback.__name__}: "
+            raise PluginError(f"plugin {self.name!r}: {hook}: "
                               f"{type(exc).__name__}: {exc}") from exc
-        return time.perf_counter() - t0
+        seconds = time.perf_counter() - t0
+        self._calls[hook] += 1
+        self._seconds[hook] += seconds
+        return seconds
 
     def __repr__(self) -> str:
         return (f"PluginHandle({self.name!r}, type={self.type}, load {self.load_s * 1e3:.2f} ms, "

@@ -12,6 +12,11 @@ sensors and plugins) with its Simulator, the Runner that runs it free, and Senso
         sim.settings.rt_factor = 2.0                   # validated setters; reads are copies
         rgb = sim.cameras.borrow_latest_rgb("cam")     # read-only view of the latest frame
         keep = sim.cameras.copy_rgb("cam")             # a copy that later renders leave alone
+        sim.cameras.capture("cam")                     # render now, whatever the rate
+        with sim.cameras.lease("cam") as frame:        # frame.rgb/.depth/.segmentation,
+            frame.capture_id, frame.generation         # valid until the with ends
+        sim.cameras.buffer("cam", 0, 3)                # the last 3 frames (CameraSpec.history)
+        viewer = sim.viewer(0, auto_sync=True)         # MuJoCo's passive viewer on env 0
         sim.reload()                                   # rebuild: load_count + 1
         sim.load_from_path("quadruped.xml")            # another model: reload semantics
         sim.load_from_string("<mujoco>...</mujoco>")
@@ -43,9 +48,10 @@ from arena_gym.config import EnvConfig, load_config
 from arena_gym.scene.models import adopt_options
 from arena_gym.scene.store import SceneStore
 from arena_gym.scene.urdf_models import is_urdf, load_model
-from arena_gym.sensors import CameraReading, SensorError, SensorSpec
+from arena_gym.sensors import CameraReading, CameraSpec, SensorError, SensorSpec
+from arena_gym.sensors.camera_frames import CameraFrame, FrameLease
 from arena_gym.sensors.suite import SensorSuite, default_specs
-from arena_gym.sim.options import DISABLE_FLAGS, ENABLE_FLAGS, INTEGRATORS
+from arena_gym.sim.options import read_options
 from arena_gym.sim.simulator import Simulator
 
 MODEL = "model"  # the entity name of a loaded model in every env (`env_<i>/model/...`)
@@ -53,16 +59,42 @@ MODEL = "model"  # the entity name of a loaded model in every env (`env_<i>/mode
 
 @dataclass(frozen=True)
 class RuntimeOptions:
-    """MuJoCo options of the world at one moment, and the epoch of the accepted patch that
-    made them (0: as built)."""
+    """Every MuJoCo option of the world at one moment (env 0's model; a patch reaches every
+    env), named and shaped as a patch takes them (arena_gym.sim.options: tuples for arrays,
+    names for enums and flags), and the epoch of the accepted patch that made them (0: as
+    built). `sim.apply_runtime_options(dataclasses.asdict(opts) minus "epoch")` sets them
+    back. A field this build of the bindings lacks reads None."""
 
     epoch: int
     timestep: float
+    impratio: float
+    tolerance: float
+    ls_tolerance: float
+    noslip_tolerance: float
+    ccd_tolerance: float
+    sleep_tolerance: float | None
     gravity: tuple[float, float, float]
+    wind: tuple[float, float, float]
+    magnetic: tuple[float, float, float]
+    density: float
+    viscosity: float
+    o_margin: float
+    o_solref: tuple[float, float]
+    o_solimp: tuple[float, float, float, float, float]
+    o_friction: tuple[float, float, float, float, float]
     integrator: str
+    cone: str
+    jacobian: str
+    solver: str
     iterations: int
-    disabled: tuple[str, ...]  # names of the disable flags set
-    enabled: tuple[str, ...]  # names of the enable flags set
+    ls_iterations: int
+    noslip_iterations: int
+    ccd_iterations: int
+    sdf_initpoints: int | None
+    sdf_iterations: int | None
+    disableflags: tuple[str, ...]  # names of the disable flags set
+    enableflags: tuple[str, ...]  # names of the enable flags set
+    disableactuator: tuple[int, ...]  # disabled actuator groups
 
 
 @dataclass(frozen=True)
@@ -78,12 +110,32 @@ class SimulationInfo:
     compile_counts: tuple[int, ...]
 
 
+@dataclass(frozen=True)
+class SettingsSnapshot:
+    """The settings at one moment (`sim.settings.snapshot()`), as mujoco_ros's settings
+    struct: pacing, pause, and which load and option epoch they belong to."""
+
+    rt_factor: float
+    busywait: bool
+    running: bool  # the loop steps (started and not paused)
+    paused: bool
+    load_count: int
+    options_epoch: int
+
+
 class Settings:
     """Settings of the running simulator: reads return copies; writes are validated and
     either applied whole or rejected with ValueError("field: message")."""
 
     def __init__(self, owner: Simulation) -> None:
         self._owner = owner
+
+    def snapshot(self) -> SettingsSnapshot:
+        """A frozen copy of every setting now."""
+        owner = self._owner
+        return SettingsSnapshot(self.rt_factor, self.busywait, self.running,
+                                owner._runner.info.paused, owner.load_count,
+                                owner.runtime_options.epoch)
 
     @property
     def running(self) -> bool:
@@ -121,23 +173,78 @@ class Settings:
 
 
 class Cameras:
-    """The latest frames of the suite's camera readings, by reading key."""
+    """The frames of the suite's camera readings, by reading key: the latest (borrowed or
+    copied), captured now, leased for a context, or the last few kept (CameraSpec.history).
+    Cameras added here are added again after `reload()`; another model (load_from_path,
+    load_from_string) starts without them."""
 
     def __init__(self, owner: Simulation) -> None:
         self._owner = owner
+        self._specs: list[SensorSpec] = []
 
     def add(self, spec: SensorSpec) -> CameraReading:
         """Render `spec` (a CameraSpec) from now on; its key names it here."""
-        reading = self._owner.sensor_suite.add(spec)
-        if not isinstance(reading, CameraReading):
+        if not isinstance(spec, CameraSpec):
             raise SensorError(f"cameras.add: expected a CameraSpec, got {spec!r}")
-        return reading
+        reading = self._owner.sensor_suite.add(spec)
+        if spec not in self._specs:
+            self._specs.append(spec)
+        return reading  # type: ignore[no-any-return]
 
-    def _frame(self, key: str, field: str, env: int) -> np.ndarray:
+    def _restore(self) -> None:
+        """Add this load's cameras to a rebuilt suite (reload)."""
+        for spec in self._specs:
+            self._owner.sensor_suite.add(spec)
+
+    def capture(self, key: str, env: int = 0) -> int:
+        """Render camera `key` in env `env` now, whatever its rate, and show the frame;
+        returns its capture id."""
+        reading = self._reading(key)
+        self._env(env)
+        with self._owner.simulator.lock():
+            shown = self._owner.sensor_suite.capture(key, [env])
+        if not len(shown):
+            suite = self._owner.sensor_suite
+            why = suite.renderers.failure or f"env {env} does not hold the camera"
+            raise SensorError(f"camera {key!r}: env {env} rendered nothing: {why}")
+        return int(reading.count[env])
+
+    def lease(self, key: str, env: int = 0) -> FrameLease:
+        """`with sim.cameras.lease(key, env) as frame:` env's latest frame (read-only
+        planes, capture_id, stamp, generation: the load count), valid until the with ends;
+        later renders never write into it. Read after the with, or after a reload, it
+        raises SensorError."""
+        reading = self._reading(key)
+        self._env(env)
+        owner = self._owner
+        with owner.simulator.lock():
+            return FrameLease(reading, env, owner.load_count, lambda: owner.load_count)
+
+    def buffer(self, key: str, env: int = 0, last_n: int = 1) -> list[CameraFrame]:
+        """Copies of env's last `last_n` frames, newest last, each with its capture id and
+        sim time (`stamp`); the reading's spec keeps `history` of them."""
+        reading = self._reading(key)
+        self._env(env)
+        if reading.history is None:
+            raise SensorError(f"camera {key!r}: expected a spec with history > 0 (frames "
+                              "kept per env), got history=0")
+        with self._owner.simulator.lock():
+            return reading.history.last(env, last_n, self._owner.load_count)
+
+    def _reading(self, key: str) -> CameraReading:
         reading = self._owner.sensor_suite[key]
         if not isinstance(reading, CameraReading):
             raise SensorError(f"camera {key!r}: expected the key of a camera reading, got a "
                               f"{reading.kind} reading")
+        return reading
+
+    def _env(self, env: int) -> None:
+        n = self._owner.num_envs
+        if isinstance(env, bool) or not isinstance(env, (int, np.integer)) or not 0 <= env < n:
+            raise SensorError(f"env: expected an env id in [0, {n}), got {env!r}")
+
+    def _frame(self, key: str, field: str, env: int) -> np.ndarray:
+        reading = self._reading(key)
         frames = reading.data.get(field)
         if frames is None:
             raise SensorError(f"camera {key!r}: expected one of its outputs "
@@ -229,6 +336,7 @@ class Simulation:
         self._runner: Any = None
         self.settings = Settings(self)
         self.cameras = Cameras(self)
+        self._viewers: dict[int, Any] = {}  # env -> PassiveViewer
         self._load()
 
     def _load(self) -> None:
@@ -253,6 +361,7 @@ class Simulation:
         self._core, self._runner, self._epoch = core, Runner(core.sim), 0
         self.load_count += 1
         self._options = self._snapshot()
+        self._container_hooks(core)
 
     def reload(self) -> None:
         """Close this load and build the world again from its source (the config or the
@@ -260,6 +369,9 @@ class Simulation:
         self._runner.close()
         self._core.close()
         self._load()
+        self.cameras._restore()
+        for viewer in self._viewers.values():
+            viewer.follow(self._core.sim)
 
     def load_from_path(self, path: str | Path, srdf: str | Path | None = None) -> None:
         """Load the MJCF or URDF (with an optional SRDF) model at `path` instead (reload
@@ -279,6 +391,7 @@ class Simulation:
     def _replace(self, source: str | Path, srdf: str | Path | None = None) -> None:
         ModelWorld.load(source, 1, None, srdf).close()  # fails here, before the load goes
         self._model, self._srdf, self.cfg = source, srdf, None
+        self.cameras._specs.clear()  # another model: its own cameras
         self.reload()
 
     # ------------------------------------------------------------ parts
@@ -309,6 +422,28 @@ class Simulation:
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
             raise ValueError(f"step: expected an integer >= 1, got {n!r}")
         self._core.sim.step(int(n))
+        for viewer in self._viewers.values():
+            if viewer.auto_sync and viewer.is_running():
+                viewer.sync()
+
+    def viewer(self, env: int = 0, auto_sync: bool = False) -> Any:
+        """MuJoCo's passive viewer on env `env` (arena_gym.render.passive.PassiveViewer:
+        `sync()`, `lock()`, `is_running()`, `close()`); `auto_sync` syncs it after each
+        `step`. One per env: while its window runs, asking again returns the same handle
+        (with the `auto_sync` asked for now). It follows `reload()` and closes with the
+        simulation. RuntimeError without a display (DISPLAY and WAYLAND_DISPLAY unset)."""
+        from arena_gym.render.passive import PassiveViewer
+
+        held = self._viewers.get(env)
+        if held is not None and held.is_running():
+            if not isinstance(auto_sync, bool):
+                raise ValueError(f"auto_sync: expected true or false, got {auto_sync!r}")
+            held.auto_sync = auto_sync
+            return held
+        if held is not None:
+            held.close()
+        self._viewers[env] = viewer = PassiveViewer(self._core.sim, env, auto_sync)
+        return viewer
 
     def start(self, paused: bool = False) -> None:
         self._runner.start(paused=paused)
@@ -339,18 +474,60 @@ class Simulation:
         return self._options
 
     def _snapshot(self) -> RuntimeOptions:
-        opt = self._core.store.scenes[0].model.opt
-        integrators = {v: k for k, v in INTEGRATORS.items()}
-        return RuntimeOptions(
-            epoch=self._epoch, timestep=float(opt.timestep),
-            gravity=tuple(float(g) for g in opt.gravity),  # type: ignore[arg-type]
-            integrator=integrators.get(int(opt.integrator), str(int(opt.integrator))),
-            iterations=int(opt.iterations),
-            disabled=tuple(n for n, bit in DISABLE_FLAGS.items() if int(opt.disableflags) & bit),
-            enabled=tuple(n for n, bit in ENABLE_FLAGS.items() if int(opt.enableflags) & bit))
+        values = read_options(self._core.store.scenes[0].model.opt)
+        names = [f.name for f in dataclasses.fields(RuntimeOptions) if f.name != "epoch"]
+        return RuntimeOptions(epoch=self._epoch, **{n: values.get(n) for n in names})
+
+    # ------------------------------------------------------------ container (issue 34 item 4)
+    def _container_hooks(self, core: Any) -> None:
+        """A load's plugins step after every tick and reset (with the sensors) after every
+        reset; the state as loaded is the initial state `reset()` goes back to."""
+        plugins, suite = core.plugins, core.sensor_suite
+        if plugins:
+            core.sim.hooks.tick.append(lambda sim: [h.step(core) for h in plugins])
+
+        def on_reset(sim: Any, env_ids: list[int], fill_initial_state: bool) -> None:
+            suite.reset(env_ids)
+            for handle in plugins:
+                handle.reset(core, np.asarray(env_ids, dtype=np.int64))
+
+        core.sim.hooks.reset.append(on_reset)
+        self._runner.capture_initial_state()
+
+    def toggle_paused(self) -> bool:
+        """Pause the free-running loop, or run it (started the first time); the new paused
+        state, as mujoco_ros's togglePaused."""
+        if self._runner.running:
+            self._runner.pause()
+            return True
+        self._runner.start()
+        self._runner.unpause()
+        return False
+
+    def reset(self) -> None:
+        """Every env back to its initial state (as loaded, or as `runner.
+        capture_initial_state()` last kept it): reset hooks get fill_initial_state=True;
+        sensors and plugins reset. After a spawn or delete changed an env's model, a
+        ValueError says to capture again, and no env is reset."""
+        self._runner.reset_to_initial_state()
+
+    @property
+    def plugin_names(self) -> tuple[str, ...]:
+        """The names of this load's runtime plugins, in config order."""
+        return tuple(handle.name for handle in self._core.plugins)
+
+    @property
+    def plugin_stats(self) -> tuple[Any, ...]:
+        """Per runtime plugin, a PluginStats (arena_gym.plugins): calls and wall time of its
+        load, reset and step callbacks, timed where they are called; steps run after every
+        tick here, resets after every reset."""
+        return tuple(handle.stats for handle in self._core.plugins)
 
     # ------------------------------------------------------------ lifetime
     def close(self) -> None:
+        for viewer in self._viewers.values():
+            viewer.close()
+        self._viewers.clear()
         if self._core is not None:
             self._runner.close()
             self._core.close()

@@ -12,6 +12,7 @@ from typing import Any
 from arena_gym.people.pedestrians import Pedestrian
 from arena_gym.ros.files import package_paths
 from arena_gym.scene.requests import Prim, PrimEdit, Slab, Wall
+from arena_gym.sim.runner import Runner
 from arena_gym.sim.simulator import Simulator
 
 Reply = dict[str, Any]
@@ -20,8 +21,10 @@ Reply = dict[str, Any]
 class Commands:
     """Executes commands on `sim`; `robot` is the bridged robot (cmd_vel's target)."""
 
-    def __init__(self, sim: Simulator, robot: str, on_reset: Callable[[int], None]) -> None:
+    def __init__(self, sim: Simulator, robot: str, on_reset: Callable[[int], None],
+                 runner: Runner | None = None) -> None:
         self.sim, self.store, self.robot = sim, sim.store, robot
+        self.runner = runner  # the initial states (reset, reset_to_keyframe)
         self.paused = True
         self.package_paths: tuple[Path, ...] = ()  # where package:// URIs resolve first
         self._on_reset = on_reset
@@ -73,6 +76,38 @@ class Commands:
         self.sim.set_joints(env, [(prefix + n, v) for n, v in zip(names, values, strict=True)],
                             mode)
         return {}
+
+    def _reset(self, message: dict) -> Reply:
+        """mujoco_ros's `reset`: every env back to its initial state (as the bridge
+        started), or none when one no longer fits its model."""
+        return self._to_initial(list(range(self.store.num_envs)))
+
+    def _reset_to_keyframe(self, message: dict) -> Reply:
+        """Envs (env_id, -1: every env) to a keyframe by name, or by index when the name is
+        empty; with neither, to their initial state (mujoco_ros2_control's ResetWorld)."""
+        n = self.store.num_envs
+        envs = list(range(n)) if message.get("env") == -1 else [self._env(message)]
+        name, index = message.get("keyframe", ""), message.get("index", -1)
+        if not name and index < 0:
+            return self._to_initial(envs)
+        key: str | int = name or int(index)
+        self._runner().reset_to_keyframe(key, envs)
+        for env in envs:
+            self._on_reset(env)
+        shown = repr(name) if name else f"#{index}"
+        return {"message": f"{_which(envs)} reset to keyframe {shown}"}
+
+    def _to_initial(self, envs: list[int]) -> Reply:
+        self._runner().reset_to_initial_state(envs)
+        for env in envs:
+            self._on_reset(env)
+        return {"message": f"{_which(envs)} reset to the initial state"}
+
+    def _runner(self) -> Runner:
+        if self.runner is None:
+            raise ValueError("expected a bridge whose runner keeps the initial states, got "
+                             "commands without one")
+        return self.runner
 
     # ------------------------------------------------------------ scene
     def _reset_world(self, message: dict) -> Reply:
@@ -172,6 +207,10 @@ class Commands:
     def _delete_pedestrians(self, message: dict) -> Reply:
         env = self._env(message)
         return {"deleted": self.store.delete_pedestrians(message["names"], env).get(env, [])}
+
+
+def _which(envs: list[int]) -> str:
+    return f"env {envs[0]}" if len(envs) == 1 else f"all {len(envs)} envs"
 
 
 def _pattern(name: str) -> bool:

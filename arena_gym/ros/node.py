@@ -229,10 +229,15 @@ class BridgeNode:
         node.create_service(Trigger, "/mujoco/unpause_simulation",
                             functools.partial(self._trigger, "unpause"), qos_profile=qos,
                             callback_group=self.group)
+        node.create_service(Trigger, "/mujoco/reset",  # mujoco_ros's reset: initial state
+                            functools.partial(self._trigger, "reset"), qos_profile=qos,
+                            callback_group=self.group)
         # each request's fields as a command; the env_id of those that have one is added
         plain = {
             "step": (srv.Step, lambda q: {"steps": q.steps}),
             "reset_world": (srv.ResetWorld, lambda q: {}),
+            "reset_to_keyframe": (srv.ResetToKeyframe, lambda q: {"keyframe": q.keyframe,
+                                                                  "index": q.index}),
             "spawn_prims": (srv.SpawnPrims, lambda q: {"prims": [
                 {"name": p.name, "pose": [p.x, p.y, p.z, p.yaw],
                  "scale": [p.scale.x, p.scale.y, p.scale.z], "movable": p.movable}

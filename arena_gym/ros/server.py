@@ -91,7 +91,9 @@ class Bridge:
         self.roster, self.frames = roster, frames
         self._files = itertools.count(len(frames))
         self.serving = True
-        self.commands = Commands(sim, robot, on_reset=lambda env: suite.reset([env]))
+        self.commands = Commands(sim, robot, on_reset=lambda env: suite.reset([env]),
+                                 runner=self.runner)
+        self.runner.capture_initial_state()  # what /mujoco/reset goes back to
         self.arena = ArenaCommands(self.commands, roster.naming, self.runner)  # /mujoco/...
         suite.renderers.lighting = self.arena.lighting  # robot cameras see the light tables
         self.viewport = ViewportRequests(

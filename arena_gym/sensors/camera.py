@@ -36,10 +36,12 @@ import numpy as np
 
 from arena_gym.assets.gazebo import SensorDecl
 from arena_gym.geometry import groups
+from arena_gym.scene.models import ModelInfo
 from arena_gym.scene.robot import RobotInfo
 from arena_gym.scene.scene import Scene
 from arena_gym.scene.sensor_mounts import SensorMount
 from arena_gym.sensors import noise
+from arena_gym.sensors.model_cameras import model_camera
 from arena_gym.sensors.specs import CameraSpec
 from arena_gym.sensors.state_access import Frames
 from arena_gym.sensors.units import Unit
@@ -52,6 +54,8 @@ Lighting = Callable[[int, mujoco.MjModel, mujoco.MjData, np.ndarray],
 GL_ERRORS = (RuntimeError, OSError, ImportError, ValueError, AttributeError, mujoco.FatalError)
 DEFAULT_RATE = 30.0  # Hz, when the declaration gives none
 NEAR_RENDER = 0.01  # m: the render's near plane when the declared one is farther
+_SEGMENT, _IDCOLOR = mujoco.mjtRndFlag.mjRND_SEGMENT, mujoco.mjtRndFlag.mjRND_IDCOLOR
+_OBJ_GEOM, _OBJ_BODY = int(mujoco.mjtObj.mjOBJ_GEOM), int(mujoco.mjtObj.mjOBJ_BODY)
 T = TypeVar("T")
 
 
@@ -175,9 +179,13 @@ class _Renderer(Offscreen):
 
     def render(self, data: mujoco.MjData, camera: int, lens: Optics,
                rgb: np.ndarray | None, depth: np.ndarray | None,
-               lighting: Callable[[], contextlib.AbstractContextManager] | None = None) -> None:
+               lighting: Callable[[], contextlib.AbstractContextManager] | None = None,
+               segmentation: np.ndarray | None = None, by_body: bool = False) -> None:
         """Render camera `camera` of `data` once; write the rows asked for (top row first).
-        `lighting()`: the context the scene is updated in (the env's lights)."""
+        `lighting()`: the context the scene is updated in (the env's lights).
+        `segmentation` (H, W, 2) int32: a second pass of the same scene in MuJoCo's
+        segmentation colours (mjRND_SEGMENT, mjRND_IDCOLOR), decoded to (id, mjtObj type)
+        per pixel; `by_body`: a geom's body instead of the geom."""
         model = self.model
         extent = max(float(model.stat.extent), 1e-6)
         near = min(lens.near, NEAR_RENDER)
@@ -189,15 +197,43 @@ class _Renderer(Offscreen):
             with lighting() if lighting is not None else contextlib.nullcontext():
                 mujoco.mjv_updateScene(model, data, self.option, None, self.camera,
                                        mujoco.mjtCatBit.mjCAT_ALL.value, self.scene)
-            mujoco.mjr_render(self.rect, self.scene, self.mjr)
-            mujoco.mjr_readPixels(self._rgb if rgb is not None else None,
-                                  self._depth if depth is not None else None, self.rect, self.mjr)
+            if rgb is not None or depth is not None:
+                mujoco.mjr_render(self.rect, self.scene, self.mjr)
+                mujoco.mjr_readPixels(self._rgb if rgb is not None else None,
+                                      self._depth if depth is not None else None, self.rect,
+                                      self.mjr)
+                if rgb is not None:
+                    rgb[...] = self._rgb[::-1]
+                if depth is not None:
+                    depth[...] = _linear_depth(self._depth[::-1], near, lens.near, lens.far)
+            if segmentation is not None:
+                segmentation[...] = self._segments(by_body)[::-1]
         finally:
             model.vis.map.znear, model.vis.map.zfar = saved
-        if rgb is not None:
-            rgb[...] = self._rgb[::-1]
-        if depth is not None:
-            depth[...] = _linear_depth(self._depth[::-1], near, lens.near, lens.far)
+
+    def _segments(self, by_body: bool) -> np.ndarray:
+        """The scene drawn again in segmentation colours, decoded (bottom row first): colour
+        k + 1 is the scene's geom with segid k, 0 the background."""
+        flags = self.scene.flags
+        flags[_SEGMENT] = flags[_IDCOLOR] = 1
+        try:
+            mujoco.mjr_render(self.rect, self.scene, self.mjr)
+            mujoco.mjr_readPixels(self._rgb, None, self.rect, self.mjr)
+        finally:
+            flags[_SEGMENT] = flags[_IDCOLOR] = 0
+        ngeom = self.scene.ngeom
+        table = np.full((ngeom + 1, 2), -1, dtype=np.int32)
+        for geom in self.scene.geoms[:ngeom]:
+            if geom.segid >= 0:
+                table[geom.segid + 1] = (geom.objid, geom.objtype)
+        if by_body:
+            geoms = table[:, 1] == _OBJ_GEOM
+            table[geoms, 0] = self.model.geom_bodyid[table[geoms, 0]]
+            table[geoms, 1] = _OBJ_BODY
+        pixels = self._rgb.astype(np.int32)
+        segid = pixels[..., 0] | (pixels[..., 1] << 8) | (pixels[..., 2] << 16)
+        segid[segid > ngeom] = 0  # no such colour is drawn: background
+        return table[segid]
 
 
 def _linear_depth(buffer: np.ndarray, near: float, clip_near: float, far: float) -> np.ndarray:
@@ -249,14 +285,17 @@ class RendererPool:
         self._gl_ident = threading.get_ident()
 
     def render(self, shots: list[tuple[int, mujoco.MjModel, mujoco.MjData, int]], lens: Optics,
-               rgb: np.ndarray | None, depth: np.ndarray | None) -> list[bool]:
-        """Render each (env, model, data, camera id) into row env of `rgb` and `depth`
-        (either may be None), on the GL thread: one hand-over for all envs. Whether each
-        rendered (False: GL is unavailable)."""
-        return self._on_gl(self._render, shots, lens, rgb, depth)
+               rgb: np.ndarray | None, depth: np.ndarray | None,
+               segmentation: np.ndarray | None = None, by_body: bool = False) -> list[bool]:
+        """Render each (env, model, data, camera id) into row env of `rgb`, `depth` and
+        `segmentation` (each may be None; `by_body`: ids of bodies, not geoms), on the GL
+        thread: one hand-over for all envs. Whether each rendered (False: GL is
+        unavailable)."""
+        return self._on_gl(self._render, shots, lens, rgb, depth, segmentation, by_body)
 
     def _render(self, shots: list[tuple[int, mujoco.MjModel, mujoco.MjData, int]],
-                lens: Optics, rgb: np.ndarray | None, depth: np.ndarray | None) -> list[bool]:
+                lens: Optics, rgb: np.ndarray | None, depth: np.ndarray | None,
+                segmentation: np.ndarray | None, by_body: bool) -> list[bool]:
         done = []
         lighting = self.lighting
         for env, model, data, camera in shots:
@@ -266,7 +305,8 @@ class RendererPool:
                     lambda env=env, model=model, data=data, camera=camera: lighting(
                         env, model, data, data.cam_xpos[camera]))
                 renderer.render(data, camera, lens, None if rgb is None else rgb[env],
-                                None if depth is None else depth[env], lit)
+                                None if depth is None else depth[env], lit,
+                                None if segmentation is None else segmentation[env], by_body)
             done.append(renderer is not None)
         return done
 
@@ -314,10 +354,12 @@ class RendererPool:
 
 
 class CameraUnit(Unit):
-    """A robot's camera in every env: renders the outputs its specs ask for (rgb, depth,
-    points) through the renderer pool."""
+    """A robot's camera, or an MJCF model's own `<camera>` (model_cameras.py), in every
+    env: renders the outputs its specs ask for (rgb, depth, points, segmentation) through
+    the renderer pool."""
 
     kind = "camera"
+    entity_kinds = ("robot", "model")
     can_fail = True  # an env without a renderer (no GL context) gives no sample
     default_rate = DEFAULT_RATE
 
@@ -327,6 +369,18 @@ class CameraUnit(Unit):
         self.outputs: set[str] = set()
         self.camera = np.full(num_envs, -1, dtype=np.int64)
         self.lens: Optics | None = None
+        self.by_body = "segmentation" in spec.outputs and spec.segment_by == "body"
+
+    def robot_info(self, scene: Scene) -> RobotInfo | None:
+        entity = scene.entities.get(self.robot)
+        if entity is None or entity.kind not in self.entity_kinds:
+            return None
+        return entity.record  # type: ignore[return-value]
+
+    def find_mount(self, scene: Scene, info: RobotInfo) -> SensorMount | None:
+        if isinstance(info, ModelInfo):
+            return model_camera(scene, info, self.sensor)
+        return super().find_mount(scene, info)
 
     def join(self, spec: CameraSpec) -> None:  # type: ignore[override]
         self.want(spec.outputs)
@@ -352,6 +406,8 @@ class CameraUnit(Unit):
         if "points" in self.outputs:
             self.out["points"] = np.full((n, h * w, 3), np.nan, dtype=np.float32)
             self._rays = _pixel_rays(lens)
+        if "segmentation" in self.outputs:
+            self.out["segmentation"] = np.full((n, h, w, 2), -1, dtype=np.int32)
 
     def _bind_env(self, env: int, scene: Scene, info: RobotInfo, mount: SensorMount | None) -> None:
         self.camera[env] = scene.compiled.camera(mount.camera).id  # type: ignore[union-attr]
@@ -360,7 +416,8 @@ class CameraUnit(Unit):
         shots = [(int(env), frames.model(int(env)), frames.snapshot(int(env), cameras=True),
                   int(self.camera[env])) for env in envs]
         depth = self.out.get("depth")
-        done = self.pool.render(shots, self.lens, self.out.get("rgb"), depth)
+        done = self.pool.render(shots, self.lens, self.out.get("rgb"), depth,
+                                self.out.get("segmentation"), self.by_body)
         for env, ok in zip(envs, done, strict=True):
             self.ok[env] = ok
             if ok and "points" in self.out:

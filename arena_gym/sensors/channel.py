@@ -114,6 +114,19 @@ class Channel:
         if envs.size:
             self._publish(clock, envs, self._values(raw, envs, rngs))
 
+    def capture(self, frames: Frames, envs: np.ndarray, clock: float,
+                rngs: list[np.random.Generator]) -> np.ndarray:
+        """A sample of `envs` now, whatever the schedule or mask, shown at once (noise as
+        the spec says; no delay); what is queued stays queued. Returns the envs shown."""
+        envs = envs[self.unit.present[envs]]
+        if not envs.size:
+            return envs
+        raw = self.unit.sample(frames, envs)
+        envs = envs[self.unit.ok[envs]]
+        if envs.size:
+            self._publish(clock, envs, self._values(raw, envs, rngs))
+        return envs
+
     def forget(self, envs: np.ndarray) -> None:
         """Drop what is queued or averaged for these envs (their state jumped)."""
         self.line.drop(envs)

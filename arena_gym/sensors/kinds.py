@@ -22,6 +22,7 @@ from gymnasium import spaces
 from arena_gym.registry import SENSOR_KINDS
 from arena_gym.scene.mujoco_mounts import SITE_SENSORS
 from arena_gym.sensors.camera import CameraUnit
+from arena_gym.sensors.camera_frames import FrameHistory
 from arena_gym.sensors.contact import CollisionUnit, ContactUnit
 from arena_gym.sensors.imu import ImuUnit
 from arena_gym.sensors.lidar import LidarUnit
@@ -101,8 +102,11 @@ def _lidar_reading(spec: LidarSpec, unit: LidarUnit, n: int, period: float) -> R
 
 
 def _camera_reading(spec: CameraSpec, unit: CameraUnit, n: int, period: float) -> Reading:
-    return CameraReading(spec.reading_key, spec.robot, _name(unit), n, period, unit.lens,
-                         spec.outputs)
+    reading = CameraReading(spec.reading_key, spec.robot, _name(unit), n, period, unit.lens,
+                            spec.outputs)
+    if spec.history:
+        reading.history = FrameHistory(reading, spec.history)
+    return reading
 
 
 def _contact_reading(spec: ContactSpec, unit: ContactUnit, n: int, period: float) -> Reading:

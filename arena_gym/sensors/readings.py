@@ -8,7 +8,7 @@ the last update). The arrays keep their identity for the suite's life; hold on t
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -83,8 +83,10 @@ class CameraReading(Reading):
     """Images of a camera that looks along +x of its mount (z up): `rgb` uint8 (H, W, 3),
     `depth` float32 m along the optical axis (+inf past the far clip, -inf before the
     near one), `points` float32 (H * W, 3) in the sensor frame (x forward, y left, z up),
-    NaN where depth is not finite. `K` and `P` are ROS CameraInfo matrices (pixel centres
-    at integer coordinates, row 0 at the top)."""
+    NaN where depth is not finite, `segmentation` int32 (H, W, 2): per pixel the (id, mjtObj
+    type) of the geom drawn there, or of its body (CameraSpec.segment_by), (-1, -1) where
+    nothing is. `K` and `P` are ROS CameraInfo matrices (pixel centres at integer
+    coordinates, row 0 at the top)."""
 
     kind = "camera"
 
@@ -98,10 +100,14 @@ class CameraReading(Reading):
             fields["depth"] = ((h, w), np.dtype(np.float32), np.inf)
         if "points" in outputs:
             fields["points"] = ((h * w, 3), np.dtype(np.float32), np.nan)
+        if "segmentation" in outputs:
+            fields["segmentation"] = ((h, w, 2), np.dtype(np.int32), -1)
         super().__init__(key, robot, sensor, num_envs, period, fields)
         self.optics = optics
         self.width, self.height = w, h
         self.K, self.P = optics.K, optics.P
+        # the last frames kept (CameraSpec.history): a camera_frames.FrameHistory, or None
+        self.history: Any = None
 
     @property
     def rgb(self) -> np.ndarray | None:
@@ -114,6 +120,10 @@ class CameraReading(Reading):
     @property
     def points(self) -> np.ndarray | None:
         return self.data.get("points")
+
+    @property
+    def segmentation(self) -> np.ndarray | None:
+        return self.data.get("segmentation")
 
 
 class ImuReading(Reading):

@@ -3,11 +3,14 @@
     LidarSpec("robot")                                   # the robot's first lidar
     LidarSpec("robot", "front_laser", noise_std=0.01, dropout=0.02, key="scan")
     CameraSpec("robot", outputs=("rgb", "depth"))
+    CameraSpec("model", "overhead", outputs=("rgb", "segmentation"), segment_by="body")
     ImuSpec("robot", delay=0.01), OdometrySpec("robot"), CollisionSpec("robot")
     ContactSpec("robot", link="base_link")
 
 `sensor` names a mounted sensor of the robot (`RobotInfo.sensor_mounts`, the URDF's name,
-`_1`, `_2` for repeats); None takes the robot's first of the kind. `key` names the reading
+`_1`, `_2` for repeats); None takes the robot's first of the kind. A camera spec may name
+an MJCF model instead (Scene.spawn_mjcf, `Simulation(model_path=...)`): `sensor` is then
+one of the model's own `<camera>` elements. `key` names the reading
 (default `<robot>/<sensor>` or `<robot>/<kind>`). Specs that name the same sensor share
 one computation per sim time (one ray cast, one render).
 
@@ -27,7 +30,9 @@ from typing import ClassVar
 
 from arena_gym.sensors.errors import SensorError
 
-CAMERA_OUTPUTS = ("rgb", "depth", "points")
+CAMERA_OUTPUTS = ("rgb", "depth", "points", "segmentation")
+SEGMENT_BY = ("geom", "body")
+MAX_HISTORY = 1024  # frames per env a camera spec may keep
 
 
 def _nonneg(spec: object, name: str, value: object) -> None:
@@ -159,12 +164,18 @@ class LidarSpec(SensorSpec):
 
 @dataclass(frozen=True)
 class CameraSpec(SensorSpec):
-    """Images of a camera: `outputs` among "rgb", "depth", "points" (only these render)."""
+    """Images of a camera: `outputs` among "rgb", "depth", "points", "segmentation" (only
+    these render). "segmentation" is a second render pass, per pixel (object id, mjtObj
+    type) as int32, (-1, -1) where nothing is drawn: `segment_by` "geom" gives the geom's
+    id (type mjOBJ_GEOM), "body" the id of the geom's body (type mjOBJ_BODY).
+    `history` > 0 keeps that many of the latest frames per env (Simulation.cameras.buffer)."""
 
     kind: ClassVar[str] = "camera"
     outputs: tuple[str, ...] = ("rgb",)
     rgb_noise_std: float = 0.0  # in intensity units of [0, 1], as Gazebo's image noise
     depth_noise_std: float = 0.0  # m
+    segment_by: str = "geom"
+    history: int = 0
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -177,6 +188,20 @@ class CameraSpec(SensorSpec):
         object.__setattr__(self, "outputs", tuple(dict.fromkeys(outputs)))
         _nonneg(self, "rgb_noise_std", self.rgb_noise_std)
         _nonneg(self, "depth_noise_std", self.depth_noise_std)
+        if self.segment_by not in SEGMENT_BY:
+            raise SensorError(f"CameraSpec.segment_by: expected one of {list(SEGMENT_BY)}, "
+                              f"got {self.segment_by!r}")
+        if isinstance(self.history, bool) or not isinstance(self.history, int) or not (
+                0 <= self.history <= MAX_HISTORY):
+            raise SensorError(f"CameraSpec.history: expected an integer in [0, {MAX_HISTORY}] "
+                              f"(frames kept per env), got {self.history!r}")
+
+    @property
+    def unit_key(self) -> tuple:
+        """Specs with equal unit keys share one render per sim time; a segmentation by body
+        is a unit of its own (its pass writes other ids)."""
+        by_body = "segmentation" in self.outputs and self.segment_by == "body"
+        return super().unit_key + (("segment_by", "body"),) if by_body else super().unit_key
 
 
 @dataclass(frozen=True)

@@ -180,10 +180,27 @@ class SensorSuite:
                                   f"expected one of {holders}")
             self.units[spec.unit_key] = unit
         reading = kind.reading(spec, unit, self.num_envs, self._period(spec, unit))
-        self.channels[key] = Channel(spec, unit, reading, reading.period)
+        self.channels[key] = channel = Channel(spec, unit, reading, reading.period)
+        history = getattr(reading, "history", None)  # a camera's kept frames (CameraSpec.history)
+        if history is not None:
+            channel.subscribers.append(history.record)
         self._steady = None
         self._show_direct()
         return reading
+
+    def capture(self, key: str, env_ids: Iterable[int] | None = None) -> np.ndarray:
+        """Sample reading `key` in these envs (default: every env holding its sensor) now,
+        whatever its rate or `enable` mask, and show it at once (noise as its spec says; no
+        delay); returns the envs that gave a sample (a camera without GL gives none)."""
+        self[key]
+        envs = np.arange(self.num_envs) if env_ids is None else np.unique(
+            np.asarray(list(env_ids), dtype=np.int64))
+        if envs.size and (envs[0] < 0 or envs[-1] >= self.num_envs):
+            raise SensorError(f"capture: expected env ids in [0, {self.num_envs}), got "
+                              f"{envs.tolist()}")
+        self.frames.begin(forced=False)
+        self._rebind()
+        return self.channels[key].capture(self.frames, envs, self.sim.clock, self._rngs)
 
     def enable(self, key: str, env_ids: Iterable[int] | None = None) -> None:
         """Sample reading `key` only in these envs from now on (None: all, the default);

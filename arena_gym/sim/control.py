@@ -1,10 +1,11 @@
-"""Staged commands: twists for robots, actuator controls (joint servo targets among them)
-and applied body forces (xfrc_applied), written at each tick.
+"""Staged commands: twists for robots, actuator controls (joint servo targets among them),
+applied body forces (xfrc_applied) and generalised forces (qfrc_applied), written at each
+tick.
 
 Commands are staged by the caller, from any thread, and written into the env's state when
-a tick starts, right before its first step: one path from every command to ctrl and
-xfrc_applied. A staged control or force stays until it is staged again (an env reset
-rewrites it).
+a tick starts, right before its first step: one path from every command to ctrl,
+xfrc_applied and qfrc_applied. A staged control or force stays until it is staged again (an
+env reset rewrites it), as mujoco_ros2_control holds its staged qfrc_applied.
 Twists are kept per robot name as one (num_envs, 3) array, whether staged one env at a time
 (`set_twist`) or for all envs at once (`set_twists`, what the navigation env uses), and
 written group by group by one compiled function (`write`) for any envs of a group: one path
@@ -40,6 +41,7 @@ from arena_gym.sim.groups import BatchGroup
 class _EnvCommands:
     ctrl: dict[str, float] = field(default_factory=dict)  # actuator name -> ctrl
     forces: dict[str, np.ndarray] = field(default_factory=dict)  # body name -> (6,) wrench
+    qfrc: np.ndarray | None = None  # (nv,) qfrc_applied, while the model has nv dofs
     dirty: bool = False
 
 
@@ -249,6 +251,24 @@ class Controller:
                              f"components, got {tuple(force)!r} and {tuple(torque)!r}")
         self._stage_env(env_id, "forces", {scene.body_name(body): np.array(wrench)})
 
+    def set_qfrc_applied(self, env_id: int, values: Sequence[float]) -> None:
+        """Stage an env's whole qfrc_applied (one generalised force per dof, nv of them)."""
+        scene = self.store.scene(env_id)
+        scene.flush()
+        nv = scene.compiled.nv
+        try:
+            vec = np.array(values, dtype=float)
+        except (TypeError, ValueError):
+            vec = None
+        if vec is None or vec.shape != (nv,) or not np.isfinite(vec).all():
+            shown = vec.shape if vec is not None and vec.shape != (nv,) else values
+            raise ValueError(f"qfrc_applied of env {env_id}: expected {nv} finite numbers "
+                             f"(one per dof), got {shown!r}")
+        with self._staging:
+            commands = self.commands[env_id]
+            commands.qfrc = vec
+            commands.dirty = self._envs_dirty = True
+
     def _stage_env(self, env_id: int, kind: str, values: dict[str, Any]) -> None:
         commands = self.commands[env_id]
         with self._staging:  # all of them or none: a tick never sees half a command
@@ -379,6 +399,12 @@ class Controller:
                     target[find(name).id] = value
                 except KeyError:  # deleted since it was staged
                     del staged[name]
+        if commands.qfrc is not None:
+            target = group.state_of(env_id, "qfrc_applied")
+            if target.shape == commands.qfrc.shape:
+                target[:] = commands.qfrc
+            else:  # a spawn or delete changed the dofs since: it fits no more
+                commands.qfrc = None
         commands.dirty = False
 
 

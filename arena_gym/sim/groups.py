@@ -32,14 +32,19 @@ _MODEL_ONLY_SIZES = ("nmesh", "ntex", "nhfield", "nnames", "npaths", "nbuffer", 
                      "nnumeric", "ntuple", "nkey", "nmat", "nskin", "nplugin", "nuser_")
 
 
-def layout_signature(model: mujoco.MjModel) -> tuple[int, ...]:
-    """Sizes that decide MjData's layout: envs with equal signatures can share a Batch."""
+def layout_sizes(model: mujoco.MjModel) -> dict[str, int]:
+    """The model's sizes that decide MjData's layout, by name (sorted)."""
     names = sorted(
         n for n in dir(model)
         if n.startswith("n") and isinstance(getattr(model, n), int)
         and not n.startswith(_MODEL_ONLY_SIZES)
     )
-    return tuple(getattr(model, n) for n in names)
+    return {n: getattr(model, n) for n in names}
+
+
+def layout_signature(model: mujoco.MjModel) -> tuple[int, ...]:
+    """Sizes that decide MjData's layout: envs with equal signatures can share a Batch."""
+    return tuple(layout_sizes(model).values())
 
 
 class BatchGroup:

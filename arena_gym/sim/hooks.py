@@ -3,7 +3,7 @@ removes from.
 
     sim.hooks.tick.append(lambda sim: suite.update())          # after every tick
     sim.hooks.physics_step.append(lambda sim: ...)             # before every physics step
-    sim.hooks.reset.append(lambda sim, env_ids: ...)           # after every reset
+    sim.hooks.reset.append(lambda sim, env_ids, fill_initial_state: ...)  # after resets
     sim.hooks.observers.append(lambda groups, steps, clock: ...)  # read-only, see below
     sim.hooks.tick.remove(hook)
 
@@ -15,6 +15,11 @@ every completed tick and after every reset, under the step lock, and must neithe
 the state nor step; they leave the compiled step on and `step(n)` in one call per group
 (then they see the end of the call, when it ends on a tick). The Runner's snapshots
 (sim/snapshots.py) are one.
+
+A reset hook's `fill_initial_state` is mujoco_ros2_control's ResetCallback flag: True when
+the envs went back to their captured initial state (`Runner.reset_to_initial_state`, its
+reset without a keyframe), False when their state came from elsewhere (a keyframe, the
+model defaults, a restored snapshot), already written when the hook runs either way.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 TickHook = Callable[[Any], None]  # called with the Simulator
-ResetHook = Callable[[Any, list[int]], None]  # (the Simulator, env ids)
+ResetHook = Callable[[Any, list[int], bool], None]  # (Simulator, env ids, fill_initial_state)
 Observer = Callable[[list[Any], int, float], None]  # (stepping groups, step count, clock)
 
 

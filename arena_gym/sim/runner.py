@@ -11,6 +11,9 @@ snapshot of every tick for consumers on other threads.
     runner.capture_initial_state(); runner.reset_to_initial_state()
     runner.set_free_bodies(0, {"robot": FreeBodyState(pos=(1, 0, 0))})  # all or none
     runner.call_soon(lambda: sim.step(20)).result()   # on the loop's thread, between ticks
+    snap = runner.snapshot(0); runner.restore(snap)   # whole states (sim/state.py)
+    runner.stage_qfrc_applied(0, qfrc)                # held from the next tick on
+    data = runner.copy_data(0); runner.overwrite_data(0, data)   # whole MjData, locked
     runner.close()                                    # stop, and publish no more
 
 The Runner reaches its Simulator only through its public API: `step`, the lock, `hooks`
@@ -21,6 +24,7 @@ snapshots, so they never hold the step lock for a step. One Runner per Simulator
 
 from __future__ import annotations
 
+import copy
 import threading
 import time
 from collections import deque
@@ -28,6 +32,10 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass
 
+import mujoco
+import numpy as np
+
+from arena_gym.sim import state as whole
 from arena_gym.sim.free_bodies import FreeBodyState, check_free_bodies
 from arena_gym.sim.simulator import SavedState, Simulator
 from arena_gym.sim.snapshots import Snapshots
@@ -200,9 +208,9 @@ class Runner:
             observers.remove(self._snapshots.publish)
 
     # ------------------------------------------------------------ resets, free bodies
-    def reset_to_keyframe(self, name: str, env_ids: list[int] | None = None) -> None:
-        """Every env (or `env_ids`) to the model keyframe `name` (full or env-relative;
-        every env is checked to have it before any is reset): Simulator.reset_envs."""
+    def reset_to_keyframe(self, name: str | int, env_ids: list[int] | None = None) -> None:
+        """Every env (or `env_ids`) to the model keyframe `name` (full or env-relative, or
+        an index; every env is checked to have it before any is reset): reset_envs."""
         self.sim.reset_envs(self._env_ids(env_ids), keyframe=name)
 
     def capture_initial_state(self, env_ids: list[int] | None = None) -> None:
@@ -213,13 +221,15 @@ class Runner:
 
     def reset_to_initial_state(self, env_ids: list[int] | None = None) -> None:
         """Every env (or `env_ids`) back to its captured initial state; every env is checked
-        to have one that fits its model before any is reset. Reset hooks run after."""
+        to have one that fits its model before any is reset. Reset hooks run after, with
+        fill_initial_state=True (sim/hooks.py)."""
         envs = self._env_ids(env_ids)
         for env in envs:
             if env not in self._initial:
                 raise ValueError(f"initial state of env {env}: expected one captured by "
                                  "capture_initial_state(), got none")
-        self.sim.restore({env: self._initial[env] for env in envs}, what="initial state")
+        self.sim.restore({env: self._initial[env] for env in envs}, what="initial state",
+                         fill_initial_state=True)
 
     def set_free_bodies(self, env_id: int, entries: Mapping[str, FreeBodyState]) -> None:
         """Set the pose and velocity of several free bodies of one env at once (between
@@ -232,6 +242,55 @@ class Runner:
             for write in writes:
                 qpos[write.qposadr:write.qposadr + 7] = write.qpos
                 qvel[write.dofadr:write.dofadr + 6] = write.qvel
+            self._publish()
+
+    # ------------------------------------------------------------ whole states (container)
+    def snapshot(self, env_id: int) -> whole.StateSnapshot:
+        """Env's whole integration state now (every mjtState component, sim/state.py),
+        taken between ticks under the step lock."""
+        sim = self.sim
+        with sim.lock():
+            saved = sim.saved_state(env_id)
+            scene = sim.store.scene(env_id)
+            return whole.take(scene.env_id, saved.compile_count, sim.step_count,
+                              saved.values, scene.compiled)
+
+    def restore(self, snapshot: whole.StateSnapshot) -> None:
+        """Put a snapshot's env back into it, bit for bit (the step that followed it comes
+        again, given the same commands). A snapshot of an older compile of the env's model
+        raises ValueError and nothing is written; reset hooks run after (not an initial
+        state: fill_initial_state=False)."""
+        if not isinstance(snapshot, whole.StateSnapshot):
+            raise ValueError(f"restore: expected a StateSnapshot from runner.snapshot(env), "
+                             f"got {type(snapshot).__name__}")
+        self.sim.restore({snapshot.env: SavedState(snapshot.compile_count, snapshot.values)},
+                         what="snapshot")
+
+    def stage_qfrc_applied(self, env_id: int, values: np.ndarray) -> None:
+        """Stage env's qfrc_applied (nv generalised forces): written at the next tick, right
+        before its first step, and held there until staged again (zeros to stop), as
+        mujoco_ros2_control holds its staged qfrc_applied; a reset writes it again. Through
+        the simulator's controller, as every command."""
+        self.sim.controller.set_qfrc_applied(env_id, values)
+
+    def copy_data(self, env_id: int) -> mujoco.MjData:
+        """A whole copy of env's MjData now (its model: `sim.store[env].model`), made
+        between ticks under the step lock (mujoco_ros2_control's copy_physics_data)."""
+        with self.sim.lock():
+            scene = self.sim.store.scene(env_id)
+            return copy.copy(scene.data)
+
+    def overwrite_data(self, env_id: int, data: mujoco.MjData) -> None:
+        """Overwrite env's MjData with `data` (mujoco_ros2_control's overwrite_physics_data)
+        between ticks under the step lock. Its fields' shapes and its model's sizes are
+        checked first: one that does not fit raises ValueError naming it, and nothing is
+        written. Its integration state is what the next step continues from."""
+        sim = self.sim
+        with sim.lock():
+            scene = sim.store.scene(env_id)
+            target = scene.data
+            whole.check_data(scene.env_id, scene.compiled, target, data)
+            mujoco.mj_copyData(target, scene.compiled, data)
             self._publish()
 
     def _env_ids(self, env_ids: list[int] | None) -> list[int]:

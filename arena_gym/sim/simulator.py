@@ -169,10 +169,10 @@ class Simulator:
             self._group_of[env].push(self.store.scenes[env])
             self._touched[env] = False
 
-    def reset_envs(self, env_ids: list[int], keyframe: str | None = None) -> None:
+    def reset_envs(self, env_ids: list[int], keyframe: str | int | None = None) -> None:
         """Reset these envs' state to the model's defaults (qpos0, zero velocities, time 0),
-        or to the model keyframe named `keyframe` (a full or env-relative name; every env
-        is checked to have it before any is reset). Reset callbacks run after."""
+        or to the model keyframe `keyframe`: a full or env-relative name, or an index
+        (every env is checked to have it before any is reset). Reset callbacks run after."""
         with self._lock:
             self._prepare()
             keys = None if keyframe is None else self._keyframe_ids(keyframe, env_ids)
@@ -183,7 +183,7 @@ class Simulator:
                 ids = by_group.get(id(group))
                 if ids:
                     group.reset(ids, None if keys is None else [keys[e] for e in ids])
-            self._after_reset(list(env_ids))
+            self._after_reset(list(env_ids), fill_initial_state=False)
 
     def saved_state(self, env_id: int) -> SavedState:
         """A copy of an env's whole integration state now, for `restore`."""
@@ -194,10 +194,12 @@ class Simulator:
             return SavedState(self.store.scenes[env].compile_count,
                               self._group_of[env].get_state(env))
 
-    def restore(self, states: Mapping[int, SavedState], what: str = "saved state") -> None:
+    def restore(self, states: Mapping[int, SavedState], what: str = "saved state",
+                fill_initial_state: bool = False) -> None:
         """Put each env (a key) back into its saved state; every one is checked to belong
         to its env's model as it is now (nothing spawned or deleted since) before any is
-        written, else ValueError naming `what` and the env. Reset hooks run after."""
+        written, else ValueError naming `what` and the env. Reset hooks run after, with
+        `fill_initial_state` (True: the states are the envs' initial states)."""
         with self._lock:
             self._prepare()
             for env, saved in states.items():
@@ -209,32 +211,39 @@ class Simulator:
                         "was spawned or deleted since); capture it again")
             for env, saved in states.items():
                 self._group_of[env].set_state(env, saved.values)
-            self._after_reset(list(states))
+            self._after_reset(list(states), fill_initial_state)
 
-    def _after_reset(self, env_ids: list[int]) -> None:
+    def _after_reset(self, env_ids: list[int], fill_initial_state: bool) -> None:
         for env in env_ids:
             self._stale[env], self._touched[env] = True, False
             self.controller.reset(env)
         for hook in list(self.hooks.reset):
-            hook(self, env_ids)
+            hook(self, env_ids, fill_initial_state)
         if self.hooks.observers:
             self._prepare()  # what the hooks edited pushed, a recompile regrouped: observed
             self._observe()
 
-    def _keyframe_ids(self, name: str, env_ids: list[int]) -> dict[int, int]:
-        """The id of keyframe `name` (full or env-relative) in each env's model."""
+    def _keyframe_ids(self, name: str | int, env_ids: list[int]) -> dict[int, int]:
+        """The id of keyframe `name` (full or env-relative, or an index) in each env's
+        model."""
         ids = {}
         for env in env_ids:
             scene = self.store.scenes[env]
             model = scene.compiled
+            names = [model.key(k).name for k in range(model.nkey)]
+            if isinstance(name, (int, np.integer)) and not isinstance(name, bool):
+                if not 0 <= name < model.nkey:
+                    raise IndexError(f"keyframe index {name} in env {env}: expected 0 <= "
+                                     f"index < {model.nkey} (keyframes {names})")
+                ids[env] = int(name)
+                continue
             for candidate in (name, scene.full_name(name)):
                 key = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, candidate)
                 if key >= 0:
                     ids[env] = key
                     break
             else:
-                raise unknown(f"keyframe in env {env}", name,
-                              [model.key(k).name for k in range(model.nkey)])
+                raise unknown(f"keyframe in env {env}", name, names)
         return ids
 
     def cast_rays(

@@ -72,7 +72,7 @@ def test_the_facade_sets_the_flag_in_its_runtime_options_and_the_scan_freezes():
     with Simulation("default", num_envs=2, seed=0) as sim:
         sim.step(10)
         scan = sim.sensor_suite["scan"].ranges.copy()
-        assert sim.apply_runtime_options({"sensor_disabled": True}).disabled == ("sensor",)
+        assert sim.apply_runtime_options({"sensor_disabled": True}).disableflags == ("sensor",)
         for env in range(2):
             sim.simulator.set_cmd_vel(env, "robot", 0.2, 1.0)
         sim.step(100)

@@ -68,7 +68,8 @@ def test_errors_name_what_was_expected():
             "LidarSpec.dropout: expected a probability in [0, 1], got 2")):
         LidarSpec("probe", dropout=2)
     with pytest.raises(SensorError, match=re.escape(
-            "CameraSpec.outputs: expected some of ['rgb', 'depth', 'points'], got ('rgbd',)")):
+            "CameraSpec.outputs: expected some of ['rgb', 'depth', 'points', 'segmentation'], "
+            "got ('rgbd',)")):
         CameraSpec("probe", outputs=("rgbd",))
     with pytest.raises(SensorError, match=re.escape(
             "ContactSpec: expected a link or a declared contact sensor, "

@@ -100,8 +100,9 @@ def test_reset_callbacks_see_every_kind_of_reset_after_it_happened():
     _add_key(store, 1, "home", (0.5, 0.0, 0.1), 0.0)
     seen = []
 
-    def callback(s, env_ids):
-        seen.append((list(env_ids), [round(s.store[e].data.qpos[0], 6) for e in env_ids]))
+    def callback(s, env_ids, fill_initial_state):
+        seen.append((list(env_ids), [round(s.store[e].data.qpos[0], 6) for e in env_ids],
+                     fill_initial_state))
 
     sim.hooks.reset.append(callback)
     sim.step(100)
@@ -113,7 +114,9 @@ def test_reset_callbacks_see_every_kind_of_reset_after_it_happened():
     sim.hooks.reset.remove(callback)
     sim.reset_envs([0, 1])
     x_at_capture = seen[-1][1][0]
-    assert seen == [([0], [0.0]), ([0, 1], [0.5, 0.5]), ([1], [x_at_capture])]
+    # as mujoco_ros2_control's ResetCallback: True only for the reset to the initial state
+    assert seen == [([0], [0.0], False), ([0, 1], [0.5, 0.5], False),
+                    ([1], [x_at_capture], True)]
     assert 0.01 < x_at_capture < 0.1
 
 

@@ -71,15 +71,15 @@ def test_a_restored_state_must_fit_the_model_and_runs_the_reset_hooks():
     saved = sim.saved_state(0)
     qpos = sim.state(0, "qpos").copy()
     seen = []
-    sim.hooks.reset.append(lambda s, envs: seen.append((list(envs), s.step_count)))
+    sim.hooks.reset.append(lambda s, envs, fill: seen.append((list(envs), s.step_count, fill)))
     sim.step(30)
     sim.restore({0: saved})
     assert sim.state(0, "qpos").tobytes() == qpos.tobytes()
-    assert seen == [([0], 60)]
+    assert seen == [([0], 60, False)]
     sim.store[0].spawn_urdf("other", builtin_robot_urdf(), pose=(1.0, 0.0, 0.0))
     sim.step(10)
     with pytest.raises(ValueError, match=re.escape(
             "saved state of env 0: expected the model it was captured with (compile 2), got "
             "compile 3 (something was spawned or deleted since); capture it again")):
         sim.restore({0: saved})
-    assert seen == [([0], 60)]
+    assert seen == [([0], 60, False)]

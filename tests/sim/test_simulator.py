@@ -151,8 +151,8 @@ def test_runtime_options_are_validated_before_any_is_applied(assets):
     sim = Simulator(store)
     before = [snapshot(s) for s in store.scenes]
     with pytest.raises(ValueError, match=re.escape(
-            "integrator: expected one of ['euler', 'implicit', 'implicitfast', 'rk4'], "
-            "got 'verlet'")):
+            "integrator: expected one of ['discrete', 'euler', 'implicit', 'implicitfast', "
+            "'rk4'], got 'verlet'")):
         sim.apply_runtime_options({"timestep": 0.005, "integrator": "verlet"})
     with pytest.raises(ValueError, match=re.escape(
             "gravity: expected 3 finite numbers, got [0, 0]")):

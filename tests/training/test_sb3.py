@@ -160,3 +160,30 @@ def test_baselines_evaluate(capsys):
     assert main(["eval", "reactive", "--episodes", "6", "--num-envs", "3"]) == 0
     line = capsys.readouterr().out.strip().splitlines()[-1]
     assert line.startswith("reactive: 6 episodes: success")
+
+
+def test_the_learners_flags_reach_the_model(tmp_path):
+    import stable_baselines3 as sb3
+
+    from arena_gym.cli import main
+
+    out = tmp_path / "run"
+    assert main(["train", "--steps", "64", "--num-envs", "2", "--eval-every", "1000",
+                 "--out", str(out), "--no-progress", "--set", "max_episode_steps=20",
+                 "--learning-rate", "0.001", "--n-steps", "16", "--batch-size", "8",
+                 "--n-epochs", "2", "--gamma", "0.95", "--net", "32,16"]) == 0
+    model = sb3.PPO.load(out / "final_model.zip", device="cpu")
+    assert (model.learning_rate, model.n_steps, model.batch_size, model.n_epochs,
+            model.gamma) == (0.001, 16, 8, 2, 0.95)
+    layers = [m.out_features for m in model.policy.mlp_extractor.policy_net
+              if hasattr(m, "out_features")]
+    assert layers == [32, 16]
+
+
+def test_a_net_that_is_no_list_of_sizes_is_named(capsys):
+    from arena_gym.cli import main
+
+    assert main(["train", "--net", "64,x"]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        "arena-gym: error: argument --net: expected positive layer sizes separated by "
+        "commas, e.g. 64,64, got '64,x'")
