@@ -281,6 +281,11 @@ def _parser() -> argparse.ArgumentParser:
                         "boxes), empty, a world source name (random) or a ROS map.yaml path "
                         "(default: default)")
     bridge.add_argument("--robot", default="builtin", help="builtin or a URDF file")
+    bridge.add_argument("--robot-description-topic", default=None, metavar="TOPIC",
+                        help="build the robot from the URDF text on this latched "
+                        "std_msgs/String topic (robot_state_publisher's /robot_description), "
+                        "waiting for it; its package:// URIs resolve in the --allow-root "
+                        "folders")
     bridge.add_argument("--envs", type=_positive_int, default=1, metavar="N")
     bridge.add_argument("--max-envs", type=_positive_int, default=None, metavar="M",
                         help="envs N .. M-1 start empty (a ground plane and the sun): an "
@@ -369,7 +374,8 @@ def _bridge(args: argparse.Namespace) -> int:
         _need_display()
     return run(args.world, args.robot, args.envs, args.lockstep, args.rt_factor, args.seed,
                args.venv, view=args.view, allow_roots=tuple(args.allow_root),
-               package_paths=tuple(args.package_path), max_envs=args.max_envs)
+               package_paths=tuple(args.package_path), max_envs=args.max_envs,
+               robot_description_topic=args.robot_description_topic)
 
 
 def _record(args: argparse.Namespace) -> int:

@@ -4,6 +4,7 @@ sensors and plugins) with its Simulator, the Runner that runs it free, and Senso
 
     with arena_gym.Simulation(config="default", num_envs=2, seed=0) as sim:   # an env config
     with arena_gym.Simulation(model_path="arm.xml", num_envs=4) as sim:       # any MJCF model
+    with arena_gym.Simulation(model_path="arm.urdf", srdf="arm.srdf") as sim:  # URDF + SRDF
         sim.step(100)                                  # lockstep, paused or not
         sim.start(); sim.pause(); sim.unpause()        # free running at settings.rt_factor
         opts = sim.runtime_options                     # frozen snapshot, opts.epoch
@@ -23,24 +24,30 @@ sensors and plugins) with its Simulator, the Runner that runs it free, and Senso
 A model (`model_path`, `load_from_path`, `load_from_string`) runs in every env with its own
 MuJoCo options (`options={...}` patches them at construction: the snapshot of epoch 0), its
 `<sensor>` elements read by name through the sensor suite (the "mujoco" kind:
-`sim.sensor_suite["model"]["touch"]`). Plugin handles (`sim.plugins`) belong to one load:
-after `reload()` the old ones raise.
+`sim.sensor_suite["model"]["touch"]`). A URDF loads as MuJoCo reads one (root link fixed,
+no actuators added; scene/urdf_models.py), its Gazebo force_torque, magnetometer, gps, imu
+and contact sensors as MuJoCo sensors, an SRDF's `<disable_collisions>` pairs as contact
+excludes. `plugin_libraries=[path]` loads MuJoCo engine plugin libraries (a model's
+`<plugin>` sensors then read through the "mujoco" kind) before anything compiles. Plugin
+handles (`sim.plugins`) belong to one load: after `reload()` the old ones raise.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
 
 import numpy as np
 
-from arena_gym.assets.mjcf import load_mjcf
+from arena_gym.assets.plugin_libraries import load_plugin_libraries
 from arena_gym.config import EnvConfig, load_config
 from arena_gym.scene.models import adopt_options
 from arena_gym.scene.store import SceneStore
+from arena_gym.scene.urdf_models import is_urdf, load_model
 from arena_gym.sensors import CameraReading, CameraSpec, SensorError, SensorSpec
 from arena_gym.sensors.camera_frames import CameraFrame, FrameLease
 from arena_gym.sensors.suite import SensorSuite, default_specs
@@ -278,13 +285,15 @@ class ModelWorld:
     plugins: list[Any] = dataclasses.field(default_factory=list)
 
     @classmethod
-    def load(cls, source: str | Path, num_envs: int, seed: int | None) -> ModelWorld:
-        """`source` (an MJCF path or XML text) in `num_envs` envs, with its own options."""
-        spec, _ = load_mjcf(source, f"model {MODEL!r}", None)
+    def load(cls, source: str | Path, num_envs: int, seed: int | None,
+             srdf: str | Path | None = None) -> ModelWorld:
+        """`source` (an MJCF or URDF path, or its XML text; `srdf` with a URDF) in
+        `num_envs` envs, with its own options."""
+        spec, _ = load_model(source, f"model {MODEL!r}", None, srdf)
         store = SceneStore(num_envs, timestep=float(spec.option.timestep))
         for scene in store:
             adopt_options(scene.spec, spec)  # the model's physics (one set for the batch)
-            scene.spawn_mjcf(MODEL, source)
+            scene.spawn_mjcf(MODEL, source, srdf=srdf)
         sim = Simulator(store)
         return cls(store, sim, SensorSuite(sim, default_specs(store), seed=seed, hook=False))
 
@@ -300,11 +309,18 @@ class Simulation:
 
     def __init__(self, config: str | Path | EnvConfig | None = None, num_envs: int = 1,
                  seed: int | None = 0, *, model_path: str | Path | None = None,
+                 srdf: str | Path | None = None,
+                 plugin_libraries: Iterable[str | Path] = (),
                  options: dict[str, Any] | None = None, **overrides: Any) -> None:
         if model_path is not None and (config is not None or overrides):
             raise ValueError("Simulation: expected an env config or a model_path, got both")
+        if srdf is not None and (model_path is None or not is_urdf(model_path)):
+            raise ValueError(f"Simulation: srdf: expected a URDF model_path to go with, got "
+                             f"{'none' if model_path is None else repr(str(model_path))}")
+        self.plugin_libraries = load_plugin_libraries(plugin_libraries)  # before compiling
         self.cfg: EnvConfig | None = None
         self._model: str | Path | None = model_path
+        self._srdf = srdf
         if model_path is None:
             self.cfg = (config if isinstance(config, EnvConfig)
                         else load_config(config, **overrides))
@@ -328,7 +344,7 @@ class Simulation:
         from arena_gym.sim.runner import Runner
 
         if self._model is not None:
-            core: Any = ModelWorld.load(self._model, self.num_envs, self.seed)
+            core: Any = ModelWorld.load(self._model, self.num_envs, self.seed, self._srdf)
         else:
             core = NavigationCore(self.num_envs, self.cfg)
             for env in range(self.num_envs):
@@ -357,21 +373,24 @@ class Simulation:
         for viewer in self._viewers.values():
             viewer.follow(self._core.sim)
 
-    def load_from_path(self, path: str | Path) -> None:
-        """Load the MJCF model at `path` instead (reload semantics). A model that does not
-        load leaves the current one running, unchanged."""
-        self._replace(Path(path))
+    def load_from_path(self, path: str | Path, srdf: str | Path | None = None) -> None:
+        """Load the MJCF or URDF (with an optional SRDF) model at `path` instead (reload
+        semantics). A model that does not load leaves the current one running, unchanged."""
+        if srdf is not None and not is_urdf(path):
+            raise ValueError(f"load_from_path: srdf: expected a URDF path to go with, got "
+                             f"{str(path)!r}")
+        self._replace(Path(path), srdf)
 
     def load_from_string(self, xml: str) -> None:
-        """Load an MJCF model from its XML text instead (reload semantics, as above)."""
-        if not isinstance(xml, str) or "<mujoco" not in xml:
-            raise ValueError(f"load_from_string: expected MJCF text (<mujoco ...>), got "
-                             f"{str(xml)[:40]!r}")
+        """Load an MJCF (or URDF) model from its XML text instead (reload semantics)."""
+        if not isinstance(xml, str) or ("<mujoco" not in xml and not is_urdf(xml)):
+            raise ValueError(f"load_from_string: expected MJCF text (<mujoco ...>) or URDF "
+                             f"text (<robot ...>), got {str(xml)[:40]!r}")
         self._replace(xml)
 
-    def _replace(self, source: str | Path) -> None:
-        ModelWorld.load(source, 1, None).close()  # fails here, before the current load goes
-        self._model, self.cfg = source, None
+    def _replace(self, source: str | Path, srdf: str | Path | None = None) -> None:
+        ModelWorld.load(source, 1, None, srdf).close()  # fails here, before the load goes
+        self._model, self._srdf, self.cfg = source, srdf, None
         self.cameras._specs.clear()  # another model: its own cameras
         self.reload()
 

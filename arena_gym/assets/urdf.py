@@ -63,13 +63,20 @@ def _check_no_xacro(root: ET.Element, source: str) -> None:
                 )
 
 
-def _parse(text: str, source: str) -> ET.Element:
+def robot_root(text: str, source: str) -> ET.Element:
+    """The `<robot>` root element of a URDF's (or an SRDF's) text; SpawnError naming
+    `source` when it is not XML or has another root."""
     try:
         root = ET.fromstring(text)
     except ET.ParseError as exc:
         raise SpawnError(f"{source}: malformed XML: {exc}") from None
     if root.tag != "robot":
         raise SpawnError(f"{source}: expected a <robot> root element, got <{root.tag}>")
+    return root
+
+
+def _parse(text: str, source: str) -> ET.Element:
+    root = robot_root(text, source)
     _check_no_xacro(root, source)
     return root
 

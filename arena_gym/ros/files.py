@@ -33,9 +33,10 @@ def robot_root(urdf: Path) -> Path:
     return folder
 
 
-def file_roots(urdf: Path, extra: Iterable[str | Path] = ()) -> tuple[Path, ...]:
-    """The folders spawn requests may read from (see the module docstring)."""
-    roots = [robot_root(urdf), ASSETS]
+def file_roots(urdf: Path | str, extra: Iterable[str | Path] = ()) -> tuple[Path, ...]:
+    """The folders spawn requests may read from (see the module docstring); URDF text (a
+    description from a topic) has no robot folder: the assets and `extra` only."""
+    roots = [ASSETS] if isinstance(urdf, str) else [robot_root(urdf), ASSETS]
     if os.environ.get("ARENA_GYM_ASSETS"):
         roots.append(Path(os.environ["ARENA_GYM_ASSETS"]))
     for folder in extra:

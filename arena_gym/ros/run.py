@@ -3,6 +3,7 @@
     arena-gym bridge --world default --robot builtin --envs 2 --lockstep
     arena-gym bridge --robot jackal/jackal.urdf --allow-root /data/obstacles
     arena-gym bridge --envs 1 --max-envs 4     # envs 1 .. 3 empty, filled by requests
+    arena-gym bridge --robot-description-topic /robot_description --allow-root ~/ws/src
 
 Spawn requests read files only inside the robot's and the asset folders (files.py; more
 with --allow-root). Exit status 0 after Ctrl-C or SIGTERM, 1 when the ROS node died.
@@ -25,10 +26,13 @@ BUILT_IN = ("default", "empty")
 DEFAULT_RADIUS = 0.3  # m: a URDF robot's footprint when no model_params.yaml comes with it
 
 
-def robot_urdf(robot: str) -> Path:
-    """The URDF of --robot: "builtin" or a URDF path."""
+def robot_urdf(robot: str) -> Path | str:
+    """The URDF of --robot: "builtin", a URDF path, or URDF text (a robot description from
+    a topic: returned as it is)."""
     from arena_gym.worlds.default import builtin_robot_urdf
 
+    if robot.lstrip().startswith("<"):
+        return robot
     urdf = builtin_robot_urdf() if robot == "builtin" else Path(robot)
     if not urdf.is_file():
         raise ValueError(f"--robot: expected 'builtin' or a URDF file, got {robot!r}")
@@ -38,10 +42,11 @@ def robot_urdf(robot: str) -> Path:
 def build_envs(world: str, robot: str, num_envs: int, seed: int,
                path_roots: tuple[Path, ...] | None = None,
                max_envs: int | None = None) -> tuple[SceneStore, str]:
-    """`num_envs` envs of `world` with `robot` ("builtin" or a URDF path) in each; returns the
-    store and the robot's name. `max_envs` (> num_envs): the envs beyond stay empty (a
-    ground plane and the sun, as Arena's server makes an env on first contact) until a
-    request fills them. `world`: "default" (the 6 x 6 m room with random boxes, env
+    """`num_envs` envs of `world` with `robot` ("builtin", a URDF path, or URDF text: its
+    `package://` URIs resolve in `path_roots`) in each; returns the store and the robot's
+    name (a file's stem, the text's `<robot name>`). `max_envs` (> num_envs): the envs
+    beyond stay empty (a ground plane and the sun, as Arena's server makes an env on first
+    contact) until a request fills them. `world`: "default" (the 6 x 6 m room with random boxes, env
     i seeded seed + i), "empty" (a floor, the robot at the origin), a world source of the
     WORLDS registry ("random": the task's square room) or a ROS map.yaml path (its occupied
     cells as walls); in those two the robot starts at a free spot drawn with seed + i.
@@ -51,7 +56,8 @@ def build_envs(world: str, robot: str, num_envs: int, seed: int,
 
     urdf = robot_urdf(robot)
     layout = None if world in BUILT_IN else world_layout(world)
-    name = ROBOT_NAME if robot == "builtin" else urdf.stem
+    name = ROBOT_NAME if robot == "builtin" else robot_name(urdf)
+    packages = package_paths(urdf, path_roots, path_roots if isinstance(urdf, str) else ())
     if max_envs is not None and max_envs < num_envs:
         raise ValueError(f"--max-envs: expected at least --envs ({num_envs}), got {max_envs}")
     store = SceneStore(num_envs=max(num_envs, max_envs or 0), path_roots=path_roots)
@@ -66,8 +72,7 @@ def build_envs(world: str, robot: str, num_envs: int, seed: int,
             layout.build(store, env)
             pose = free_start(layout, rng, robot_radius(urdf))
         if world != "default" or robot != "builtin":
-            store[env].spawn_urdf(name, urdf, pose=pose,
-                             package_paths=package_paths(urdf, path_roots))
+            store[env].spawn_urdf(name, urdf, pose=pose, package_paths=packages)
     return store, name
 
 
@@ -82,11 +87,28 @@ def world_layout(world: str):
     return make_layout(world, "", room_size=ROOM_SIZE)
 
 
-def robot_radius(urdf: Path) -> float:
+def robot_name(urdf: Path | str) -> str:
+    """A URDF file's stem; URDF text's `<robot name>` (as a robot name: no '/')."""
+    import xml.etree.ElementTree as ET
+
+    from arena_gym.assets.urdf import fold_name
+
+    if isinstance(urdf, Path):
+        return urdf.stem
+    try:
+        name = ET.fromstring(urdf).get("name", "")
+    except ET.ParseError as exc:
+        raise ValueError(f"robot description: malformed XML: {exc}") from None
+    return fold_name(name) or "robot"
+
+
+def robot_radius(urdf: Path | str) -> float:
     """The robot's footprint radius from the model_params.yaml beside its URDF, if any."""
     from arena_gym.assets.model_params import MODEL_PARAMS_FILE
     from arena_gym.assets.robot_params import load_robot_params
 
+    if isinstance(urdf, str):  # a description from a topic: no folder of its own
+        return DEFAULT_RADIUS
     params = urdf.parent / MODEL_PARAMS_FILE
     return load_robot_params(params).radius if params.is_file() else DEFAULT_RADIUS
 
@@ -106,10 +128,21 @@ def _interrupt(signum: int, frame: object) -> None:
 
 def run(world: str, robot: str, num_envs: int, lockstep: bool, rt_factor: float, seed: int,
         venv: str | None, view: bool = False, allow_roots: tuple[str, ...] = (),
-        package_paths: tuple[str, ...] = (), max_envs: int | None = None) -> int:
+        package_paths: tuple[str, ...] = (), max_envs: int | None = None,
+        robot_description_topic: str | None = None) -> int:
     from arena_gym.ros.files import file_roots
     from arena_gym.ros.server import Bridge, NodeExited
 
+    if robot_description_topic is not None:
+        if robot != "builtin":
+            raise ValueError("--robot-description-topic: expected it instead of --robot, got "
+                             f"both (--robot {robot!r})")
+        from arena_gym.ros.description import fetch_robot_description
+
+        robot = fetch_robot_description(robot_description_topic,
+                                        Path(venv) if venv else None)
+        print(f"bridge: robot description from {robot_description_topic} "
+              f"({len(robot)} characters)", flush=True)
     roots = file_roots(robot_urdf(robot), allow_roots)
     store, name = build_envs(world, robot, num_envs, seed, roots, max_envs)
     # kill -USR1: every thread's stack to the real stderr, the server keeps running

@@ -19,12 +19,12 @@ import mujoco
 import numpy as np
 
 from arena_gym.assets.meshes import PathRefused, inside
-from arena_gym.assets.mjcf import load_mjcf, one_line
+from arena_gym.assets.mjcf import one_line
 from arena_gym.assets.urdf import package_path_list, rewrite_urdf
 from arena_gym.errors import AssetWarning, SceneError, SpawnError, unknown
 from arena_gym.people.pedestrians import POOL_SIZE
 from arena_gym.people.pool import PedestrianPool
-from arena_gym.scene import builders, mesh_prims, models
+from arena_gym.scene import builders, mesh_prims, models, urdf_models
 from arena_gym.scene.names import check_clashes, element_names, planned_names
 from arena_gym.scene.requests import Prim, PrimEdit, Slab, Wall
 from arena_gym.scene.robot import RobotInfo, add_collision_sensors, build_robot_spec
@@ -259,18 +259,20 @@ class Scene:
         return info
 
     def spawn_mjcf(self, name: str, mjcf: str | Path,
-                   pose: tuple[float, float, float] = (0.0, 0.0, 0.0)) -> models.ModelInfo:
+                   pose: tuple[float, float, float] = (0.0, 0.0, 0.0),
+                   srdf: str | Path | None = None) -> models.ModelInfo:
         """Attach an MJCF model (a path, or the XML text) under a frame at `pose` (x, y, yaw;
         heights are the model's own), every element prefixed `env_<i>/<name>/`, its
         sensors, actuators, tendons, keyframes and assets along. The scene's options and
         sizes apply (an AssetWarning names the model's that differ). All or nothing: a
-        model that does not compile leaves the scene as it was."""
+        model that does not compile leaves the scene as it was. A URDF (a `.urdf` path or
+        `<robot>` text) loads as a model too, with an optional SRDF (urdf_models.py)."""
         if not isinstance(name, str) or not name or "/" in name:
             raise SpawnError(f"model name: expected a non-empty name without '/', got {name!r}")
         self._claim(name)
         pose = _pose3(name, pose, "model")
         label = f"model {name!r}"
-        spec, source = load_mjcf(mjcf, label, self.path_roots)
+        spec, source = urdf_models.load_model(mjcf, label, self.path_roots, srdf)
         self.flush()
         self.sync()
         prefix = self.full_name(name) + "/"

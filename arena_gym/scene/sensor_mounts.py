@@ -14,9 +14,12 @@ Elements are named `<root body>_sensor_<name>_<part>`; a sensor name that repeat
 robot gets `_1`, `_2`, ... Lidars get a site (the casting is done by `arena_gym.sensors`);
 cameras a MuJoCo camera that looks along +x of the mount with z up (Gazebo's convention;
 MuJoCo cameras look along -z with y up); IMUs a site with framequat, gyro and accelerometer
-sensors; contact sensors need no element (contacts are read from MjData); other types (gps,
-magnetometer, ...) a site at their pose. Mounts are plain data: which sensor kind reads one
-is the sensors layer's to say (arena_gym.sensors.kinds).
+sensors; contact sensors a MuJoCo touch sensor over the link's collision geoms (the contact
+kind reads contacts from MjData; the "mujoco" kind reads the touch); force_torque,
+magnetometer and gps a site at their pose with MuJoCo's force and torque, magnetometer, or
+framepos and framelinvel sensors (mujoco_mounts.py); other types a site at their pose.
+Mounts are plain data: which sensor kind reads one is the sensors layer's to say
+(arena_gym.sensors.kinds).
 
 It also files the robot's collision geoms into `groups.GROUP_ROBOT`, which cameras do not
 draw (they draw the visuals) and lidars see, except their own carrier's.
@@ -37,6 +40,7 @@ from arena_gym.assets.urdf import fold_name
 from arena_gym.errors import SpawnError
 from arena_gym.geometry import groups
 from arena_gym.geometry.rotations import mul_quat, rpy_quat
+from arena_gym.scene import mujoco_mounts
 
 SITE_GROUP = 5  # sensor sites: not drawn by viewers or cameras by default
 SITE_SIZE = 0.005
@@ -65,11 +69,12 @@ class SensorMount:
     """A mounted sensor: where it sits and the MuJoCo elements that carry it.
 
     `kind` is "lidar" (a ray sensor: a site), "camera" (a site and a MuJoCo camera),
-    "imu" (a site and MuJoCo's framequat, gyro and accelerometer), "contact" (no element:
-    contacts are read from MjData), or the declaration's own type (a site: gps,
-    magnetometer, ... for a sensor kind that reads it). `source` says where the declaration
-    came from: "urdf", "model_params" or "default". Names are full MuJoCo names once the
-    robot is spawned.
+    "imu" (a site and MuJoCo's framequat, gyro and accelerometer), "contact" (no frame of
+    its own: contacts are read from MjData; `sensors` a MuJoCo touch), or the
+    declaration's own type (a site: force_torque, magnetometer and gps with the MuJoCo
+    sensors in `sensors`, others for a sensor kind that reads them). `source` says where
+    the declaration came from: "urdf", "model_params" or "default". Names are full MuJoCo
+    names once the robot is spawned.
     """
 
     name: str
@@ -79,7 +84,7 @@ class SensorMount:
     body: str
     site: str = ""
     camera: str = ""
-    sensors: tuple[str, ...] = ()  # imu: framequat, gyro, accelerometer
+    sensors: tuple[str, ...] = ()  # MuJoCo's (imu: framequat, gyro, accelerometer)
 
     def prefixed(self, prefix: str) -> SensorMount:
         def full(name: str) -> str:
@@ -113,12 +118,14 @@ def mount_sensors(
     declared: list[SensorDecl],
     model_params: Path | None,
     source: str,
+    fallback: bool = True,
 ) -> list[SensorMount]:
-    """Add the sensor elements to the robot's spec; return what was mounted (unprefixed)."""
+    """Add the sensor elements to the robot's spec; return what was mounted (unprefixed).
+    `fallback` False: no lidar unless declared (a URDF loaded as a model)."""
     root = spec.worldbody.first_body()
     _file_collision_geoms(spec)
     decls = [(d, "urdf") for d in declared]
-    if not any(d.is_ray for d in declared):
+    if fallback and not any(d.is_ray for d in declared):
         decls.append(_fallback_lidar(spec, model_params, source))
     mounts: list[SensorMount] = []
     taken: set[str] = set()
@@ -160,11 +167,13 @@ def _mount(spec: mujoco.MjSpec, body: mujoco.MjsBody, stem: str, name: str, kind
            decl: SensorDecl, origin: str) -> SensorMount:
     pos, quat = list(decl.pose[:3]), rpy_quat(*decl.pose[3:])
     mount = SensorMount(name=name, kind=kind, decl=decl, source=origin, body=body.name)
-    if kind == "contact":
-        return mount
+    if kind == "contact":  # a touch sensor over the link's collision geoms (no frame)
+        return replace(mount, sensors=mujoco_mounts.touch(spec, body, stem))
     site = body.add_site(name=f"{stem}_site", pos=pos, quat=quat, size=[SITE_SIZE] * 3,
                          group=SITE_GROUP)
     mount = replace(mount, site=site.name)
+    if kind in mujoco_mounts.SITE_SENSORS:  # force_torque, magnetometer, gps
+        return replace(mount, sensors=mujoco_mounts.at_site(spec, site, stem, kind))
     if kind == "camera":
         width, height = decl.width or 640, decl.height or 480
         hfov = decl.horizontal_fov or math.radians(60)

@@ -20,6 +20,7 @@ import numpy as np
 from gymnasium import spaces
 
 from arena_gym.registry import SENSOR_KINDS
+from arena_gym.scene.mujoco_mounts import SITE_SENSORS
 from arena_gym.sensors.camera import CameraUnit
 from arena_gym.sensors.camera_frames import FrameHistory
 from arena_gym.sensors.contact import CollisionUnit, ContactUnit
@@ -149,6 +150,9 @@ SENSOR_KINDS.register("odometry", SensorKind(
 SENSOR_KINDS.register("collision", SensorKind(
     CollisionSpec, lambda spec, n, suite: CollisionUnit(spec, n), _plain(CollisionReading),
     default=lambda robot, mount: CollisionSpec(robot)))
-SENSOR_KINDS.register("mujoco", SensorKind(  # a model's own sensors: read by default
+SENSOR_KINDS.register("mujoco", SensorKind(  # a model's own sensors: read by default; a
+    # robot's too where it declares Gazebo sensors mounted as MuJoCo's (force_torque, ...)
     MujocoSpec, lambda spec, n, suite: MujocoUnit(spec, n), _mujoco_reading,
+    declares=lambda decl: decl.kind in SITE_SENSORS,
+    default=lambda robot, mount: MujocoSpec(robot),
     model_default=lambda name, info: MujocoSpec(name) if info.sensors else None))

@@ -22,6 +22,7 @@ import difflib
 from collections.abc import Iterable
 from typing import Self
 
+import mujoco
 import numpy as np
 
 from arena_gym.registry import SENSOR_KINDS
@@ -40,6 +41,8 @@ from arena_gym.sensors.state_access import Frames
 from arena_gym.sensors.units import Unit, mounted_kind
 from arena_gym.sensors.workers import Workers
 from arena_gym.sim.simulator import Simulator
+
+_SENSOR_OFF = int(mujoco.mjtDisableBit.mjDSBL_SENSOR)
 
 
 class SensorSuite:
@@ -284,7 +287,11 @@ class SensorSuite:
 
     def _begin(self, fused: bool) -> FusedTick | None:
         """Advance the schedules to the current sim time and bring the bindings up to date;
-        what is due waits for `sample_due`, or is returned as a FusedTick."""
+        what is due waits for `sample_due`, or is returned as a FusedTick. Nothing while
+        MuJoCo's sensor_disabled flag is set (`frozen`)."""
+        if self.frozen:
+            self._freeze()
+            return None
         clock = self.sim.clock
         steady = self._steady if self._steady is not None else self._plan()
         if steady:  # publishing whole sets `fresh` anew: cleared here only where not due
@@ -316,6 +323,19 @@ class SensorSuite:
                 return tick
         self._due = (active, whole, clock)
         return None
+
+    @property
+    def frozen(self) -> bool:
+        """Whether MuJoCo's sensor_disabled flag (mjDSBL_SENSOR) is set: then no reading
+        takes a sample at a tick (lidar, camera, IMU, odometry, contact and MuJoCo's own
+        keep their last values, none fresh) until it is unset; `reset` still samples. Read
+        from env 0's options: the runtime options set every env alike."""
+        return bool(self.store.scenes[0].compiled.opt.disableflags & _SENSOR_OFF)
+
+    def _freeze(self) -> None:
+        self._due = None
+        for channel in self.channels.values():
+            channel.reading.fresh.fill(False)
 
     def sample_due(self) -> None:
         """Sample and show what `_begin` found due (nothing where it returned a FusedTick)."""

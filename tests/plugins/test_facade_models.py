@@ -79,6 +79,6 @@ def test_a_config_and_a_model_together_are_refused():
             "Simulation: expected an env config or a model_path, got both")):
         Simulation("default", model_path=MJCF / "arm.xml")
     with Simulation(model_path=MJCF / "arm.xml") as sim, pytest.raises(
-            ValueError, match=re.escape("load_from_string: expected MJCF text (<mujoco ...>), "
-                                        "got 'arm.xml'")):
+            ValueError, match=re.escape("load_from_string: expected MJCF text (<mujoco ...>) or "
+                                        "URDF text (<robot ...>), got 'arm.xml'")):
         sim.load_from_string("arm.xml")

@@ -135,11 +135,17 @@ def main() -> None:
                     "domain": os.environ.get("ROS_DOMAIN_ID")}
         elif do == "publish":
             key = cmd["topic"]
+            latched = cmd.get("latched", False)  # transient local, as robot_state_publisher:
+            # late subscribers get the last message, so nobody need listen yet
             if key not in publishers:
-                publishers[key] = node.create_publisher(load(cmd["type"]), key, 10)
-                within(lambda key=key: publishers[key].get_subscription_count() > 0, 20)
+                qos = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL) \
+                    if latched else 10
+                publishers[key] = node.create_publisher(load(cmd["type"]), key, qos)
+                if not latched:
+                    within(lambda key=key: publishers[key].get_subscription_count() > 0, 20)
             publishers[key].publish(fill(load(cmd["type"])(), cmd["msg"]))
-            publishers[key].wait_for_all_acked(Duration(seconds=20))  # delivered
+            if not latched:
+                publishers[key].wait_for_all_acked(Duration(seconds=20))  # delivered
             out = publishers[key].get_subscription_count()
         print(json.dumps({"out": out}), flush=True)
     rclpy.try_shutdown()
