@@ -12,7 +12,7 @@ from arena_gym.tasks import rewards
 from arena_gym.tasks.rewards import StepOutcome, reward_terms, total
 from arena_gym.tasks.termination import classify
 
-CFG = RewardConfig()  # goal 15, collision -15, progress 0.3 / 0.4, safe -0.005 under 0.25 m
+CFG = RewardConfig()  # goal 15, collision -25, progress 0.3 / 0.4, safe -0.005 under 0.25 m
 
 
 def outcome(**changes) -> StepOutcome:
@@ -37,7 +37,7 @@ def test_goal_term_pays_the_goal_reward_only_where_reached():
 
 def test_collision_term_pays_the_collision_penalty_only_where_collided():
     out = outcome(collided=np.array([True, False, False]))
-    np.testing.assert_array_equal(rewards.collision(CFG, out), [-15.0, 0.0, 0.0])
+    np.testing.assert_array_equal(rewards.collision(CFG, out), [-25.0, 0.0, 0.0])
 
 
 def test_progress_term_weighs_gain_and_loss_differently_and_stops_at_the_end():

@@ -42,7 +42,7 @@ def test_collision_ends_the_episode_with_the_collision_reward():
     _, (_, _, terminated, _, info) = _drive_until_end(env, np.tile([0.22, 0.0], (2, 1)))
     e = int(np.flatnonzero(terminated)[0])
     assert info["episode_result"]["result"][e] == "collision"
-    assert info["reward_terms"]["collision"][e] == -15.0
+    assert info["reward_terms"]["collision"][e] == -25.0
     assert info["_episode_result"][e] and not info["is_success"][e]
     episode = {key: value[e] for key, value in info["episode_result"].items()}
     assert episode["collisions"] == 1  # the contact that ended it, counted once

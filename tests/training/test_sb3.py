@@ -53,7 +53,7 @@ def test_terminal_observation_is_kept_and_the_env_restarts_in_the_same_step():
     info = infos[e]
     terminal = info["terminal_observation"]
     assert info["episode_result"]["result"] == "collision"
-    assert reward[e] <= -15.0
+    assert reward[e] <= -25.0
     assert info["TimeLimit.truncated"] is False and info["is_success"] is False
     max_range, radius = venv.env.core.max_range, venv.env.core.params.radius
     hit, fresh = terminal[:90].min() * max_range, obs[e][:90].min() * max_range
