@@ -33,8 +33,8 @@ class Pretrained:
 
 PRETRAINED = {
     "room": Pretrained("room.zip", "default",
-                       "arena-gym train --steps 2000000 --minutes 90 --seed 0 (its best "
-                       "evaluation, 95 %, at 1.56M env steps)"),
+                       "arena-gym train --seed 0 (the default recipe, 5 minutes; its best "
+                       "evaluation, 97 %, at 4.2 min, 0.66M env steps)"),
     "maps": Pretrained("maps.zip", "maps",
                        "arena-gym train --config maps --steps 1000000 --minutes 120 --seed 0 "
                        "--eval-every 300 --eval-episodes 40 (95 % at 1.0M env steps)"),
