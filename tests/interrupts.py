@@ -20,14 +20,21 @@ ROOT = Path(__file__).resolve().parents[1]
 @contextlib.contextmanager
 def running(*args: str) -> Iterator[subprocess.Popen]:
     """`arena-gym ARGS` as a child process with piped output, killed at the end."""
+    # Ctrl-C's default in the child whatever this process's is now (a library that an
+    # earlier test ran here may have left SIGINT ignored, and a child inherits that)
     proc = subprocess.Popen([sys.executable, "-m", "arena_gym.cli", *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+                            env={**os.environ, "PYTHONPATH": str(ROOT)},
+                            preexec_fn=_default_ctrl_c)
     try:
         yield proc
     finally:
         proc.kill()
         proc.wait()
+
+
+def _default_ctrl_c() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def read_until(stream, pattern: str, timeout: float) -> re.Match:

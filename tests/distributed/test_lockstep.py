@@ -69,7 +69,7 @@ def test_seeded_masked_resets_equal_the_local_env(ray_cluster):
 def test_gymnasium_checks_for_a_vector_env(ray_cluster):
     env = distributed(3, max_episode_steps=5)
     assert env.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP
-    assert env.observation_space.shape is None and env.observation_space["scan"].shape == (3, 360)
+    assert env.observation_space.shape is None and env.observation_space["scan"].shape == (3, 90)
     obs, info = env.reset(seed=3)
     check_obs(obs, env.observation_space, "reset")
     assert info == {}

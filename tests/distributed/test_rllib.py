@@ -37,7 +37,7 @@ def test_the_registry_builds_our_vector_env_and_the_distributed_one(registry):
     flat = registry({"num_envs": 4, "max_episode_steps": 20, "distributed": {"shards": 2}})
     assert type(flat.unwrapped).__name__ == "DistributedVectorEnv"
     obs, _ = flat.reset(seed=0)
-    assert obs.shape == (4, 364) and obs.tobytes() == flatten(
+    assert obs.shape == (4, 94) and obs.tobytes() == flatten(
         want, local.single_observation_space).tobytes()
     single = registry({"max_episode_steps": 20})  # RLlib's own vectorisation: single envs
     first, _ = single.reset(seed=2)

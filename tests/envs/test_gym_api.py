@@ -114,7 +114,7 @@ def test_make_vec_in_every_mode(mode):
     extra = {"vector_kwargs": {"context": "spawn"}} if mode == "async" else {}
     envs = gym.make_vec("ArenaMujoco-v0", num_envs=2, vectorization_mode=mode, **SMALL, **extra)
     obs, _ = envs.reset(seed=1)
-    assert obs["scan"].shape == (2, 360) and obs["goal"].shape == (2, 2)
+    assert obs["scan"].shape == (2, 90) and obs["goal"].shape == (2, 2)
     obs, reward, terminated, _, _ = envs.step(envs.action_space.sample())
     assert reward.shape == (2,) and terminated.dtype == bool
     assert envs.observation_space.contains(obs)

@@ -53,7 +53,7 @@ def test_scan_is_the_declared_lidar_of_the_default_robot_mapped():
     reading = core.sensor_suite["scan"]
     mount = next(m for m in core.robot.sensor_mounts if m.kind == "lidar")
     assert (mount.source, mount.name) == ("urdf", "laser")
-    assert (reading.ranges.shape, reading.range_min, reading.range_max) == ((2, 360), 0.12, 3.5)
+    assert (reading.ranges.shape, reading.range_min, reading.range_max) == ((2, 90), 0.12, 3.5)
     _check_scan(core)
     # the scan plane: base_scan, 0.170 m above the ground (the URDF's comment)
     assert _lidar_origin_z(core) == pytest.approx(0.170, abs=2e-3)

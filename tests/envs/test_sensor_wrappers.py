@@ -31,7 +31,7 @@ def test_vector_env_stacks_scans_through_autoresets():
     envs = ArenaVectorEnv(2, max_episode_steps=3)
     envs = vw.ScanStack(envs, key="scan", k=2)
     obs, _ = envs.reset(seed=0)
-    assert obs["scan"].shape == (2, 2, 360)
+    assert obs["scan"].shape == (2, 2, 90)
     np.testing.assert_array_equal(obs["scan"][:, 0], obs["scan"][:, 1])
     action = np.tile([0.2, 1.0], (2, 1))  # turning: every step's scan differs
     for t in range(1, 5):

@@ -104,7 +104,7 @@ def test_flatten_and_normalize_observation_single_env():
 def test_flatten_and_normalize_observation_vector_env(mode):
     envs = vw.NormalizeObservation(vw.FlattenObservation(_vec(mode)))
     obs, _ = envs.reset(seed=0)
-    assert obs.shape == (2, 364)
+    assert obs.shape == (2, 94)
     for _ in range(10):
         obs, *_ = envs.step(np.stack([FORWARD, FORWARD]))
     assert np.all(np.isfinite(obs)) and envs.obs_rms.count > 20
@@ -118,7 +118,7 @@ def test_frame_stack_observation_keeps_the_last_frames():
     for _ in range(3):
         obs, *_ = env.step(FORWARD)
         scans.append(obs["scan"][-1])
-    assert obs["scan"].shape == (3, 360)
+    assert obs["scan"].shape == (3, 90)
     np.testing.assert_array_equal(obs["scan"], np.stack(scans[-3:]))
     env.close()
 
@@ -129,7 +129,7 @@ def test_frame_stack_observation_in_the_sync_vector_env():
     obs, _ = envs.reset(seed=0)
     first = obs["scan"][:, -1].copy()
     obs, *_ = envs.step(np.stack([FORWARD, FORWARD]))
-    assert obs["scan"].shape == (2, 2, 360)
+    assert obs["scan"].shape == (2, 2, 90)
     np.testing.assert_array_equal(obs["scan"][:, 0], first)
     envs.close()
 

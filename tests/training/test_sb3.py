@@ -133,7 +133,7 @@ def test_sb3_make_vec_env_reaches_the_env_and_ppo_learns():
     venv = make_vec_env("ArenaMujoco-v0", n_envs=2, seed=0, env_kwargs={"max_episode_steps": 20})
     assert venv.get_attr("render_mode") == ["rgb_array", "rgb_array"]  # SB3's default
     obs = venv.reset()
-    assert obs["scan"].shape == (2, 360)
+    assert obs["scan"].shape == (2, 90)
     model = PPO("MultiInputPolicy", venv, n_steps=64, batch_size=64, n_epochs=1, seed=0,
                 device="cpu")
     model.learn(total_timesteps=256)
