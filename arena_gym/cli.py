@@ -119,13 +119,13 @@ def _parser() -> argparse.ArgumentParser:
         ),
     )
     train.add_argument("--algo", choices=("ppo", "sac"), default="ppo")
-    train.add_argument("--minutes", type=_positive_float, default=5.0,
+    train.add_argument("--minutes", type=_positive_float, default=None,
                        help="wall-time budget, evaluations included (default: 5)")
     train.add_argument("--num-envs", type=_positive_int, default=32, metavar="N")
     train.add_argument("--steps", type=_positive_int, default=None, metavar="N",
                        help="stop after N env steps (default: the --minutes budget only)")
     train.add_argument("--seed", type=_seed, default=0)
-    train.add_argument("--eval-every", type=_positive_float, default=60.0, metavar="S",
+    train.add_argument("--eval-every", type=_positive_float, default=None, metavar="S",
                        help="wall seconds between evaluations (default: 60)")
     train.add_argument("--eval-episodes", type=_positive_int, default=100, metavar="N",
                        help="episodes per evaluation (default: 100; long paths on maps "
@@ -457,12 +457,15 @@ def _train(args: argparse.Namespace) -> int:
         shard_slices(args.num_envs, args.shards)  # fail early: more shards than envs
     elif args.ray_address is not None or args.on_failure != "raise":
         raise UsageError("--ray-address and --on-failure: expected with --shards")
-    learner = {key: getattr(args, key) for key in LEARNER_ARGS if getattr(args, key) is not None}
-    settings = TrainSettings(algo=args.algo, num_envs=args.num_envs, minutes=args.minutes,
-                             timesteps=args.steps, seed=args.seed, eval_every_s=args.eval_every,
+    # flags not given keep TrainSettings' defaults (the recipe's one home)
+    given = {"minutes": args.minutes, "eval_every_s": args.eval_every,
+             **{key: getattr(args, key) for key in LEARNER_ARGS}}
+    settings = TrainSettings(algo=args.algo, num_envs=args.num_envs,
+                             timesteps=args.steps, seed=args.seed,
                              eval_episodes=args.eval_episodes,
                              out=args.out, progress_bar=not args.no_progress,
-                             distributed=distributed, overwrite=args.overwrite, **learner)
+                             distributed=distributed, overwrite=args.overwrite,
+                             **{k: v for k, v in given.items() if v is not None})
     out = train(settings, overrides)
     print(f"run folder: {out}")
     return 0
