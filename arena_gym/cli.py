@@ -51,7 +51,7 @@ _seed = _bounded(int, 0, True, "an integer >= 0")
 _positive_float = _bounded(float, 0, False, "a positive number")
 
 
-LEARNER_ARGS = ("learning_rate", "n_steps", "batch_size", "n_epochs", "gamma", "net")
+LEARNER_ARGS = ("learning_rate", "n_steps", "batch_size", "n_epochs", "gamma", "net", "prior")
 
 
 def _layer_sizes(text: str) -> tuple[int, ...]:
@@ -141,6 +141,9 @@ def _parser() -> argparse.ArgumentParser:
     learner.add_argument("--gamma", type=_positive_float, default=None)
     learner.add_argument("--net", type=_layer_sizes, default=None, metavar="SIZES",
                          help="hidden layers of policy and value networks, e.g. 64,64")
+    learner.add_argument("--prior", default=None, metavar="POLICY",
+                         help="learn a residual on a registered policy, e.g. reactive: the "
+                         "policy's action is added to POLICY's (eval and bench add it too)")
     train.add_argument("--out", default="runs/arena", help="run folder (default: runs/arena)")
     train.add_argument("--overwrite", action="store_true",
                        help="replace the run --out holds (else such a folder is refused)")

@@ -97,6 +97,19 @@ def _shape(entry: Any) -> tuple[int, ...] | None:
 
 
 OBSERVATION_KEY = "arena_observation"  # the model's entry: its observation's keys and shapes
+# the model's entry naming the registered policy its actions are residuals on (absent: none)
+PRIOR_KEY = "arena_prior"
+
+
+def model_prior(path: str | Path) -> str | None:
+    """The registered policy whose actions the model in `path` adds to (trained with
+    `arena-gym train --prior NAME`), or None for a model that acts alone."""
+    path, data = check_model_file(path)
+    prior = data.get(PRIOR_KEY)
+    if prior is not None and not isinstance(prior, str):
+        raise ModelFileError(f"model file {str(path)!r}: expected {PRIOR_KEY!r} to name a "
+                             f"policy, got {prior!r}")
+    return prior
 
 
 def check_observation(path: str | Path, data: dict[str, Any],

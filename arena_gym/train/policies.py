@@ -63,38 +63,50 @@ def reactive_policy(action_space: spaces.Box, angles: np.ndarray, max_range: flo
 
 
 def sb3_policy(path: str | Path, obs_space: spaces.Dict, action_space: spaces.Box,
-               deterministic: bool = True, trust: bool = False) -> Policy:
+               deterministic: bool = True, trust: bool = False,
+               prior: Policy | None = None) -> Policy:
     """A saved SB3 model trained through ArenaSB3VecEnv (flat obs, actions in [-1, 1]).
 
+    A model trained on a prior (`arena-gym train --prior NAME`: its actions are residuals)
+    needs that policy as `prior`; make_policy builds it from the file's record.
     Nothing in the file is unpickled unless `trust` (arena_gym.train.model_files)."""
     try:
         import stable_baselines3  # noqa: F401
     except ImportError as exc:
         raise ImportError(
             "loading a policy needs stable-baselines3: pip install 'arena_gym[train]'") from exc
-    from arena_gym.train.model_files import ModelFileError, load_sb3
+    from arena_gym.train.model_files import ModelFileError, load_sb3, model_prior
     from arena_gym.wrappers.policy_obs import flat_space, observation_layout
 
     if not isinstance(action_space, spaces.Box):
         raise ModelFileError(f"model file {str(path)!r}: expected an env with continuous "
                              f"actions (action=continuous), got {action_space}")
+    recorded = model_prior(path)
+    if (recorded is None) != (prior is None):
+        raise ModelFileError(
+            f"model file {str(path)!r}: expected " + (
+                f"the policy it was trained on as prior ({recorded!r}), got none"
+                if prior is None else "no prior (it was trained alone), got one"))
     policy_actions = spaces.Box(-1.0, 1.0, action_space.shape, np.float32)
     model = load_sb3(path, flat_space(obs_space), policy_actions, trust=trust,
                      layout=observation_layout(obs_space))
-    return model_policy(model, obs_space, action_space, deterministic)
+    return model_policy(model, obs_space, action_space, deterministic, prior)
 
 
 def model_policy(model: Any, obs_space: spaces.Dict, action_space: spaces.Box,
-                 deterministic: bool = True) -> Policy:
+                 deterministic: bool = True, prior: Policy | None = None) -> Policy:
     """A policy acting with an SB3 model (loaded, or the one a run is training) on batched
-    Dict observations: flat observations in, actions in [-1, 1] scaled to the robot's."""
+    Dict observations: flat observations in, actions in [-1, 1] scaled to the robot's, or
+    with `prior` added to that policy's actions (wrappers.sb3.robot_actions)."""
     from arena_gym.wrappers.policy_obs import flatten
+    from arena_gym.wrappers.sb3 import robot_actions
 
     low, high = action_space.low, action_space.high
 
     def act(obs: dict[str, np.ndarray]) -> np.ndarray:
+        base = None if prior is None else np.asarray(prior(obs), dtype=np.float64)
         action, _ = model.predict(flatten(obs, obs_space), deterministic=deterministic)
-        return low + (np.clip(action, -1, 1) + 1.0) * 0.5 * (high - low)
+        return robot_actions(np.clip(action, -1, 1), low, high, base)
 
     return act
 
@@ -133,12 +145,29 @@ def make_policy(name: str, env: Any, seed: int = 0, trust: bool = False) -> Poli
     range out): the plug-in points for other planners."""
     if is_named(name):
         return POLICIES[name](env, seed)
-    space = env.single_action_space
-    if is_pretrained(name):
-        return sb3_policy(pretrained_file(name), env.single_observation_space, space)
-    if ":" in name and not name.endswith(".zip"):
+    if ":" in name and not name.endswith(".zip") and not is_pretrained(name):
         return _imported(name)
-    return sb3_policy(name, env.single_observation_space, space, trust=trust)
+    from arena_gym.train.model_files import model_prior
+
+    shipped = is_pretrained(name)
+    path = pretrained_file(name) if shipped else name
+    recorded = model_prior(path)
+    prior = None if recorded is None else make_prior(recorded, env, seed)
+    return sb3_policy(path, env.single_observation_space, env.single_action_space,
+                      trust=trust and not shipped, prior=prior)
+
+
+def check_prior(name: str) -> None:
+    """ValueError naming the registered policies unless `name` is one (a prior)."""
+    if not is_named(name):
+        raise ValueError(f"prior {name!r}: expected a registered policy, one of "
+                         f"{', '.join(POLICIES.names())}")
+
+
+def make_prior(name: str, env: Any, seed: int = 0) -> Policy:
+    """The registered policy `name` as the prior a residual model adds to."""
+    check_prior(name)
+    return POLICIES[name](env, seed)
 
 
 def _imported(name: str) -> Policy:

@@ -67,6 +67,9 @@ class TrainSettings:
     learning_rate: float = 3e-4
     gamma: float = 0.99
     net: tuple[int, ...] = (64, 64)
+    # a registered policy (arena_gym.registry.POLICIES, e.g. "reactive") whose action the
+    # learned one is added to (a residual, wrappers.sb3.robot_actions); None: it acts alone
+    prior: str | None = None
     # None: one local ArenaVectorEnv; else arena_gym.distributed's settings (a mapping like
     # {"shards": 2, "on_failure": "restart"}): the training envs run as Ray actors
     distributed: Mapping[str, Any] | None = None
@@ -193,18 +196,23 @@ def _run(settings: TrainSettings, overrides: dict[str, Any], resume: bool) -> Pa
 
     from arena_gym.distributed import vector_env
     from arena_gym.envs.vector_env import ArenaVectorEnv
-    from arena_gym.train.model_files import OBSERVATION_KEY, resume_sb3
-    from arena_gym.train.policies import model_policy
+    from arena_gym.train.model_files import OBSERVATION_KEY, PRIOR_KEY, resume_sb3
+    from arena_gym.train.policies import check_prior, make_prior, model_policy
     from arena_gym.train.progress import progress_callback
     from arena_gym.wrappers.policy_obs import observation_layout
     from arena_gym.wrappers.sb3 import ArenaSB3VecEnv
 
     out = Path(settings.out)
+    if settings.prior is not None:
+        check_prior(settings.prior)  # before any env is built
     torch.manual_seed(settings.seed)
     train_env = vector_env(settings.num_envs, settings.distributed, **overrides)
-    raw = ArenaSB3VecEnv(train_env, seed=settings.seed)
-    venv = VecNormalize(VecMonitor(raw), norm_obs=False, norm_reward=True, gamma=settings.gamma)
     eval_env = ArenaVectorEnv(settings.eval_envs, **overrides)
+    # the prior reads the robot and scan (same config: the eval env's serve the training's)
+    prior = None if settings.prior is None else make_prior(settings.prior, eval_env,
+                                                           settings.seed)
+    raw = ArenaSB3VecEnv(train_env, seed=settings.seed, prior=prior)
+    venv = VecNormalize(VecMonitor(raw), norm_obs=False, norm_reward=True, gamma=settings.gamma)
     layout = observation_layout(train_env.single_observation_space)
     out.mkdir(parents=True, exist_ok=True)  # only once the config built envs: no empty runs
     policy_kwargs = {"net_arch": list(settings.net)}
@@ -231,6 +239,7 @@ def _run(settings: TrainSettings, overrides: dict[str, Any], resume: bool) -> Pa
         raise ValueError(f"algo: expected 'ppo' or 'sac', got {settings.algo!r}")
     # saved with the model (a JSON entry of its `data`): eval and bench check it
     setattr(model, OBSERVATION_KEY, layout)
+    setattr(model, PRIOR_KEY, settings.prior)  # eval and bench add the same prior
     if not resume:
         _write_run(out, settings, overrides)
     earlier = _curve(out)
@@ -279,7 +288,7 @@ def _run(settings: TrainSettings, overrides: dict[str, Any], resume: bool) -> Pa
             its curve row, keep it as best_model.zip when it is the best so far; a Ctrl-C
             meanwhile drops the evaluation."""
             policy = model_policy(self.model, eval_env.single_observation_space,
-                                  eval_env.single_action_space)
+                                  eval_env.single_action_space, prior=prior)
             eval_env.curriculum.stage = train_env.curriculum_stage  # evaluate where training is
             stop.evaluating = True
             self.evaluated_at = self.model.num_timesteps

@@ -16,11 +16,15 @@ is never lost. Per env it sets `info["TimeLimit.truncated"]` (truncated, not ter
 
 With `flat=True` (default) observations are one fixed-scale Box (policy_obs.py); with
 `normalized_actions=True` (default) the policy acts in [-1, 1], scaled to the robot's range.
+With `prior` (a policy: batched Dict observations -> actions in the robot's units) the
+policy's action is a residual: added to the prior's action on the same observation
+(`robot_actions`), so a fresh policy, whose mean action is ~0, starts as the prior does.
 The vector env must use NEXT_STEP autoreset (Gymnasium's default) and accept `reset_mask`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -37,12 +41,26 @@ except ImportError as exc:  # pragma: no cover - depends on the install
 from arena_gym.envs.validation import check_actions
 from arena_gym.wrappers.policy_obs import flat_space, flatten
 
+Prior = Callable[[dict[str, np.ndarray]], np.ndarray]
+
+
+def robot_actions(actions: np.ndarray, low: np.ndarray, high: np.ndarray,
+                  prior: np.ndarray | None = None) -> np.ndarray:
+    """A policy's actions in [-1, 1] in the robot's units: the range's affine map, or with
+    `prior` (the prior controller's actions, robot units) that action plus the policy's
+    times half the range, clipped to the range. Training and evaluation both map here."""
+    half = 0.5 * (high - low)
+    if prior is None:
+        return low + (actions + 1.0) * half
+    return np.clip(prior + actions * half, low, high)
+
+
 
 class ArenaSB3VecEnv(VecEnv):
     """A Gymnasium VectorEnv of ArenaMujoco-v0 as an SB3 VecEnv (same-step reset)."""
 
     def __init__(self, env: VectorEnv, flat: bool = True, normalized_actions: bool = True,
-                 seed: int | None = None) -> None:
+                 seed: int | None = None, prior: Prior | None = None) -> None:
         if not isinstance(env, VectorEnv):
             raise TypeError(f"env: expected a gymnasium VectorEnv, got {type(env).__name__}")
         mode = env.metadata.get("autoreset_mode", AutoresetMode.NEXT_STEP)
@@ -57,9 +75,14 @@ class ArenaSB3VecEnv(VecEnv):
         self.normalized_actions = normalized_actions and self._box is not None
         if self.normalized_actions:
             action_space = spaces.Box(-1.0, 1.0, self._box.shape, np.float32)
+        if prior is not None and not self.normalized_actions:
+            raise ValueError("prior: expected normalized continuous actions (a residual is "
+                             f"added in the robot's units), got {env.single_action_space}")
         super().__init__(env.num_envs, obs_space, action_space)
         self._seed = seed
         self._actions: np.ndarray | None = None
+        self.prior = prior
+        self._last_obs: dict[str, np.ndarray] | None = None  # what the prior acts on
 
     def _obs(self, obs: dict[str, np.ndarray]) -> Any:
         return flatten(obs, self.env.single_observation_space) if self.flat else obs
@@ -67,6 +90,7 @@ class ArenaSB3VecEnv(VecEnv):
     def reset(self) -> Any:
         obs, _ = self.env.reset(seed=self._seed)
         self._seed = None  # later resets continue each env's generator
+        self._last_obs = obs
         return self._obs(obs)
 
     def step_async(self, actions: np.ndarray) -> None:
@@ -77,8 +101,13 @@ class ArenaSB3VecEnv(VecEnv):
         if self.normalized_actions:
             unit = spaces.Box(-1.0, 1.0, (self.num_envs, *self._box.shape))
             actions = check_actions(actions, unit, self.num_envs)
+            prior = None
+            if self.prior is not None:
+                if self._last_obs is None:
+                    raise RuntimeError("step: expected reset() before the first step")
+                prior = np.asarray(self.prior(self._last_obs), dtype=np.float64)
             # float64, as the env computes twists: a float32 round trip would move the robot
-            actions = self._box.low + (actions + 1.0) * 0.5 * (self._box.high - self._box.low)
+            actions = robot_actions(actions, self._box.low, self._box.high, prior)
         obs, reward, terminated, truncated, info = self.env.step(actions)
         done = np.logical_or(terminated, truncated)
         infos = unbatch(info, self.num_envs)
@@ -95,6 +124,7 @@ class ArenaSB3VecEnv(VecEnv):
             restarted, _ = self.env.reset(options={"reset_mask": done.copy()})
             for key, value in restarted.items():
                 obs[key][done] = value[done]
+        self._last_obs = obs
         return self._obs(obs), np.asarray(reward, dtype=np.float32), done, infos
 
     def close(self) -> None:
