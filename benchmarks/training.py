@@ -5,12 +5,21 @@ reaches 80, 90 and 95 %, and the final rate; a CSV and a plot of every seed's cu
     python benchmarks/training.py --seeds 3 --minutes 5 --out runs/training-bench
     python benchmarks/training.py --seeds 3 --minutes 5 -- --num-envs 48 --set reward.goal=15
     python benchmarks/training.py --curves runs/a/curve.csv runs/b/curve.csv   # read only
+    ARENA_GYM_ASSETS=../shared/assets python benchmarks/training.py --seeds 2 --minutes 30 \
+        --maps experiment_rooms hospital evaluation_floor --out runs/maps-bench -- \
+        --config maps --eval-every 300 --eval-episodes 40 --prior reactive
 
 Everything after `--` goes to `arena-gym train` unchanged (the recipe under test). Each
 seed runs alone (the machine's cores are the training's); run it on a quiet machine, for
 minutes to a threshold are wall minutes. Writes OUT/summary.csv (one row per seed and a
 median row) and OUT/curves.png; a seed that never reached a threshold counts as infinitely
 far from it in the median.
+
+With `--maps`, each seed's best model and the reactive follower are then evaluated on each
+named map of ARENA_GYM_ASSETS/worlds under the README's maps protocol (`arena-gym eval
+--config maps`, MAP_EPISODES episodes, starts and goals at least 5 m apart along the path, no
+length cap, 6000 steps at most; seed 0): OUT/maps.csv, one row per policy and map, and the
+median over seeds beside the follower's rate. `--reuse` keeps a seed's finished run.
 """
 
 from __future__ import annotations
@@ -18,6 +27,8 @@ from __future__ import annotations
 import argparse
 import csv
 import math
+import os
+import re
 import statistics
 import subprocess
 import sys
@@ -71,15 +82,69 @@ def median_row(rows: list[dict[str, object]]) -> dict[str, object]:
     return out
 
 
-def train(seed: int, minutes: float, out: Path, extra: list[str]) -> Path:
+def train(seed: int, minutes: float, out: Path, extra: list[str], reuse: bool = False) -> Path:
     """One training run (its own process, as a user runs it); its curve.csv."""
     folder = out / f"seed_{seed}"
+    if reuse and (folder / "final_model.zip").is_file():
+        print(f"reusing {folder}", flush=True)
+        return folder / "curve.csv"
     command = [sys.executable, "-m", "arena_gym.cli", "train", "--minutes", str(minutes),
                "--seed", str(seed), "--out", str(folder), "--overwrite", "--no-progress",
                *extra]
     print("$", " ".join(command[2:]), flush=True)
     subprocess.run(command, check=True)
     return folder / "curve.csv"
+
+
+# the README's maps protocol: paths of at least 5 m, no cap on length, time to drive them
+MAP_PROTOCOL = ("--set", "paths.min_length=5", "--set", "paths.max_length=0",
+                "--set", "max_episode_steps=6000")
+RATES = re.compile(r"success ([\d.]+)%, collision ([\d.]+)%, timeout ([\d.]+)%")
+
+
+def evaluate_on_map(policy: str, world: str, episodes: int) -> dict[str, float]:
+    """`arena-gym eval POLICY --config maps` on one map of the shared assets, as the README
+    runs it: its success, collision and timeout rates."""
+    assets = os.environ.get("ARENA_GYM_ASSETS")
+    if not assets:
+        raise SystemExit("--maps: set ARENA_GYM_ASSETS to the shared assets folder")
+    command = [sys.executable, "-m", "arena_gym.cli", "eval", policy, "--config", "maps",
+               "--episodes", str(episodes), "--seed", "0", *MAP_PROTOCOL,
+               "--set", f"worlds=[{Path(assets) / 'worlds' / world / 'map' / 'map.yaml'}]"]
+    done = subprocess.run(command, check=True, capture_output=True, text=True)
+    line = done.stdout.strip().splitlines()[-1]
+    print(f"{world}: {line}", flush=True)
+    found = RATES.search(line)
+    if found is None:
+        raise SystemExit(f"eval printed no rates: {line!r}")
+    return dict(zip(("success", "collision", "timeout"),
+                    (float(v) / 100 for v in found.groups()), strict=True))
+
+
+def maps_table(models: dict[str, Path], maps: list[str], episodes: int,
+               out: Path) -> list[dict[str, object]]:
+    """Every seed's best model and the reactive follower on each map; OUT/maps.csv."""
+    rows: list[dict[str, object]] = []
+    for name, model in {**{k: str(v) for k, v in models.items()}, "reactive": "reactive"}.items():
+        for world in maps:
+            rows.append({"policy": name, "map": world,
+                         **evaluate_on_map(str(model), world, episodes)})
+    for world in maps:
+        learned = [r["success"] for r in rows if r["map"] == world and r["policy"] != "reactive"]
+        rows.append({"policy": "median", "map": world, "success": statistics.median(learned),
+                     "collision": "", "timeout": ""})
+    with open(out / "maps.csv", "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=["policy", "map", "success", "collision",
+                                               "timeout"])
+        writer.writeheader()
+        writer.writerows(rows)
+    for world in maps:
+        of = {r["policy"]: r["success"] for r in rows if r["map"] == world}
+        seeds = "  ".join(f"{k} {v:.0%}" for k, v in of.items()
+                          if k not in ("median", "reactive"))
+        print(f"{world:>18}: {seeds}  median {of['median']:.0%}  reactive {of['reactive']:.0%}",
+              flush=True)
+    return rows
 
 
 def plot(curves: dict[str, list[dict[str, float]]], path: Path) -> None:
@@ -115,13 +180,20 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", default="runs/training-bench")
     parser.add_argument("--curves", nargs="+", default=None,
                         help="read these curve.csv files instead of training")
+    parser.add_argument("--maps", nargs="+", default=None, metavar="MAP",
+                        help="evaluate each seed's best model and the reactive follower on "
+                        "these maps of ARENA_GYM_ASSETS/worlds (the README's maps protocol)")
+    parser.add_argument("--map-episodes", type=int, default=50)
+    parser.add_argument("--reuse", action="store_true",
+                        help="keep a seed's finished run in OUT instead of training again")
     args = parser.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     if args.curves:
         paths = {c: Path(c) for c in args.curves}
     else:
-        paths = {f"seed {s}": train(s, args.minutes, out, extra) for s in range(args.seeds)}
+        paths = {f"seed {s}": train(s, args.minutes, out, extra, args.reuse)
+                 for s in range(args.seeds)}
     curves = {name: read_curve(p) for name, p in paths.items()}
     rows = [summarise(name, r) for name, r in curves.items()]
     rows.append(median_row(rows))
@@ -134,6 +206,10 @@ def main(argv: list[str] | None = None) -> None:
         print("  ".join(f"{k}={row.get(k, '')}" for k in keys), flush=True)
     plot(curves, out / "curves.png")
     print(f"wrote {out / 'summary.csv'} and {out / 'curves.png'}")
+    if args.maps:
+        models = {name: path.parent / "best_model.zip" for name, path in paths.items()}
+        maps_table(models, args.maps, args.map_episodes, out)
+        print(f"wrote {out / 'maps.csv'}")
 
 
 if __name__ == "__main__":
