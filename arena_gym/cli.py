@@ -194,7 +194,7 @@ def _parser() -> argparse.ArgumentParser:
         help="run a benchmark suite (or compare two runs) and write records and a report",
         description=(
             "'arena-gym bench SUITE --policy P' runs every stage of SUITE (a YAML file, or "
-            "a built-in suite: default, large) with P in N batched envs, stage i's episode "
+            "a built-in suite: default, large, maps) with P in N batched envs, stage i's episode "
             "k seeded SEED + 1000 i + k, and writes records.csv, records.json, "
             "summary.json, report.md and report.html (with plots; needs matplotlib: pip "
             "install 'arena_gym[bench]') to --out. 'arena-gym bench compare A B' writes "

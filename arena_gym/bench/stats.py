@@ -21,7 +21,9 @@ def wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
     p = successes / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # holding p itself: at n of n, rounding put the upper end a hair below 1 (and plots' error
+    # bars below the rate, which matplotlib refuses)
+    return min(p, max(0.0, centre - half)), max(p, min(1.0, centre + half))
 
 
 def _mean(values: list[float]) -> float | None:

@@ -73,6 +73,7 @@ class Stage:
     def overrides(self, control_dt: float) -> dict[str, Any]:
         """The env config keys this stage sets (over the suite's config)."""
         out: dict[str, Any] = dict(self.set)
+        out["worlds"] = []  # the stage's world, not a config's mix (configs/maps.yaml's)
         if self.world.endswith(".json"):
             out["scenario"] = self.world
         else:
@@ -115,7 +116,7 @@ class Suite:
 
 
 def suite_path(name: str | Path) -> Path:
-    """A suite file's path, or a built-in suite's by name ("default", "large")."""
+    """A suite file's path, or a built-in suite's by name ("default", "large", "maps")."""
     path = Path(name)
     builtin = BUILTIN_SUITES / f"{path.name}.yaml"
     if not path.exists() and path.suffix == "" and path.parent == Path(".") and builtin.is_file():

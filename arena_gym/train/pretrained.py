@@ -3,7 +3,7 @@ baseline row need no training first:
 
     arena-gym eval pretrained:room                        # the default world
     ARENA_GYM_ASSETS=../shared/assets arena-gym eval pretrained:maps   # configs/maps.yaml
-    arena-gym bench large --policy pretrained:maps
+    ARENA_GYM_ASSETS=../shared/assets arena-gym bench maps --policy pretrained:maps
 
 Each is an SB3 model file in `policy_files/`, loaded like any other model file: nothing in it
 is unpickled (train/model_files.py); a file trained on a prior (`pretrained:maps`, a residual

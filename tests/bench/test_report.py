@@ -7,6 +7,8 @@ import re
 from collections import defaultdict
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from arena_gym.bench.stats import wilson
 from arena_gym.bench.suite import load_suite
@@ -20,6 +22,14 @@ from tests.bench.suites import tiny_suite
 def test_wilson_interval_matches_published_values(k, n, low, high):
     lo, hi = wilson(k, n)
     assert lo == pytest.approx(low, abs=5e-5) and hi == pytest.approx(high, abs=5e-5)
+
+
+@given(st.integers(1, 10_000).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))))
+def test_the_wilson_interval_holds_the_rate(counts):
+    # at 10 of 10 the upper end was 0.9999999999999999: the report's error bar went negative
+    k, n = counts
+    lo, hi = wilson(k, n)
+    assert 0.0 <= lo <= k / n <= hi <= 1.0
 
 
 def _table(markdown: str, title: str) -> list[list[str]]:

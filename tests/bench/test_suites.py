@@ -37,3 +37,14 @@ def test_large_suite_names_the_missing_variable(monkeypatch):
             "stages[4].world: expected the environment variables in "
             "'$ARENA_GYM_ASSETS/worlds/map_empty_small/map/map.yaml' set")):
         load_suite("large")
+
+
+def test_maps_suite_drives_each_map_on_the_maps_config(assets, monkeypatch):
+    monkeypatch.setenv("ARENA_GYM_ASSETS", str(assets))
+    suite = load_suite("maps")
+    configs = {s.name: stage_config(suite, s)[2] for s in suite.stages}
+    assert list(configs) == ["experiment_rooms", "hospital", "evaluation_floor"]
+    for name, cfg in configs.items():
+        # the stage's own map, not configs/maps.yaml's training mix; its subgoal observed
+        assert cfg.worlds == () and cfg.world == str(assets / "worlds" / name / "map" / "map.yaml")
+        assert cfg.paths.subgoal
