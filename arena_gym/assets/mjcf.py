@@ -17,6 +17,7 @@ from pathlib import Path
 import mujoco
 
 from arena_gym.assets.meshes import inside
+from arena_gym.assets.sources import is_xml_text
 from arena_gym.errors import SpawnError
 
 _DIRS = ("meshdir", "texturedir", "assetdir")
@@ -27,7 +28,7 @@ def load_mjcf(mjcf: str | Path, label: str,
     """(the model's MjSpec, its source: the file name or "MJCF text"). SpawnError when the
     file is missing, leaves `path_roots`, names a file outside them, or MuJoCo rejects it
     (the message names `label`, the file and MuJoCo's words)."""
-    if isinstance(mjcf, Path) or (isinstance(mjcf, str) and not mjcf.lstrip().startswith("<")):
+    if isinstance(mjcf, (str, Path)) and not is_xml_text(mjcf):
         path = Path(mjcf)
         source = path.name
         if path_roots is not None and not inside(path, path_roots):

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from arena_gym.assets.meshes import inside
+from arena_gym.assets.sources import is_xml_text
 from arena_gym.assets.urdf import fold_name, robot_root
 
 
@@ -44,7 +45,7 @@ def disabled_pairs(srdf: str | Path, links: Iterable[str],
 
 def _read(srdf: str | Path, path_roots: tuple[Path, ...] | None) -> tuple[str, str]:
     """(the SRDF's text, how errors name it)."""
-    if isinstance(srdf, str) and srdf.lstrip().startswith("<"):
+    if is_xml_text(srdf):
         return srdf, "SRDF text"
     if not isinstance(srdf, (str, Path)):
         raise ValueError(f"srdf: expected an SRDF path or XML text, got {type(srdf).__name__}")

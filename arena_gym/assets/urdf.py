@@ -25,6 +25,7 @@ from arena_gym.assets.gazebo import (
 )
 from arena_gym.assets.mesh_parts import mesh_parts
 from arena_gym.assets.meshes import MeshUnavailable, PathRefused, inside, resolve_uri
+from arena_gym.assets.sources import is_xml_text
 from arena_gym.errors import SpawnError
 
 DROPPED_TAGS = ("gazebo", "transmission", "ros2_control")
@@ -236,7 +237,7 @@ def package_path_list(package_paths: object, roots: tuple[Path, ...] | None) -> 
 
 
 def _load(urdf: str | Path, roots: tuple[Path, ...] | None = None) -> tuple[str, str, Path]:
-    if isinstance(urdf, Path) or not str(urdf).lstrip().startswith("<"):
+    if not is_xml_text(urdf):
         path = Path(urdf)
         if roots is not None and not inside(path, roots):
             raise SpawnError(f"URDF file {str(path)!r}: expected a path inside the allowed roots")

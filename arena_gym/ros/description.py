@@ -16,6 +16,7 @@ import re
 import subprocess
 from pathlib import Path
 
+from arena_gym.assets.sources import is_xml_text
 from arena_gym.ros.setup_venv import RosSetupError, default_venv, venv_python
 
 NODE = Path(__file__).resolve().parent / "description_node.py"
@@ -55,6 +56,6 @@ def fetch_robot_description(topic: str, venv: Path | None = None,
         raise RosSetupError(f"{where}: the ROS process waiting for it failed (exit status "
                             f"{done.returncode}): {last}")
     text = json.loads(done.stdout)["urdf"]
-    if not text.lstrip().startswith("<"):
+    if not is_xml_text(text):
         raise ValueError(f"{where}: expected URDF text (<robot ...>), got {text[:40]!r}")
     return text

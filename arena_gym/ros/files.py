@@ -21,6 +21,8 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from arena_gym.assets.sources import is_xml_text
+
 ASSETS = Path(__file__).resolve().parent.parent / "assets"  # arena_gym's own robots
 
 
@@ -52,7 +54,7 @@ def package_paths(urdf: str | Path, roots: tuple[Path, ...] | None,
     """Where a URDF's `package://NAME/...` URIs resolve (see the module docstring); only
     folders inside `roots` (the store refuses the others)."""
     text = str(urdf)
-    if text.lstrip().startswith("<"):
+    if is_xml_text(text):
         found = list(given)  # XML text: no folder of its own
     else:
         path = Path(text).resolve()

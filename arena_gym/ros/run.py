@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from arena_gym.assets.sources import is_xml_text
 from arena_gym.scene.store import SceneStore
 from arena_gym.sensors.suite import SensorSuite
 from arena_gym.sim.simulator import Simulator
@@ -31,7 +32,7 @@ def robot_urdf(robot: str) -> Path | str:
     a topic: returned as it is)."""
     from arena_gym.worlds.default import builtin_robot_urdf
 
-    if robot.lstrip().startswith("<"):
+    if is_xml_text(robot):
         return robot
     urdf = builtin_robot_urdf() if robot == "builtin" else Path(robot)
     if not urdf.is_file():

@@ -36,6 +36,7 @@ import numpy as np
 
 from arena_gym.assets.gazebo import SensorDecl
 from arena_gym.assets.model_params import MODEL_PARAMS_FILE, ModelParamsError, read_model_params
+from arena_gym.assets.sources import is_xml_text
 from arena_gym.assets.urdf import fold_name
 from arena_gym.errors import SpawnError
 from arena_gym.geometry import groups
@@ -106,7 +107,7 @@ def find_model_params(urdf: object, explicit: str | Path | None) -> Path | None:
         if not path.is_file():
             raise SpawnError(f"model_params: expected a readable YAML file, got {str(path)!r}")
         return path
-    if isinstance(urdf, Path) or (isinstance(urdf, str) and not urdf.lstrip().startswith("<")):
+    if isinstance(urdf, (str, Path)) and not is_xml_text(urdf):
         candidate = Path(urdf).parent / MODEL_PARAMS_FILE
         if candidate.is_file():
             return candidate

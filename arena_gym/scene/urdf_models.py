@@ -16,6 +16,7 @@ from pathlib import Path
 import mujoco
 
 from arena_gym.assets.mjcf import load_mjcf
+from arena_gym.assets.sources import is_xml_text
 from arena_gym.assets.srdf import disabled_pairs
 from arena_gym.assets.urdf import rewrite_urdf
 from arena_gym.errors import SpawnError
@@ -26,7 +27,7 @@ URDF_SUFFIXES = (".urdf",)
 
 def is_urdf(source: object) -> bool:
     """Whether a model source is a URDF: a `.urdf` path, or XML text of a `<robot>`."""
-    if isinstance(source, str) and source.lstrip().startswith("<"):
+    if is_xml_text(source):
         return _root_tag(source) == "robot"
     return isinstance(source, (str, Path)) and Path(source).suffix.lower() in URDF_SUFFIXES
 
@@ -38,7 +39,7 @@ def urdf_model_spec(urdf: str | Path, label: str, srdf: str | Path | None = None
     `label` when the URDF or the SRDF does not load (see the module docstring)."""
     rewritten = rewrite_urdf(urdf, default_package_paths(urdf, path_roots), label=label,
                              path_roots=path_roots)
-    source = "URDF text" if isinstance(urdf, str) and urdf.lstrip().startswith("<") else (
+    source = "URDF text" if is_xml_text(urdf) else (
         Path(urdf).name)
     try:
         spec = mujoco.MjSpec.from_string(rewritten.xml)
@@ -63,7 +64,7 @@ def default_package_paths(urdf: str | Path, path_roots: tuple[Path, ...] | None
                           ) -> tuple[Path, ...]:
     """Where a URDF file's `package://NAME/...` resolve: `packages/` beside it (the Arena
     robots' layout) and every folder above it; for URDF text, the allowed roots."""
-    if isinstance(urdf, str) and urdf.lstrip().startswith("<"):
+    if is_xml_text(urdf):
         found = list(path_roots or ())
     else:
         path = Path(urdf).resolve()
