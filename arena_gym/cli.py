@@ -49,9 +49,11 @@ def _bounded(kind: type, low: float, inclusive: bool, what: str):
 _positive_int = _bounded(int, 1, True, "an integer >= 1")
 _seed = _bounded(int, 0, True, "an integer >= 0")
 _positive_float = _bounded(float, 0, False, "a positive number")
+_finite_float = _bounded(float, -math.inf, False, "a finite number")
 
 
-LEARNER_ARGS = ("learning_rate", "n_steps", "batch_size", "n_epochs", "gamma", "net", "prior")
+LEARNER_ARGS = ("learning_rate", "n_steps", "batch_size", "n_epochs", "gamma", "net",
+                "log_std_init", "prior")
 
 
 def _layer_sizes(text: str) -> tuple[int, ...]:
@@ -141,6 +143,9 @@ def _parser() -> argparse.ArgumentParser:
     learner.add_argument("--gamma", type=_positive_float, default=None)
     learner.add_argument("--net", type=_layer_sizes, default=None, metavar="SIZES",
                          help="hidden layers of policy and value networks, e.g. 64,64")
+    learner.add_argument("--log-std-init", type=_finite_float, default=None, metavar="X",
+                         help="the policy's initial log standard deviation of its actions "
+                         "in [-1, 1] (default: the algorithm's, PPO 0, SAC -3)")
     learner.add_argument("--prior", default=None, metavar="POLICY",
                          help="learn a residual on a registered policy, e.g. reactive: the "
                          "policy's action is added to POLICY's (eval and bench add it too)")

@@ -67,6 +67,9 @@ class TrainSettings:
     learning_rate: float = 3e-4
     gamma: float = 0.99
     net: tuple[int, ...] = (64, 64)
+    # the initial log standard deviation of the policy's actions in [-1, 1]; None: the
+    # algorithm's (PPO 0, SAC -3). A residual on a prior explores less: -1 on maps
+    log_std_init: float | None = None
     # a registered policy (arena_gym.registry.POLICIES, e.g. "reactive") whose action the
     # learned one is added to (a residual, wrappers.sb3.robot_actions); None: it acts alone
     prior: str | None = None
@@ -215,7 +218,9 @@ def _run(settings: TrainSettings, overrides: dict[str, Any], resume: bool) -> Pa
     venv = VecNormalize(VecMonitor(raw), norm_obs=False, norm_reward=True, gamma=settings.gamma)
     layout = observation_layout(train_env.single_observation_space)
     out.mkdir(parents=True, exist_ok=True)  # only once the config built envs: no empty runs
-    policy_kwargs = {"net_arch": list(settings.net)}
+    policy_kwargs: dict[str, Any] = {"net_arch": list(settings.net)}
+    if settings.log_std_init is not None:
+        policy_kwargs["log_std_init"] = settings.log_std_init
     if resume:
         training = {"learning_rate": settings.learning_rate}
         if settings.algo == "ppo":
