@@ -38,9 +38,9 @@ PRETRAINED = {
                        "evaluation, 97 %, at 4.2 min, 0.66M env steps)"),
     "maps": Pretrained("maps.zip", "maps",
                        "arena-gym train --config maps --prior reactive --minutes 30 --seed 0 "
-                       "--eval-every 300 --eval-episodes 40 (a residual on the reactive "
-                       "follower; 100 % in every evaluation, kept the last: 30.2 min, 3.1M "
-                       "env steps)"),
+                       "--eval-every 300 --eval-episodes 40 --log-std-init -1 (a residual on "
+                       "the reactive follower; 100 % in every evaluation, kept the last: "
+                       "30.2 min, 3.2M env steps)"),
 }
 
 

@@ -171,13 +171,25 @@ def test_the_learners_flags_reach_the_model(tmp_path):
     assert main(["train", "--steps", "64", "--num-envs", "2", "--eval-every", "1000",
                  "--out", str(out), "--no-progress", "--set", "max_episode_steps=20",
                  "--learning-rate", "0.001", "--n-steps", "16", "--batch-size", "8",
-                 "--n-epochs", "2", "--gamma", "0.95", "--net", "32,16"]) == 0
+                 "--n-epochs", "2", "--gamma", "0.95", "--net", "32,16",
+                 "--log-std-init", "-1"]) == 0
     model = sb3.PPO.load(out / "final_model.zip", device="cpu")
     assert (model.learning_rate, model.n_steps, model.batch_size, model.n_epochs,
             model.gamma) == (0.001, 16, 8, 2, 0.95)
     layers = [m.out_features for m in model.policy.mlp_extractor.policy_net
               if hasattr(m, "out_features")]
     assert layers == [32, 16]
+    # started at -1 (PPO's own start is 0); 16 Adam steps of 0.001 move it at most 0.016
+    assert model.policy_kwargs["log_std_init"] == -1.0
+    assert abs(model.policy.log_std.detach().numpy() + 1.0).max() <= 0.02
+
+
+def test_a_log_std_that_is_no_finite_number_is_named(capsys):
+    from arena_gym.cli import main
+
+    assert main(["train", "--log-std-init", "nan"]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        "arena-gym: error: argument --log-std-init: expected a finite number, got nan")
 
 
 def test_a_net_that_is_no_list_of_sizes_is_named(capsys):
