@@ -39,8 +39,7 @@ def urdf_model_spec(urdf: str | Path, label: str, srdf: str | Path | None = None
     `label` when the URDF or the SRDF does not load (see the module docstring)."""
     rewritten = rewrite_urdf(urdf, default_package_paths(urdf, path_roots), label=label,
                              path_roots=path_roots)
-    source = "URDF text" if is_xml_text(urdf) else (
-        Path(urdf).name)
+    source = "URDF text" if is_xml_text(urdf) else Path(urdf).name
     try:
         spec = mujoco.MjSpec.from_string(rewritten.xml)
     except ValueError as exc:
