@@ -1,8 +1,7 @@
 """What compiling the kernels costs a process: the first reset and first step of
 ArenaVectorEnv(16) with an empty kernel cache (cold), with the cache of an earlier process
 (warm), and after an edit of a module no kernel compiles from (config.py: nothing compiles
-again), each in fresh processes over a copy of the package; and the seconds until the
-compiled step is in use (its kernels compile in the background meanwhile).
+again), each in fresh processes over a copy of the package.
 
     python benchmarks/compile.py [--repeats 3]
 
@@ -34,13 +33,7 @@ t1 = time.perf_counter()
 env.reset(seed=0)
 env.step(np.zeros(env.action_space.shape))
 t2 = time.perf_counter()
-steps = 1
-while not env.core.compiled_step(timeout=0):
-    env.step(np.zeros(env.action_space.shape))
-    steps += 1
-t3 = time.perf_counter()
-print(json.dumps({"import_and_build": t1 - t0, "first_reset_and_step": t2 - t1,
-                  "until_compiled_step": t3 - t1, "steps": steps}))
+print(json.dumps({"import_and_build": t1 - t0, "first_reset_and_step": t2 - t1}))
 '''
 
 
@@ -68,11 +61,10 @@ def main() -> None:
             config = package / "config.py"
             config.write_text(config.read_text() + "\n# an edit no kernel compiles from\n")
             rows["edited"].append(run(package, cache))
-    print(f"{'case':8s} {'import+build':>13s} {'reset+step':>11s} {'compiled step':>14s}")
+    print(f"{'case':8s} {'import+build':>13s} {'reset+step':>11s}")
     for case, runs in rows.items():
         med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
-        print(f"{case:8s} {med['import_and_build']:12.2f}s {med['first_reset_and_step']:10.2f}s"
-              f" {med['until_compiled_step']:10.2f}s ({med['steps']:.0f} steps)")
+        print(f"{case:8s} {med['import_and_build']:12.2f}s {med['first_reset_and_step']:10.2f}s")
     cold = statistics.median(r["first_reset_and_step"] for r in rows["cold"])
     warm = statistics.median(r["first_reset_and_step"] for r in rows["warm"])
     print(f"warm / cold first reset and step: {warm / cold:.2f}")

@@ -4,12 +4,9 @@ ArenaVectorEnv (autoreset, Gymnasium's vector API) and ArenaEnv (one env) both d
 It builds each env's world (the robot, the world's layout, the obstacle pool) into one
 SceneStore, steps it with a Simulator, senses through a SensorSuite and hands the task
 (arena_gym.tasks.task.NavigationTask: episodes, observation, rewards, termination, metrics,
-curriculum, people, paths) one inputs record per step. The step is compiled (envs/step.py:
-one kernel on each side of the physics step and of the ray cast) wherever the usual case
-holds: continuous actions, every env in one batch group, no tick hooks (doors), the
-robot's drive open loop, the suite reading only the env's lidar and collision flag, both due
-at every control step. Elsewhere it goes the general way (Simulator.step, SensorSuite.update,
-NavigationTask.evaluate), through the same compiled functions, with the same results.
+curriculum, people, paths) one inputs record per step. One way through the step, for one
+env and for many alike: Simulator.step, SensorSuite.update, NavigationTask.evaluate, each on
+its layer's compiled functions.
 
 The suite ("scan": the robot's declared lidar, its URDF `<sensor>` or model_params.yaml's
 laser at its `robot_sensor_frame` link, with the config's `scan.num_beams` and
@@ -22,7 +19,6 @@ every seeded reset.
 
 from __future__ import annotations
 
-import threading
 import warnings
 from typing import Any
 
@@ -31,12 +27,10 @@ from gymnasium import spaces
 
 from arena_gym.assets.obstacle_models import load_model
 from arena_gym.assets.robot_params import load_robot_params
-from arena_gym.compiled import compile_later
 from arena_gym.config import EnvConfig
 from arena_gym.envs.extensions import Extensions
 from arena_gym.envs.robots import resolve_robot
-from arena_gym.envs.step import after_cast, before_cast, before_physics
-from arena_gym.envs.validation import check_actions, checked_shape, finite_error
+from arena_gym.envs.validation import check_actions
 from arena_gym.scene.store import SceneStore
 from arena_gym.sensors import (
     COLLISION_CLASSES,
@@ -45,15 +39,10 @@ from arena_gym.sensors import (
     LidarSpec,
     SensorSuite,
 )
-from arena_gym.sensors.fused import FusedTick
-from arena_gym.sensors.lidar import frames_into
-from arena_gym.sim.divergence import bad_rows, clock_checks
-from arena_gym.sim.fused import FusedStep
 from arena_gym.sim.mechanism_tick import Mechanisms
 from arena_gym.sim.simulator import Simulator
 from arena_gym.tasks.observation import clipped_range
 from arena_gym.tasks.sampling import Episode, ObstaclePool
-from arena_gym.tasks.step import StepInputs, read_poses
 from arena_gym.tasks.task import NavigationTask, StepResult, World
 from arena_gym.worlds.layouts import env_layouts
 
@@ -118,12 +107,10 @@ class NavigationCore:
         self._box = spaces.Box(*(np.tile(b, (num_envs, 1)) for b in (
             self.action_space.low, self.action_space.high))) if cfg.action == "continuous" else None
         k = len(params.low)
-        self._twist = np.zeros((num_envs, k))
         self._no_action = np.zeros((num_envs, k))
         self._idle = np.zeros(num_envs, dtype=bool)  # `active` of an observation
         self._no_divergence = np.zeros(num_envs, dtype=bool)  # (never written: the type of
         self._diverged = np.zeros(num_envs, dtype=bool)  # _diverged, for one compile)
-        self._glue: threading.Event | None = None  # the compiled step's kernels are ready
         self._seeds: list[int | None] = list(range(num_envs))
         for e, seed in enumerate(self._seeds):
             self._seed_suite(e, seed)
@@ -196,79 +183,7 @@ class NavigationCore:
         return result
 
     def _step(self, actions: Any, active: np.ndarray, restarting: list[int]) -> StepResult:
-        cfg = self.cfg
-        fused = None
-        if self._box is not None and self._suite.fusable(cfg.control_dt):
-            fused = self.sim.fused(ROBOT, cfg.substeps)
-        if fused is None or not (self._glue is not None and self._glue.is_set()):
-            result = self._step_general(actions, active, restarting)
-            if fused is not None and self._glue is None:
-                self._compile_glue(fused, actions, active)
-            return result
-        array = checked_shape(actions, self._box, self.n)
-        twist = self._twist
-        bad, unstable = before_physics(array, self._box.low, self._box.high, active, twist,
-                                       fused.arrays)
-        if bad >= 0:
-            raise finite_error(array, bad)
-        self._people()  # people move first (the crowd's kernel)
-        fused.physics(unstable)
-        self.extensions.step(self)
-        if restarting:  # after the physics, so they return the reset observation
-            self.reset_envs(restarting)
-        tick = self._suite.fused_update()
-        task = self.task
-        if tick is None:  # a channel not due after all: the general sampling, checks first
-            a = fused.arrays
-            fused.settle(bad_rows(a.after_a, a.after_b, a.after_c, a.bad), *clock_checks(
-                a.time_before, a.time, a.dt, cfg.substeps, active, a.lag, a.fresh))
-            self._suite.sample_due()
-            return self._evaluate(twist, active)
-        self._sampled_at = self.sim.clock
-        t = tick.arrays
-        fused.settle(*before_cast(fused.arrays, cfg.substeps, active, t, self.qpos_adr,
-                                  task.pose))
-        if self.sim.diverged:  # reset since: their frames and poses anew
-            frames_into(t.qpos, t.rows, t.adr, t.offset, t.rotation, t.local, t.origins,
-                        t.ray_origins, t.directions)
-            read_poses(t.qpos, t.rows, self.qpos_adr, task.pose)
-        inputs = task.inputs(t.ranges, t.collided, self._divergence(), twist, active)
-        dist, geomid = tick.cast()
-        touched, unsure, *counts = after_cast(t, dist, geomid, self.sim.clock, task.arrays,
-                                              inputs, task.outputs)
-        tick.finish(touched)
-        if unsure:  # the contact list settled a collision flag: the task's step now
-            return task.evaluate(inputs, t.kind)
-        return task.finish(inputs, t.kind, *counts)
-
-    def compiled_step(self, timeout: float | None = None) -> bool:
-        """Whether the compiled step is in use, waiting up to `timeout` s for its kernels
-        (they compile in the background from the first step that could use them; the
-        general path serves meanwhile, with the same results)."""
-        return self._glue is not None and self._glue.wait(timeout)
-
-    def _compile_glue(self, fused: FusedStep, actions: Any, active: np.ndarray) -> None:
-        """Have the compiled step's kernels compiled in the background, for the arguments
-        the next steps will give them (the general path serves meanwhile, with the same
-        results): once the sensors' usual tick exists (after a general update)."""
-        tick = FusedTick.make(self._suite)
-        if tick is None:
-            return
-        task, t, n = self.task, tick.arrays, self.n
-        nray = t.directions.shape[1]
-        inputs = StepInputs(task.pose, t.ranges, t.collided, self._no_divergence, self._twist,
-                            active, task.distance, task.distance, task._subgoal)
-        self._glue = compile_later([
-            (before_physics, (checked_shape(actions, self._box, n), self._box.low,
-                              self._box.high, active, self._twist, fused.arrays)),
-            (before_cast, (fused.arrays, self.cfg.substeps, active, t, self.qpos_adr,
-                           task.pose)),
-            (after_cast, (t, np.empty((n, nray)), np.empty((n, nray), np.int32), 0.0,
-                          task.arrays, inputs, task.outputs))])
-
-    def _step_general(self, actions: Any, active: np.ndarray,
-                      restarting: list[int]) -> StepResult:
-        """`step` through the layers' general paths (the same compiled functions)."""
+        """The simulator's step, the suite's update and the task's step, in that order."""
         space = self._box if self._box is not None else spaces.MultiDiscrete(
             [self.action_space.n] * self.n)
         twist = self.task.twist(check_actions(actions, space, self.n))
@@ -282,10 +197,6 @@ class NavigationCore:
         if restarting:
             self.reset_envs(restarting)
         self._sample()
-        return self._evaluate(twist, active)
-
-    def _evaluate(self, twist: np.ndarray, active: np.ndarray) -> StepResult:
-        """The task's step on the suite's readings (general sampling done)."""
         task = self.task
         task.read_poses()
         scan, hit = self._suite["scan"], self._suite["collision"]

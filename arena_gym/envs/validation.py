@@ -1,8 +1,8 @@
 """Checking what a vector env is given (actions, masks, call order), once, at the boundary.
 
 The values of actions are checked by two compiled functions, `clip_into` (finite, clipped
-into the space) and `check_indices` (discrete actions in range), which the env's compiled
-step calls too (arena_gym/envs/step.py); the errors they lead to are made here."""
+into the space) and `check_indices` (discrete actions in range); the errors they lead to
+are made here."""
 
 from __future__ import annotations
 

@@ -32,7 +32,6 @@ from arena_gym.sensors import kinds as _kinds  # noqa: F401 - registers the buil
 from arena_gym.sensors.camera import RendererPool
 from arena_gym.sensors.channel import Channel, Subscriber
 from arena_gym.sensors.errors import SensorError
-from arena_gym.sensors.fused import FusedTick
 from arena_gym.sensors.lidar import LidarUnit, cast_lidars
 from arena_gym.sensors.mujoco_sensors import INTERP, MujocoUnit
 from arena_gym.sensors.readings import Reading
@@ -71,7 +70,6 @@ class SensorSuite:
         self._steady: bool | None = None
         self._every: list[Channel] = []
         self._lidar_jobs: list[tuple[LidarUnit, np.ndarray]] = []
-        self._fused: FusedTick | None = None  # the usual tick's arrays (_begin)
         self._due: tuple | None = None  # what _begin found due, for sample_due
         self._rngs: list[np.random.Generator] = []
         self.seed(seed)
@@ -268,30 +266,16 @@ class SensorSuite:
     def update(self) -> None:
         """Sample and publish what is due at the current sim time; the simulator's tick hook
         calls this after every tick (call it yourself only outside stepping)."""
-        self._begin(fused=False)
+        self._begin()
         self.sample_due()
 
-    def fusable(self, interval: float) -> bool:
-        """Whether updates every `interval` s of sim time can go as a compiled step's part
-        (`fused_update`, sensors/fused.py): the usual case, with both readings due at
-        every such update."""
-        steady = self._steady if self._steady is not None else self._plan()
-        return bool(steady) and len(self._every) == 2 and all(
-            c.schedule.period <= interval for c in self._every)
-
-    def fused_update(self) -> FusedTick | None:
-        """Begin this tick's update: its arrays as a compiled step's part (sensors/fused.py)
-        where the usual case holds; else None, and `sample_due()` samples what is due (call
-        it once whatever must come first has, e.g. resetting diverged envs)."""
-        return self._begin(fused=True)
-
-    def _begin(self, fused: bool) -> FusedTick | None:
+    def _begin(self) -> None:
         """Advance the schedules to the current sim time and bring the bindings up to date;
-        what is due waits for `sample_due`, or is returned as a FusedTick. Nothing while
+        what is due waits for `sample_due`. Nothing while
         MuJoCo's sensor_disabled flag is set (`frozen`)."""
         if self.frozen:
             self._freeze()
-            return None
+            return
         clock = self.sim.clock
         steady = self._steady if self._steady is not None else self._plan()
         if steady:  # publishing whole sets `fresh` anew: cleared here only where not due
@@ -308,21 +292,14 @@ class SensorSuite:
                 channel.reading.fresh.fill(False)
         self._due = None
         if not active:
-            return None
+            return
         self.frames.begin(forced=False)
         self._rebind()
         if steady and self._steady is None:  # an env recompiled: maybe not shown whole now
             for channel in active:
                 channel.reading.fresh.fill(False)
             whole = False
-        if whole and fused:
-            tick = self._fused
-            if tick is None or not tick.valid():
-                tick = self._fused = FusedTick.make(self)
-            if tick is not None:
-                return tick
         self._due = (active, whole, clock)
-        return None
 
     @property
     def frozen(self) -> bool:
@@ -338,7 +315,7 @@ class SensorSuite:
             channel.reading.fresh.fill(False)
 
     def sample_due(self) -> None:
-        """Sample and show what `_begin` found due (nothing where it returned a FusedTick)."""
+        """Sample and show what `_begin` found due."""
         due, self._due = self._due, None
         if due is None:
             return
@@ -370,7 +347,6 @@ class SensorSuite:
         self._lidar_jobs = [(u, u.present_ids) for u in lidars.values()]
         self._every = channels
         self._steady = steady
-        self._fused = None
         return steady
 
     def _show_direct(self) -> None:
@@ -383,7 +359,6 @@ class SensorSuite:
         readers: dict[int, list[Channel]] = {}
         for channel in self.channels.values():
             readers.setdefault(id(channel.unit), []).append(channel)
-        self._fused = None  # which units compute in place may change here
         quiet = not any(channel.subscribers for channel in self.channels.values())
         for channels in readers.values():
             only = channels[0] if len(channels) == 1 else None

@@ -9,8 +9,7 @@ env reset rewrites it), as mujoco_ros2_control holds its staged qfrc_applied.
 Twists are kept per robot name as one (num_envs, 3) array, whether staged one env at a time
 (`set_twist`) or for all envs at once (`set_twists`, what the navigation env uses), and
 written group by group by one compiled function (`write`) for any envs of a group: one path
-from twist to ctrl. The navigation env's compiled step stages and writes through the same
-function (FusedStep, sim/fused.py).
+from twist to ctrl.
 
 An open-loop control that did not change is not written again (MuJoCo keeps ctrl as
 state); a closed-loop drive (a skid steer's yaw-rate loop, see drive.py) is written at every
@@ -69,7 +68,6 @@ class _Part:
     group: Any  # sim.groups.BatchGroup | PoolGroup
     envs: np.ndarray  # env ids
     rows: np.ndarray  # their rows in the group
-    whole: bool  # the envs are the whole group, in its order
     every: bool  # the envs are all envs, in order (their twists need no gather)
 
 
@@ -287,24 +285,6 @@ class Controller:
         for staged in self._twists.values():
             staged.integral[env_id] = 0.0
 
-    def fused_part(self, robot: str, groups: Sequence[Any]) -> tuple[_Twists, _Part] | None:
-        """(the robot's staged twists, its plan's one part) where a compiled step may stage
-        and write every env's twist itself (sim/fused.py): every env staged before, one
-        open-loop drive for all of them, the whole of one batch group in env order, and no
-        other command waiting to be written; else None."""
-        staged = self._twists.get(robot)
-        if staged is None or not staged.all_staged or self._envs_dirty:
-            return None
-        parts = self._plan(robot, groups)
-        if len(parts) != 1:
-            return None
-        part = parts[0]
-        if not (part.whole and part.every and part.drive.yaw_loop is None
-                and isinstance(part.group, BatchGroup)):
-            return None
-        staged.all_dirty = False  # the compiled step writes every env (and clears `dirty`)
-        return staged, part
-
     # ------------------------------------------------------------ writing
     def _plan(self, robot: str, groups: Sequence[Any]) -> list[_Part]:
         """Where the robot's staged envs live: per group, per drive (cached per grouping)."""
@@ -330,10 +310,9 @@ class Controller:
                 entry[1].append(env)
                 entry[2].append(row)
             for drive, envs, rows in by_drive.values():
-                whole = rows == list(range(len(group.env_ids)))
                 every = envs == list(range(self.store.num_envs))
                 parts.append(_Part(drive, group, np.array(envs, dtype=np.int64),
-                                   np.array(rows, dtype=np.int64), whole, every))
+                                   np.array(rows, dtype=np.int64), every))
         self._plans[robot] = (key, parts)
         return parts
 

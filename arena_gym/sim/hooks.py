@@ -9,10 +9,10 @@ removes from.
 
 `tick` hooks and `physics_step` callbacks may edit the state (write `ctrl()` and `state()`
 views, stage commands, read scenes); while one is registered, `step(n)` goes a tick (or a
-physics step) at a time and the compiled step (`Simulator.fused`) is off. `observers` only
+physics step) at a time. `observers` only
 read: each gets the stepping groups (sim/groups.py), the step count and the clock after
 every completed tick and after every reset, under the step lock, and must neither edit
-the state nor step; they leave the compiled step on and `step(n)` in one call per group
+the state nor step; they leave `step(n)` in one call per group
 (then they see the end of the call, when it ends on a tick). The Runner's snapshots
 (sim/snapshots.py) are one.
 
@@ -48,5 +48,5 @@ class Hooks:
     @property
     def editing(self) -> bool:
         """Whether a hook that may edit the state is registered (stepping then goes a tick
-        at a time, and the compiled step is off)."""
+        at a time)."""
         return bool(self.tick or self.physics_step)

@@ -17,7 +17,7 @@ snapshot of every tick for consumers on other threads.
     runner.close()                                    # stop, and publish no more
 
 The Runner reaches its Simulator only through its public API: `step`, the lock, `hooks`
-(the snapshots are an observer: the compiled step stays on while they publish),
+(the snapshots are an observer: they leave `step(n)` one call per group),
 `saved_state` and `restore`. Consumers on other threads only ever stage commands or take
 snapshots, so they never hold the step lock for a step. One Runner per Simulator.
 """

@@ -27,7 +27,6 @@ import numpy as np
 from arena_gym.errors import unknown
 from arena_gym.scene.store import SceneStore
 from arena_gym.sim.control import Controller
-from arena_gym.sim.fused import FusedStep
 from arena_gym.sim.groups import BatchGroup, PoolGroup, make_groups
 from arena_gym.sim.hooks import Hooks, TickHook
 from arena_gym.sim.options import apply_runtime_options
@@ -69,7 +68,6 @@ class Simulator:
         self._touched = [False] * store.num_envs  # scene MjData handed out since last push
         self._lock = threading.RLock()
         self._changed = True  # a scene changed since the last _prepare
-        self._fused: FusedStep | None = None  # the last `fused` plan
         self._any_touched = False
         for scene in store.scenes:
             scene.on_access = self._on_access
@@ -382,40 +380,10 @@ class Simulator:
                 diverged += group.diverged_since(times, int(n))
             self.diverged = sorted(diverged) if diverged else diverged
 
-    def fused(self, robot: str, nstep: int) -> FusedStep | None:
-        """Stepping `robot`'s envs `nstep` steps as a compiled step's part (sim/fused.py), or
-        None where the usual case does not hold (then `step` does the same work)."""
-        with self._lock:
-            self._prepare()
-            group = self._whole
-            if not isinstance(group, BatchGroup) or self.hooks.editing:
-                return None
-            found = self.controller.fused_part(robot, self._groups)
-            if found is None:
-                return None
-            staged, part = found
-            kept = self._fused
-            if (kept is None or kept.group is not group or kept.part is not part
-                    or kept.nstep != nstep or kept.robot != robot):
-                self._fused = kept = FusedStep(group, robot, nstep, staged, part,
-                                               self._advanced, self._set_diverged)
-            return kept
-
-    def _advanced(self, nstep: int) -> None:
-        """The books after a fused step's physics: clock, step count, observers."""
-        self.step_count += nstep
-        self._clock += nstep * self._opt.timestep
-        if self.step_count % self.tick_steps == 0:
-            self._observe()
-        self._stale = [True] * len(self._stale)
-
     def _observe(self) -> None:
         """The observers see the groups' state now (under the lock, between steps)."""
         for observer in list(self.hooks.observers):
             observer(self._groups, self.step_count, self._clock)
-
-    def _set_diverged(self, envs: list[int]) -> None:
-        self.diverged = envs
 
     def _run_hooks(self, hooks: list[TickHook]) -> None:
         """Hooks (and pre-step callbacks) see this tick's state: a scene's MjData they read

@@ -162,8 +162,7 @@ class EpisodeMetrics:
                counted: np.ndarray) -> None:
         """One control step of the `active` envs: where they are now (num_envs, 4) and
         whether they collided. An active env not `counted` (its physics diverged) keeps its
-        last position: that motion is not the policy's. (`record_step`, compiled; the env's
-        compiled step records the same way.)"""
+        last position: that motion is not the policy's (`record`, compiled)."""
         record(pose, collided, active, counted, self.steps, self.pose, self.collided)
 
     def update_pedestrians(self, distance: np.ndarray, speed: np.ndarray, hit: np.ndarray,

@@ -7,10 +7,10 @@ metrics record and the step counts, from one inputs record.
     inputs = StepInputs(pose, ranges, collided, diverged, twist, active, before, after, subgoal)
     ended, collided, diverged = evaluate(task.arrays, inputs, task.outputs)
 
-`NavigationTask.evaluate` calls it; the env's compiled step calls it inside its own kernel
-(arena_gym/envs/step.py). Nothing here defines the task: it calls the shared definitions
-(rotations.yaw, observation.polar and clipped_range, termination.end_flags and ends,
-rewards.builtin_terms, metrics.record_step) as numba compiles them. An env not `active`
+`NavigationTask.evaluate` calls it, for one env and for many alike. Nothing here defines the
+task: it calls the shared definitions (rotations.yaw, observation.polar and clipped_range,
+termination.end_flags and ends, rewards.builtin_terms, metrics.record_step) as numba
+compiles them. An env not `active`
 (restarting, or an observation only) gets its observation and nothing else: no flags, no
 terms, no count; one whose physics diverged ends with reward 0.
 """

@@ -11,8 +11,7 @@ flags, what diverged, the command) and never reaches into the sensors.
     episodes = task.reset([0, 1])                    # after sim.reset_envs
     result = task.evaluate(inputs)                   # a StepResult: obs, reward, terms...
 
-The env's compiled step (arena_gym/envs/step.py) runs `tasks.step.evaluate` on
-`task.arrays` itself and then `task.finish`; `evaluate` is the two in one.
+`evaluate` runs the compiled `tasks.step.evaluate` on `task.arrays`, then `finish`.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""The Runner beside the lockstep Simulator: two small classes, snapshots that leave the
-compiled step on, and a closed Runner that publishes no more."""
+"""The Runner beside the lockstep Simulator: two small classes, snapshots of the ticks a step
+ends on, and a closed Runner that publishes no more."""
 
 from __future__ import annotations
 
@@ -24,29 +24,19 @@ def test_the_simulator_and_its_runner_stay_small(cls):
     assert len(_public(cls)) <= MAX_PUBLIC, _public(cls)
 
 
-def test_the_compiled_step_stays_on_while_a_runner_publishes_its_ticks():
-    """The snapshots are an observer: `fused` is still offered, and a tick it completes is
-    published; a hook that may edit the state turns it off."""
+def test_a_runner_publishes_the_ticks_of_one_step_call():
+    """The snapshots are an observer: `step(n)` stays one call per group, and the tick it
+    ends on is published with the state it left."""
     sim = driving(2)[1]
-    sim.step(10)  # compiled, grouped, every twist written: the usual case from here
+    sim.step(10)
     runner = Runner(sim)
     snapshots = runner.snapshots
-    step = sim.fused("robot", 10)
-    assert step is not None
-    step.physics(0)
+    sim.step(10)
     with snapshots.take() as snap:
         assert (snap.step_count, snap.seq) == (20, 2)
         for env in range(2):
             assert snap.field("qpos", env).tobytes() == sim.state(env, "qpos").tobytes()
     assert sim.clock == pytest.approx(0.04)
-
-    def hook(s):
-        pass
-
-    sim.hooks.tick.append(hook)
-    assert sim.fused("robot", 10) is None
-    sim.hooks.tick.remove(hook)
-    assert sim.fused("robot", 10) is step
 
 
 def test_a_closed_runner_publishes_no_more_and_its_simulator_steps_on():
