@@ -259,11 +259,21 @@ class PathConfig:
                f"0 or >= min_length ({self.min_length}), got {self.max_length}")
 
 
+# each base's physics step where `physics_dt` is 0: the wheeled base's wheel servos and
+# contacts track within 0.62 cm of 0.002 s over 10 s drives at 0.005 s
+# (benchmarks/dt_accuracy.py); the planar base has no contacts but its collisions
+BASE_TIMESTEPS = {"wheeled": 0.005, "planar": 0.01}
+
+
 @dataclass(frozen=True)
 class EnvConfig:
     """Everything an ArenaMujoco-v0 env needs. See configs/default.yaml."""
 
     robot: str = "arena_diffbot"  # a built-in name, or a URDF path
+    # the robot as its URDF is written ("wheeled": wheels, casters, their contacts) or as one
+    # rigid body on planar joints ("planar": the chassis' collisions, the drive's
+    # kinematics and limits; arena_gym/scene/planar_base.py)
+    base: str = "wheeled"
     package_paths: tuple[str, ...] = ()
     model_params: str = ""  # path; "" looks next to the URDF
     world: str = "random"  # "random" rooms, or a ROS map.yaml
@@ -285,7 +295,8 @@ class EnvConfig:
     pedestrian_model: str = "social_force"  # or "waypoints" (arena_gym.people.crowd)
     # observe the k nearest pedestrians (robot frame: x, y, vx, vy, present); 0: no such key
     observe_pedestrians: Annotated[int, At(ge=0, le=64)] = 0
-    physics_dt: Annotated[float, At(gt=0, le=0.1)] = 0.005
+    # s per physics step; 0: the base's own (BASE_TIMESTEPS: wheeled 0.005, planar 0.01)
+    physics_dt: Annotated[float, At(ge=0, le=0.1)] = 0.0
     control_dt: Annotated[float, At(gt=0, le=10)] = 0.1
     max_episode_steps: Count = 300
     goal_radius: Annotated[float, At(gt=0, le=100)] = 0.5
@@ -304,11 +315,13 @@ class EnvConfig:
 
     def __post_init__(self) -> None:
         _check_ranges(self)
-        _check(self.control_dt >= self.physics_dt > 0, "physics_dt, control_dt",
-               f"0 < physics_dt <= control_dt, got {self.physics_dt}, {self.control_dt}")
-        steps = self.control_dt / self.physics_dt
+        _check(self.base in BASE_TIMESTEPS, "base",
+               f"one of {tuple(BASE_TIMESTEPS)}, got {self.base!r}")
+        _check(self.control_dt >= self.timestep > 0, "physics_dt, control_dt",
+               f"0 < physics_dt <= control_dt, got {self.timestep}, {self.control_dt}")
+        steps = self.control_dt / self.timestep
         _check(abs(steps - round(steps)) < 1e-9, "control_dt",
-               f"a whole multiple of physics_dt ({self.physics_dt}), got {self.control_dt}")
+               f"a whole multiple of physics_dt ({self.timestep}), got {self.control_dt}")
         _check(self.action in ("continuous", "discrete"), "action",
                f"'continuous' or 'discrete', got {self.action!r}")
         _check(self.max_episode_steps > 0, "max_episode_steps",
@@ -334,8 +347,14 @@ class EnvConfig:
                    f"0 <= min <= max <= obstacle_pool ({self.obstacle_pool}), got {(lo, hi)}")
 
     @property
+    def timestep(self) -> float:
+        """The physics step: `physics_dt`, or where it is 0 the base's own."""
+        return self.physics_dt or BASE_TIMESTEPS[self.base]
+
+    @property
     def substeps(self) -> int:
-        return round(self.control_dt / self.physics_dt)
+        """Physics steps per control step."""
+        return round(self.control_dt / self.timestep)
 
 
 def _check(ok: bool, key: str, expected: str) -> None:

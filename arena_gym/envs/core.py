@@ -65,13 +65,13 @@ class NavigationCore:
         self.layout = self.layouts[0]
         models = [load_model(name, cfg.model_paths) for name in cfg.obstacles]
         self.pool = ObstaclePool.make(cfg.obstacle_pool, cfg.obstacle_size, models, bbox)
-        self.store = SceneStore(num_envs, timestep=cfg.physics_dt,
+        self.store = SceneStore(num_envs, timestep=cfg.timestep,
                                 pedestrian_pool=cfg.pedestrian_pool)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # a robot's dropped meshes warn once per env
             for env in range(num_envs):
                 info = self.store[env].spawn_urdf(ROBOT, urdf, package_paths=packages,
-                                             model_params=params_file)
+                                                  model_params=params_file, base=cfg.base)
                 self.robot = info if env == 0 else self.robot
                 self.layouts[env].build(self.store, env)
                 self.store[env].spawn_prims(self.pool.prims())
@@ -81,12 +81,14 @@ class NavigationCore:
         declared = getattr(self.layout, "mechanisms", None)
         self.mechanisms = Mechanisms(self.sim, declared) if declared else None
         model = self.store[0].model  # envs share one layout: ids are the same in every env
-        self.qpos_adr = int(model.joint(self.robot.prefix + "root").qposadr[0])
-        self.spawn_z = float(model.qpos0[self.qpos_adr + 2])
+        self.qpos_adr = int(model.joint(self.robot.root_joint).qposadr[0])
+        # the base's height: a free joint's z at rest; a planar base rides at its spawn height
+        self.spawn_z = float(model.qpos0[self.qpos_adr + 2] if self.robot.base == "wheeled"
+                             else model.body_pos[model.body(self.robot.root_body).id, 2])
         mocap = np.array([model.body_mocapid[model.body(f"env_0/{name}").id]
                           for name in self.pool.names])
         world = World(params, ROBOT, self.qpos_adr, self.spawn_z, self.layouts, self.pool,
-                      mocap, COLLISION_CLASSES)
+                      mocap, COLLISION_CLASSES, self.robot.root_width)
         self.task = NavigationTask(cfg, self.sim, world)  # the people's one compile: here
         scan = LidarSpec(ROBOT, key="scan", num_beams=cfg.scan.num_beams or None,
                          range_max=cfg.scan.max_range or None)

@@ -56,6 +56,17 @@ def quat_mat(w: Any, x: Any, y: Any, z: Any) -> tuple[Any, ...]:
             2 * (xz - wy) * scale, 2 * (yz + wx) * scale, (ww - xx - yy + zz) * scale)
 
 
+@shared(scalar=lambda yaw: (math.cos(yaw), -math.sin(yaw), 0.0, math.sin(yaw), math.cos(yaw),
+                            0.0, 0.0, 0.0, 1.0))
+def yaw_mat(yaw: Any) -> tuple[Any, ...]:
+    """The rotation matrix of a turn by `yaw` about z (a planar base's), its nine entries
+    row by row, as `quat_mat` gives them (numpy or JAX arrays, or scalars)."""
+    space = xp(yaw)
+    c, s = space.cos(yaw), space.sin(yaw)
+    zero = space.zeros_like(c)
+    return (c, -s, zero, s, c, zero, zero, zero, zero + 1.0)
+
+
 def quat_mats(quat: np.ndarray) -> np.ndarray:
     """Rotation matrices (n, 3, 3) of quaternions (n, 4) w, x, y, z (`quat_mat`; numpy or
     JAX arrays)."""

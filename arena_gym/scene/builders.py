@@ -124,3 +124,13 @@ def base_world(timestep: float) -> mujoco.MjSpec:
         conaffinity=WORLD_CONAFFINITY,
     )
     return spec
+
+
+def exclude_ground(spec: mujoco.MjSpec, prefix: str) -> None:
+    """No contacts between the colliding bodies under `prefix` and the ground plane (a
+    planar base rides above it on its joints; its chassis may reach the plane)."""
+    if spec.body(GROUND_BODY) is None:
+        return
+    for body in spec.bodies:
+        if body.name.startswith(prefix) and any(g.contype or g.conaffinity for g in body.geoms):
+            spec.add_exclude(bodyname1=body.name, bodyname2=GROUND_BODY)

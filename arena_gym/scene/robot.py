@@ -17,7 +17,7 @@ import numpy as np
 from arena_gym.assets.gazebo import LinkSurface, PluginDecl, SensorDecl
 from arena_gym.assets.urdf import RewrittenUrdf
 from arena_gym.errors import SpawnError
-from arena_gym.scene import holonomic
+from arena_gym.scene import holonomic, planar_base
 from arena_gym.scene.base_controller import separation_multiplier
 from arena_gym.scene.sensor_mounts import SensorMount, mount_sensors
 from arena_gym.scene.wheels import lowest_collision_z, wheel_geometry
@@ -55,6 +55,16 @@ class RobotInfo:
     feet: list[str] = field(default_factory=list)
     # the base controller's declared wheel_separation_multiplier (base_controller.py)
     separation_multiplier: float = 1.0
+    # "wheeled" (the URDF as written, on a free joint) or "planar" (one rigid body on
+    # planar joints, scene/planar_base.py); `root_joint` is the first of the base's joints
+    base: str = "wheeled"
+    root_joint: str = "root"
+    holonomic: bool = False  # a planar base's drive moves sideways (scene/planar_base.py)
+
+    @property
+    def root_width(self) -> int:
+        """qpos values of the base's joints: 7 (free joint) or 3 (planar: x, y, yaw)."""
+        return 3 if self.base == "planar" else 7
 
     @property
     def drive(self) -> str:
@@ -76,6 +86,7 @@ class RobotInfo:
             planar_actuators=[prefix + a for a in self.planar_actuators],
             sensor_mounts=[m.prefixed(prefix) for m in self.sensor_mounts],
             feet=[prefix + b for b in self.feet],
+            root_joint=prefix + self.root_joint,
         )
 
     def actuator(self, joint: str, kind: str = VEL_SUFFIX) -> str:
@@ -240,12 +251,17 @@ def _exclude_self_collision(spec: mujoco.MjSpec) -> None:
 def build_robot_spec(
     name: str, urdf: RewrittenUrdf, source: str, rollers: bool = True,
     model_params: Path | None = None, package_paths: tuple[Path, ...] = (),
+    base: str = "wheeled", timestep: float = 0.002,
 ) -> tuple[mujoco.MjSpec, RobotInfo]:
     """The robot's own MjSpec (unprefixed names) and what the scene keeps about it.
 
     rollers=False keeps declared mecanum wheels as plain cylinders (for comparison).
-    `package_paths` resolve the controller parameter file its plugins name.
+    `package_paths` resolve the controller parameter file its plugins name. `base`:
+    "wheeled" simulates the URDF as written, "planar" as one rigid body on planar joints
+    (scene/planar_base.py; its servos' gains suit `timestep`).
     """
+    if base not in planar_base.BASES:
+        raise SpawnError(f"{source}: base: expected one of {planar_base.BASES}, got {base!r}")
     try:
         spec = mujoco.MjSpec.from_string(urdf.xml)
     except ValueError as exc:
@@ -259,9 +275,12 @@ def build_robot_spec(
     # URDF roots sit at the ground by convention, but not all do (the Ridgeback's wheels
     # reach below its base_link): spawn so that the lowest collision point touches z = 0
     clearance = max(0.0, -lowest_collision_z(model, data))
-    root.add_freejoint(name="root")
     wheels = [j for j, kind in urdf.joint_types.items() if kind == "continuous"]
     servos = [j for j, kind in urdf.joint_types.items() if kind in ("revolute", "prismatic")]
+    if base == "planar":
+        return _planar(spec, name, urdf, source, model, data, wheels, clearance,
+                       model_params, timestep)
+    root.add_freejoint(name="root")
     _apply_surfaces(spec, urdf.surfaces)
     _exclude_self_collision(spec)
     grips, roller_joints, planar = _add_holonomic(spec, model, data, urdf, wheels, rollers,
@@ -294,5 +313,28 @@ def build_robot_spec(
         feet=foot_bodies(model, data, wheels),
         separation_multiplier=separation_multiplier(urdf.plugins, package_paths, Path.cwd(),
                                                     source),
+    )
+    return spec, info
+
+
+def _planar(spec: mujoco.MjSpec, name: str, urdf: RewrittenUrdf, source: str,
+            model: mujoco.MjModel, data: mujoco.MjData, wheels: list[str], clearance: float,
+            model_params: Path | None, timestep: float) -> tuple[mujoco.MjSpec, RobotInfo]:
+    """The planar base of the robot (scene/planar_base.py): no wheels, feet or joint
+    servos; the base's three actuators and joints."""
+    feet = foot_bodies(model, data, wheels)  # (its links are welded: no self-collision)
+    try:
+        actuators, holo = planar_base.build(spec, urdf, wheels, feet, model_params,
+                                            WHEEL_TIME_CONSTANT, WHEEL_MAX_ACCEL, timestep)
+    except ValueError as exc:
+        raise SpawnError(f"{source}: MuJoCo rejected the planar base: {str(exc).strip()}"
+                         ) from None
+    mounts = mount_sensors(spec, list(urdf.sensors), model_params, source)
+    info = RobotInfo(
+        name=name, prefix="", root_body=spec.worldbody.first_body().name, wheel_joints=[],
+        servo_joints=[], sensors=list(urdf.sensors), surfaces=dict(urdf.surfaces),
+        plugins=list(urdf.plugins), urdf_name=urdf.robot_name, ground_clearance=clearance,
+        planar_actuators=actuators, sensor_mounts=mounts, feet=[], base="planar",
+        root_joint=planar_base.JOINTS[0], holonomic=holo,
     )
     return spec, info

@@ -24,7 +24,7 @@ from arena_gym.assets.urdf import package_path_list, rewrite_urdf
 from arena_gym.errors import AssetWarning, SceneError, SpawnError, unknown
 from arena_gym.people.pedestrians import POOL_SIZE
 from arena_gym.people.pool import PedestrianPool
-from arena_gym.scene import builders, mesh_prims, models, urdf_models
+from arena_gym.scene import builders, mesh_prims, models, planar_base, urdf_models
 from arena_gym.scene.names import check_clashes, element_names, planned_names
 from arena_gym.scene.requests import Prim, PrimEdit, Slab, Wall
 from arena_gym.scene.robot import RobotInfo, add_collision_sensors, build_robot_spec
@@ -220,7 +220,12 @@ class Scene:
         package_paths: Iterable[str | Path] = (),
         rollers: bool = True,
         model_params: str | Path | None = None,
+        base: str = "wheeled",
     ) -> RobotInfo:
+        """Spawn a URDF robot at `pose` (x, y, yaw) on its `base`: "wheeled" (the URDF as
+        written, on a free joint) or "planar" (one rigid body on planar joints,
+        scene/planar_base.py). All or nothing: a robot that does not compile leaves the
+        scene as it was."""
         if not isinstance(name, str) or not name or "/" in name:
             raise SpawnError(f"robot name: expected a non-empty name without '/', got {name!r}")
         self._claim(name)
@@ -234,7 +239,8 @@ class Scene:
                              "allowed roots")
         params = find_model_params(urdf, model_params)  # its laser block backs a missing lidar
         robot_spec, info = build_robot_spec(name, rewritten, label, rollers=rollers,
-                                            model_params=params, package_paths=packages)
+                                            model_params=params, package_paths=packages,
+                                            base=base, timestep=self.spec.option.timestep)
         self.flush()
         self.sync()
         prefix = self.full_name(name) + "/"
@@ -247,6 +253,9 @@ class Scene:
         try:
             trial.attach(robot_spec, prefix=prefix, frame=frame)
             builders.never_sleep(trial.body(prefix + info.root_body))
+            if info.base == "planar":
+                planar_base.place(trial, prefix, pose)
+                builders.exclude_ground(trial, prefix)
             add_collision_sensors(trial, info.prefixed(prefix))
             model, data = self._compile_spec(trial)
         except ValueError as exc:

@@ -35,7 +35,7 @@ import numpy as np
 from arena_gym.assets.gazebo import SensorDecl
 from arena_gym.compiled import kernel
 from arena_gym.geometry.groups import GROUP_ROBOT, GROUP_SELF, LIDAR_GROUPS
-from arena_gym.geometry.rotations import quat_mat
+from arena_gym.geometry.rotations import quat_mat, yaw_mat
 from arena_gym.scene.robot import RobotInfo
 from arena_gym.scene.scene import Scene
 from arena_gym.scene.sensor_mounts import SensorMount
@@ -144,9 +144,11 @@ class LidarUnit(Unit):
         # there sees what casting with the carrier hidden sees, with no group switching
         self.alone = np.zeros(num_envs, dtype=bool)
         self._all_alone: bool | None = None  # alone.all(), kept until the next bind
-        # the lidar frame: the carrier's free joint (qpos address, -1: fixed to the world)
-        # and the frame's fixed pose in the root body's frame (in the world's when fixed)
+        # the lidar frame: the carrier's base joints (qpos address, -1: fixed to the world;
+        # width 7: a free joint, 3: a planar base's x, y, yaw) and the frame's fixed pose in
+        # the root body's frame (in the world's when fixed; a planar base's frame at z = 0)
         self.qpos_adr = np.full(num_envs, -1, dtype=np.int64)
+        self.width = np.full(num_envs, 7, dtype=np.int64)
         self.offset = np.zeros((num_envs, 3))
         self.rotation = np.tile(np.eye(3), (num_envs, 1, 1))
         self.dist = np.zeros((num_envs, 0))
@@ -208,14 +210,17 @@ class LidarUnit(Unit):
                 raise SensorError(f"{self.describe()}: env {scene.env_id} has no link "
                                   f"{self.spec.link!r}; expected one of {links}") from None
             pos, mat = data.xpos[body], data.xmat[body].reshape(3, 3)
-        top, adr = _rigid_to(model, body, scene.env_id, self.describe())
+        planar = root if info.base == "planar" else -1
+        top, adr, width = _rigid_to(model, body, planar, scene.env_id, self.describe())
         if adr < 0:  # fixed to the world: the world pose is the offset
             self.offset[env], self.rotation[env] = pos, mat
         else:
             r_top = data.xmat[top].reshape(3, 3)
             self.offset[env] = r_top.T @ (pos - data.xpos[top])
             self.rotation[env] = r_top.T @ mat
-        self.qpos_adr[env] = adr
+            if width == 3:  # the base turns about z only: its frame taken at the ground
+                self.offset[env, 2] += data.xpos[top, 2]
+        self.qpos_adr[env], self.width[env] = adr, width
 
     @property
     def all_alone(self) -> bool:
@@ -230,19 +235,20 @@ class LidarUnit(Unit):
         compiled), into buffers the next call overwrites."""
         qpos, rows, adr = self.carriers(frames, envs)
         every = len(envs) == self.num_envs  # envs are sorted and unique: all, in order
-        offset, rotation = ((self.offset, self.rotation) if every
-                            else (self.offset[envs], self.rotation[envs]))
+        offset, rotation, width = ((self.offset, self.rotation, self.width) if every
+                                   else (self.offset[envs], self.rotation[envs], self.width[envs]))
         m = len(envs)
         origins, directions = self._origins[:m], self._directions[:m]
-        frames_into(qpos, rows, adr, offset, rotation, self.pattern.directions, origins,
+        frames_into(qpos, rows, adr, width, offset, rotation, self.pattern.directions, origins,
                     self.ray_origins[:m], directions)
         return origins, directions
 
     def carriers(self, frames: Frames, envs: np.ndarray
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(qpos rows, each env's row in them, each env's free-joint address there, -1 for
+        """(qpos rows, each env's row in them, each env's base-joint address there, -1 for
         a frame fixed to the world) of `envs`: every env's bound qpos where one batch group
-        holds them all (the usual case), else the 7 values of each env's joint gathered."""
+        holds them all (the usual case), else the values of each env's base joints gathered
+        (7 of a free joint, 3 of a planar base)."""
         whole = frames.whole_state("qpos")
         if whole is not None:  # the group's rows are the env ids
             every = len(envs) == self.num_envs
@@ -251,8 +257,10 @@ class LidarUnit(Unit):
         adr = self.qpos_adr[envs]
         moving = adr >= 0
         qpos = np.zeros((len(envs), 7))
-        if moving.any():
-            qpos[moving] = frames.rows("qpos", envs[moving], adr[moving], 7)
+        widths = self.width[envs]
+        for width in np.unique(widths[moving]).tolist():
+            some = moving & (widths == width)
+            qpos[some, :width] = frames.rows("qpos", envs[some], adr[some], width)
         return qpos, np.arange(len(envs), dtype=np.int64), np.where(moving, 0, -1)
 
     def _compute(self, frames: Frames, envs: np.ndarray) -> None:
@@ -287,20 +295,24 @@ class LidarUnit(Unit):
                      rng)
 
 
-def _rigid_to(model: mujoco.MjModel, body: int, env: int, what: str) -> tuple[int, int]:
-    """(the body the frame rides on rigidly, its free joint's qpos address or -1 when it is
-    fixed to the world). Any other joint between the frame and the world is refused."""
+def _rigid_to(model: mujoco.MjModel, body: int, planar: int, env: int, what: str
+              ) -> tuple[int, int, int]:
+    """(the body the frame rides on rigidly, its base joints' qpos address or -1 when it is
+    fixed to the world, their qpos width: 7 for a free joint, 3 for the planar base whose
+    root body is `planar`). Any other joint between the frame and the world is refused."""
     walk = body
     while walk > 0:
         first, count = int(model.body_jntadr[walk]), int(model.body_jntnum[walk])
         if count:
             if count == 1 and model.jnt_type[first] == FREE:
-                return walk, int(model.jnt_qposadr[first])
+                return walk, int(model.jnt_qposadr[first]), 7
+            if walk == planar:  # scene/planar_base.py: slide x, slide y, hinge z
+                return walk, int(model.jnt_qposadr[first]), 3
             names = [model.joint(first + k).name for k in range(count)]
             raise SensorError(f"{what}: env {env}: expected the lidar rigidly fixed to the "
                               f"robot's base (fixed joints only), got joints {names} on the way")
         walk = int(model.body_parentid[walk])
-    return 0, -1
+    return 0, -1, 7
 
 
 def cast_lidars(jobs: list[tuple[LidarUnit, np.ndarray]], frames: Frames) -> None:
@@ -370,12 +382,13 @@ def _cast(unit: LidarUnit, phase: np.ndarray, mask: np.ndarray, frames: Frames) 
 
 
 @kernel
-def frames_into(qpos, rows, adr, offset, rotation, local, origins, ray_origins, directions
-                ):  # pragma: no cover - compiled
+def frames_into(qpos, rows, adr, width, offset, rotation, local, origins, ray_origins,
+                directions):  # pragma: no cover - compiled
     """For every i: the lidar frame at `offset[i]` (3,) and `rotation[i]` (3, 3) in the
-    frame of the free joint at qpos[rows[i], adr[i]:adr[i] + 7] (position, quaternion w,
-    x, y, z: normalised as mj_kinematics does, a zero one read as the identity), or in the
-    world's where adr[i] < 0: its origin into origins[i] and each beam's (a cast takes one
+    frame of the base joints at qpos[rows[i], adr[i]:adr[i] + width[i]]: a free joint's
+    (width 7: position, quaternion w, x, y, z, normalised as mj_kinematics does, a zero one
+    read as the identity) or a planar base's (width 3: x, y, yaw, the frame at z = 0), or
+    in the world's where adr[i] < 0: its origin into origins[i] and each beam's (a cast takes one
     per ray) into ray_origins[i] (R, 3), the world directions of the beams `local` (R, 3)
     into directions[i] (R, 3)."""
     for i in range(rows.shape[0]):
@@ -386,11 +399,16 @@ def frames_into(qpos, rows, adr, offset, rotation, local, origins, ray_origins, 
                 r[0, 0], r[0, 1], r[0, 2], r[1, 0], r[1, 1], r[1, 2], r[2, 0], r[2, 1], r[2, 2])
             x0, x1, x2 = o0, o1, o2
         else:
-            q = qpos[rows[i], adr[i]:adr[i] + 7]
-            b = quat_mat(q[3], q[4], q[5], q[6])
+            q = qpos[rows[i], adr[i]:adr[i] + width[i]]
+            if width[i] == 3:
+                b = yaw_mat(q[2])
+                z = 0.0
+            else:
+                b = quat_mat(q[3], q[4], q[5], q[6])
+                z = q[2]
             x0 = q[0] + b[0] * o0 + b[1] * o1 + b[2] * o2
             x1 = q[1] + b[3] * o0 + b[4] * o1 + b[5] * o2
-            x2 = q[2] + b[6] * o0 + b[7] * o1 + b[8] * o2
+            x2 = z + b[6] * o0 + b[7] * o1 + b[8] * o2
             m00 = b[0] * r[0, 0] + b[1] * r[1, 0] + b[2] * r[2, 0]
             m01 = b[0] * r[0, 1] + b[1] * r[1, 1] + b[2] * r[2, 1]
             m02 = b[0] * r[0, 2] + b[1] * r[1, 2] + b[2] * r[2, 2]

@@ -1,4 +1,5 @@
-"""Odometry: pose and twist of a robot's base from its free joint.
+"""Odometry: pose and twist of a robot's base from its free joint, or from a planar base's
+x, y and yaw joints (scene/planar_base.py: its height fixed, its twist (vx, vy, wz)).
 
 The odom frame coincides with the world frame (as Gazebo's diff-drive plugin with
 `odometrySource world`, which the Arena robots use). The twist is expressed in the base
@@ -29,6 +30,7 @@ class OdometryUnit(Unit):
         super().__init__(spec, num_envs)
         self.qpos_adr = np.zeros(num_envs, dtype=np.int64)
         self.dof_adr = np.zeros(num_envs, dtype=np.int64)
+        self.height = np.full(num_envs, np.nan)  # a planar base's; NaN: a free joint
 
     def describe(self) -> str:
         return f"odometry of robot {self.robot!r}"
@@ -46,7 +48,9 @@ class OdometryUnit(Unit):
         model = scene.compiled
         body = model.body(info.root_body).id
         joint = model.body_jntadr[body]
-        if joint < 0 or model.jnt_type[joint] != mujoco.mjtJoint.mjJNT_FREE:
+        planar = info.base == "planar"
+        self.height[env] = model.body_pos[body, 2] if planar else np.nan
+        if not planar and (joint < 0 or model.jnt_type[joint] != mujoco.mjtJoint.mjJNT_FREE):
             raise SensorError(
                 f"odometry of robot {self.robot!r} in env {scene.env_id}: expected a free joint "
                 f"on its root body {info.root_body!r}, got none"
@@ -59,10 +63,17 @@ class OdometryUnit(Unit):
         for env in envs:
             qpos, qvel = frames.state(int(env), "qpos"), frames.state(int(env), "qvel")
             a, v = self.qpos_adr[env], self.dof_adr[env]
-            out["position"][env] = qpos[a : a + 3]
-            out["orientation"][env] = qpos[a + 3 : a + 7]
-            out["linear_velocity"][env] = qvel[v : v + 3]  # world frame, rotated below
-            out["angular_velocity"][env] = qvel[v + 3 : v + 6]  # free joints: body frame
+            if np.isnan(self.height[env]):
+                out["position"][env] = qpos[a : a + 3]
+                out["orientation"][env] = qpos[a + 3 : a + 7]
+                out["linear_velocity"][env] = qvel[v : v + 3]  # world frame, rotated below
+                out["angular_velocity"][env] = qvel[v + 3 : v + 6]  # free joints: body frame
+            else:  # a planar base: x, y, yaw and their rates, all in the world frame
+                half = 0.5 * qpos[a + 2]
+                out["position"][env] = (qpos[a], qpos[a + 1], self.height[env])
+                out["orientation"][env] = (np.cos(half), 0.0, 0.0, np.sin(half))
+                out["linear_velocity"][env] = (qvel[v], qvel[v + 1], 0.0)
+                out["angular_velocity"][env] = (0.0, 0.0, qvel[v + 2])
         quat = out["orientation"][envs]
         out["linear_velocity"][envs] = _rotate_inverse(quat, out["linear_velocity"][envs])
 

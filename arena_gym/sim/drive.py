@@ -5,7 +5,8 @@ A wheel turns at (u . g) / (r (d . g)), where u is the ground velocity the comma
 it grips the ground in (g = d for a plain wheel; along the rollers' axes for a mecanum
 wheel) and r its radius. Two plain wheels on an axle make a differential drive, four a skid
 steer, four mecanum wheels a holonomic base; the same rows serve all. A planar drive
-(force-based move plugin) also writes the twist itself to its three base actuators.
+(force-based move plugin) and the planar base (`base: planar`, no wheels) write the twist
+itself to their three base actuators.
 
 Skid steer. Wheels on one side at different x cannot all roll when the base turns: they
 scrub sideways, and the base turns slower than its wheels' speeds say (in MuJoCo's soft
@@ -137,7 +138,8 @@ def wheel_drive(model: mujoco.MjModel, robot: RobotInfo) -> WheelDrive:
     ids = np.array([model.actuator(robot.actuator(j)).id for j in robot.wheel_joints], dtype=int)
     base_ids = np.array([model.actuator(a).id for a in robot.planar_actuators], dtype=int)
     matrix = np.array(rows).reshape(len(wheels), 3)
-    holonomic = planar or _spans_plane(grips)
+    # a planar base moves sideways only where its URDF's drive does (scene/planar_base.py)
+    holonomic = robot.holonomic if robot.base == "planar" else planar or _spans_plane(grips)
     loop = None
     free = model.body_jntnum[base] > 0 and (
         model.jnt_type[model.body_jntadr[base]] == mujoco.mjtJoint.mjJNT_FREE)

@@ -3,7 +3,7 @@ scan, the goal's and subgoal's distance and bearing, the last action), how episo
 (tasks/termination.py), every built-in reward term and their sum (tasks/rewards.py), the
 metrics record and the step counts, from one inputs record.
 
-    pose = read_poses(qpos, rows, adr, task.pose)       # the robots' planar poses
+    read_poses(qpos, rows, adr, width, height, task.pose)  # the robots' planar poses
     inputs = StepInputs(pose, ranges, collided, diverged, twist, active, before, after, subgoal)
     ended, collided, diverged = evaluate(task.arrays, inputs, task.outputs)
 
@@ -143,9 +143,14 @@ def evaluate(task, inputs, out):  # pragma: no cover - compiled
 
 
 @kernel
-def read_poses(qpos, rows, adr, pose):  # pragma: no cover - compiled
-    """pose[i] = x, y, z and yaw of the free joint at qpos[rows[i], adr:adr + 7]."""
+def read_poses(qpos, rows, adr, width, height, pose):  # pragma: no cover - compiled
+    """pose[i] = x, y, z and yaw of the base whose joints' qpos start at qpos[rows[i], adr]:
+    a free joint's (width 7: position, quaternion), or a planar base's (width 3: x, y, yaw,
+    at `height`)."""
     for i in range(rows.shape[0]):
-        q = qpos[rows[i], adr:adr + 7]
-        pose[i, 0], pose[i, 1], pose[i, 2] = q[0], q[1], q[2]
-        pose[i, 3] = yaw(q[3], q[4], q[5], q[6])
+        q = qpos[rows[i], adr:adr + width]
+        if width == 3:
+            pose[i, 0], pose[i, 1], pose[i, 2], pose[i, 3] = q[0], q[1], height, q[2]
+        else:
+            pose[i, 0], pose[i, 1], pose[i, 2] = q[0], q[1], q[2]
+            pose[i, 3] = yaw(q[3], q[4], q[5], q[6])

@@ -41,8 +41,8 @@ _NAMES = tuple(name for name, _ in BUILTIN)
 
 @dataclass(frozen=True)
 class World:
-    """What the task runs in, as the env built it: the robot (its params, its free joint's
-    qpos address and spawn height, its name in the scene), each env's layout and the
+    """What the task runs in, as the env built it: the robot (its params, its base's qpos
+    address, width and spawn height, its name in the scene), each env's layout and the
     obstacle pool (its mocap ids), and the names of the collision classes the inputs' `kind`
     indexes."""
 
@@ -54,6 +54,7 @@ class World:
     pool: ObstaclePool
     mocap: np.ndarray
     classes: tuple[str, ...]
+    root_width: int = 7  # qpos of the base: 7 (free joint) or 3 (planar: x, y, yaw)
 
 
 @dataclass
@@ -212,7 +213,10 @@ class NavigationTask:
         robot, pos, quat = placement(np.asarray(ep.start, dtype=float), ep.boxes[:, 1:4],
                                      self._pool_offsets[index], self._pool_z[index],
                                      self.world.spawn_z)
-        self._qpos[e][a : a + 7] = robot
+        if self.world.root_width == 7:
+            self._qpos[e][a : a + 7] = robot
+        else:  # a planar base's joints: its pose itself
+            self._qpos[e][a : a + 3] = ep.start
         self._mocap_pos[e][mocap] = (0.0, 0.0, PARKED_Z)
         self._mocap_pos[e][mocap[index]] = pos
         self._mocap_quat[e][mocap[index]] = quat
@@ -231,9 +235,10 @@ class NavigationTask:
 
     # ------------------------------------------------------------------ stepping
     def read_poses(self) -> np.ndarray:
-        """The robots' planar poses (x, y, z, yaw) from their free joints, into `pose`."""
-        qpos = self.sim.gather("qpos", slice(self.world.qpos_adr, self.world.qpos_adr + 7))
-        read_poses(qpos, self._all, 0, self.pose)
+        """The robots' planar poses (x, y, z, yaw) from their bases' joints, into `pose`."""
+        a, width = self.world.qpos_adr, self.world.root_width
+        qpos = self.sim.gather("qpos", slice(a, a + width))
+        read_poses(qpos, self._all, 0, width, self.world.spawn_z, self.pose)
         return self.pose
 
     def before_physics(self, lidar_range: float) -> None:

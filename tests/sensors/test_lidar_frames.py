@@ -68,8 +68,8 @@ def test_frames_are_the_joint_pose_composed_with_the_fixed_offset(nray, n):
                                  m.reshape(3, 3) / np.linalg.norm(m[:3]), (n, 1, 1)))]:
         origins, directions = np.empty((n, 3)), np.empty((n, nray, 3))
         per_ray = np.empty((n, nray, 3))
-        frames_into(qpos, np.arange(n), adr, offset, rotation, local, origins, per_ray,
-                    directions)
+        frames_into(qpos, np.arange(n), adr, np.full(n, 7), offset, rotation, local, origins,
+                    per_ray, directions)
         pos, world = _reference(qpos[:, 5:], adr, offset, rotation, local)
         np.testing.assert_allclose(origins, pos, rtol=0, atol=8 * EPS * 25.0)
         np.testing.assert_array_equal(per_ray, np.repeat(origins[:, None], nray, axis=1))
@@ -77,10 +77,35 @@ def test_frames_are_the_joint_pose_composed_with_the_fixed_offset(nray, n):
         # a subset in another order: rows pick each env's state
         rows = np.array([n - 2, 0, 3])
         origins, directions = np.empty((3, 3)), np.empty((3, nray, 3))
-        frames_into(qpos, rows, adr[rows], offset[rows], rotation[rows], local, origins,
-                    np.empty((3, nray, 3)), directions)
+        frames_into(qpos, rows, adr[rows], np.full(3, 7), offset[rows], rotation[rows], local,
+                    origins, np.empty((3, nray, 3)), directions)
         np.testing.assert_allclose(origins, pos[rows], rtol=0, atol=8 * EPS * 25.0)
         np.testing.assert_allclose(directions, world[rows], rtol=0, atol=8 * EPS)
+
+
+def test_a_planar_base_frame_is_its_yaw_at_the_ground_composed_with_the_offset():
+    """Width 3 (a planar base's x, y, yaw): the frame turns about z by the yaw, at z = 0,
+    against MuJoCo's quaternion of that yaw."""
+    rng = np.random.default_rng(7)
+    n, nray = 12, 90
+    qpos = np.zeros((n, 6))
+    qpos[:, 2:5] = rng.uniform(-10, 10, (n, 3))  # x, y, yaw at address 2
+    adr, width = np.full(n, 2), np.full(n, 3)
+    offset = rng.uniform(-0.5, 0.5, (n, 3))
+    m = np.zeros(9)
+    mujoco.mju_quat2Mat(m, rng.normal(size=4) / 2)
+    rotation = np.tile(m.reshape(3, 3) / np.linalg.norm(m[:3]), (n, 1, 1))
+    local = rng.normal(size=(nray, 3))
+    local /= np.linalg.norm(local, axis=1, keepdims=True)
+    origins, directions = np.empty((n, 3)), np.empty((n, nray, 3))
+    frames_into(qpos, np.arange(n), adr, width, offset, rotation, local, origins,
+                np.empty((n, nray, 3)), directions)
+    yaw = qpos[:, 4]
+    free = np.column_stack([qpos[:, 2:4], np.zeros(n), np.cos(yaw / 2), np.zeros((n, 2)),
+                            np.sin(yaw / 2)])
+    pos, world = _reference(free, adr, offset, rotation, local)
+    np.testing.assert_allclose(origins, pos, rtol=0, atol=8 * EPS * 10.0)
+    np.testing.assert_allclose(directions, world, rtol=0, atol=8 * EPS)
 
 
 def test_ranges_are_rep_117_from_the_casts():

@@ -139,11 +139,19 @@ def test_poses_are_the_free_joints_position_and_yaw() -> None:
     q[:, 3:] /= np.linalg.norm(q[:, 3:], axis=1)[:, None]
     qpos = np.column_stack([rng.normal(size=(100, 2)), q])  # the joint at address 2
     pose = np.empty((100, 4))
-    read_poses(qpos, np.arange(100), 2, pose)
+    read_poses(qpos, np.arange(100), 2, 7, np.nan, pose)
     np.testing.assert_array_equal(pose[:, :3], q[:, :3])
     w, x, y, z = q[:, 3:].T
     np.testing.assert_allclose(pose[:, 3], np.arctan2(2 * (w * z + x * y),
                                                       1 - 2 * (y * y + z * z)), **ANGLE)
+
+
+def test_poses_of_a_planar_base_are_its_joints_at_its_height() -> None:
+    qpos = np.random.default_rng(4).normal(size=(50, 6))  # x, y, yaw at address 1
+    pose = np.empty((50, 4))
+    read_poses(qpos, np.arange(50)[::-1].copy(), 1, 3, 0.07, pose)
+    want = np.column_stack([qpos[::-1, 1:3], np.full(50, 0.07), qpos[::-1, 3]])
+    np.testing.assert_array_equal(pose, want)
 
 
 @kernel
