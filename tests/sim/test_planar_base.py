@@ -172,3 +172,25 @@ def test_a_base_that_is_neither_is_named():
     assert load_config(None, base="planar").timestep == 0.01
     assert load_config(None).timestep == 0.005
     assert load_config(None, base="planar", physics_dt=0.005).substeps == 20
+
+
+def _drive_sequence(base: str, dt: float) -> np.ndarray:
+    store = SceneStore(1, timestep=dt)
+    store[0].spawn_urdf("r", builtin_robot_urdf(), base=base)
+    sim = Simulator(store)
+    sim.step(round(0.2 / dt))
+    poses = []
+    for twist in [(0.22, 0.0), (0.1, 2.0), (0.0, -2.84), (0.0, 0.0)]:
+        sim.controller.set_twist(0, "r", twist)
+        sim.step(round(0.5 / dt))
+        p, q = store[0].get_pose("r")
+        poses.append((p[0], p[1], 2 * math.atan2(q[3], q[0])))
+    return np.array(poses)
+
+
+def test_the_planar_base_drives_where_the_wheeled_base_does():
+    """The same twists, 0.5 s each: the planar base's servos lag as the wheel servos do."""
+    wheeled, planar = _drive_sequence("wheeled", 0.005), _drive_sequence("planar", 0.01)
+    assert np.abs(wheeled[:, :2]).max() > 0.15  # it drove 15 cm and turned
+    np.testing.assert_allclose(planar[:, :2], wheeled[:, :2], atol=3e-3)
+    np.testing.assert_allclose(planar[:, 2], wheeled[:, 2], atol=0.04)
