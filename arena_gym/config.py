@@ -273,7 +273,7 @@ class EnvConfig:
     # the robot as its URDF is written ("wheeled": wheels, casters, their contacts) or as one
     # rigid body on planar joints ("planar": the chassis' collisions, the drive's
     # kinematics and limits; arena_gym/scene/planar_base.py)
-    base: str = "wheeled"
+    base: str = "planar"
     package_paths: tuple[str, ...] = ()
     model_params: str = ""  # path; "" looks next to the URDF
     world: str = "random"  # "random" rooms, or a ROS map.yaml
@@ -288,10 +288,11 @@ class EnvConfig:
     # model_paths, model folders, .sdf or mesh files) instead of boxes; () keeps boxes
     obstacles: tuple[str, ...] = ()
     model_paths: tuple[str, ...] = ()  # folders of obstacle models (Gazebo's model path)
-    # walking people each env holds (its pedestrian pool has 64 slots); 0: none at all
+    # walking people each env holds (up to 64, its pool's slots); 0: none at all
     num_pedestrians: Annotated[int, At(ge=0, le=64)] = 0
-    # slots of each env's pedestrian pool (>= num_pedestrians); each costs physics time
-    pedestrian_pool: Annotated[int, At(ge=1, le=64)] = 64
+    # slots of each env's pedestrian pool (>= num_pedestrians), each costing physics time
+    # walking or parked; 0: as many as num_pedestrians (no parked slots)
+    pedestrian_pool: Annotated[int, At(ge=0, le=64)] = 0
     pedestrian_model: str = "social_force"  # or "waypoints" (arena_gym.people.crowd)
     # observe the k nearest pedestrians (robot frame: x, y, vx, vy, present); 0: no such key
     observe_pedestrians: Annotated[int, At(ge=0, le=64)] = 0
@@ -328,8 +329,9 @@ class EnvConfig:
                f"an integer > 0, got {self.max_episode_steps}")
         _check(self.pedestrian_model in ("social_force", "waypoints"), "pedestrian_model",
                f"'social_force' or 'waypoints', got {self.pedestrian_model!r}")
-        _check(self.pedestrian_pool >= self.num_pedestrians, "pedestrian_pool",
-               f"at least num_pedestrians ({self.num_pedestrians}), got {self.pedestrian_pool}")
+        _check(not self.pedestrian_pool or self.pedestrian_pool >= self.num_pedestrians,
+               "pedestrian_pool", f"0 or at least num_pedestrians ({self.num_pedestrians}), "
+               f"got {self.pedestrian_pool}")
         for lo, hi in self.curriculum.pedestrians:
             _check(hi <= self.num_pedestrians, "curriculum.pedestrians",
                    f"0 <= min <= max <= num_pedestrians ({self.num_pedestrians}), got {(lo, hi)}")
@@ -345,6 +347,11 @@ class EnvConfig:
         for lo, hi in self.curriculum.stages:
             _check(0 <= lo <= hi <= self.obstacle_pool, "curriculum.stages",
                    f"0 <= min <= max <= obstacle_pool ({self.obstacle_pool}), got {(lo, hi)}")
+
+    @property
+    def pedestrian_slots(self) -> int:
+        """The slots of each env's pedestrian pool: `pedestrian_pool`, or num_pedestrians."""
+        return self.pedestrian_pool or max(self.num_pedestrians, 1)
 
     @property
     def timestep(self) -> float:

@@ -41,5 +41,7 @@ def make_vector_env(num_envs: int = 1, backend: str = "cpu", **kwargs: Any) -> A
     if backend == "mjx":
         from arena_gym.mjx.vector_env import MjxVectorEnv
 
+        # the MJX task reads a free joint's pose: it runs the wheeled base (docs/mjx.md)
+        kwargs.setdefault("base", "wheeled")
         return MjxVectorEnv(num_envs, **kwargs)
     raise ValueError(f"backend: expected one of {BACKENDS}, got {backend!r}")

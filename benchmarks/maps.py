@@ -1,7 +1,7 @@
 """Env steps/s on every shared map against the default room, in one run.
 
     python benchmarks/maps.py [--envs 16] [--steps 200] [--maps hospital experiment_rooms]
-                              [--robot jackal]
+                              [--robot jackal] [--base planar]
 
 For the default room ("random" world) and each /work/shared/assets/worlds/*/map/map.yaml,
 at N envs with random actions: build time (gymnasium.make_vec, vector_entry_point), walls
@@ -95,12 +95,14 @@ def main() -> None:
     parser.add_argument("--maps", nargs="*", default=None, help="map folder names (default: all)")
     parser.add_argument("--robot", default=None,
                         help="a robot of the shared assets, e.g. jackal (default: the config's)")
+    parser.add_argument("--base", default=None, choices=["wheeled", "planar"],
+                        help="the robot's base (default: the config's)")
     args = parser.parse_args()
-    config = {}
+    config = {} if args.base is None else {"base": args.base}
     if args.robot is not None:
         folder = ASSETS / "robots" / args.robot
-        config = {"robot": str(folder / f"{args.robot}.urdf"),
-                  "package_paths": (str(folder / "packages"),)}
+        config |= {"robot": str(folder / f"{args.robot}.urdf"),
+                   "package_paths": (str(folder / "packages"),)}
     maps = sorted(p for p in ASSETS.glob("worlds/*/map/map.yaml")
                   if args.maps is None or p.parent.parent.name in args.maps)
     if not maps:

@@ -1,8 +1,8 @@
 """What walking people add to the env step: N envs with P pedestrians each against the
 same N envs without, in one run.
 
-    python benchmarks/pedestrians.py [--envs 16] [--pedestrians 64] [--pool 64] [--room 20]
-                                     [--steps 200] [--repeats 5]
+    python benchmarks/pedestrians.py [--envs 16] [--pedestrians 64] [--pool 0] [--room 20]
+                                     [--steps 200] [--repeats 5] [--base planar]
 
 Both vector envs (ArenaVectorEnv, random actions from one seeded stream, the same for both)
 run in one process and take turns every `--chunk` steps, each timing only its own calls, so
@@ -27,9 +27,10 @@ import numpy as np
 from arena_gym.envs.vector_env import ArenaVectorEnv
 
 
-def make(envs: int, peds: int, room: float, pool: int = 64) -> ArenaVectorEnv:
+def make(envs: int, peds: int, room: float, pool: int = 0, base: str = "wheeled"
+         ) -> ArenaVectorEnv:
     stages = {"stages": [[6, 10]], "pedestrians": [[peds, peds]] if peds else []}
-    env = ArenaVectorEnv(envs, room_size=room, num_pedestrians=peds, curriculum=stages,
+    env = ArenaVectorEnv(envs, room_size=room, num_pedestrians=peds, curriculum=stages, base=base,
                          pedestrian_pool=pool)
     env.reset(seed=0)
     return env
@@ -39,15 +40,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--envs", type=int, default=16)
     parser.add_argument("--pedestrians", type=int, default=64)
-    parser.add_argument("--pool", type=int, default=64, help="pedestrian pool slots per env")
+    parser.add_argument("--pool", type=int, default=0,
+                        help="pedestrian pool slots per env (0: as many as --pedestrians)")
     parser.add_argument("--room", type=float, default=20.0)
     parser.add_argument("--steps", type=int, default=200, help="env steps per repeat and env")
     parser.add_argument("--chunk", type=int, default=10, help="steps per turn")
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--base", default="wheeled", choices=["wheeled", "planar"])
     args = parser.parse_args()
 
-    plain = make(args.envs, 0, args.room)
-    people = make(args.envs, args.pedestrians, args.room, args.pool)
+    plain = make(args.envs, 0, args.room, base=args.base)
+    people = make(args.envs, args.pedestrians, args.room, args.pool, args.base)
     walkers = people.core.task.walkers
 
     def timed(call, total: list[float]):  # `call`, adding its time to total[0]
@@ -94,8 +97,8 @@ def main() -> None:
     ratio = statistics.median(r[1] / r[0] for r in rows)
     physics_ratio = statistics.median(r[4] / r[3] for r in rows)
     print(f"{args.envs} envs, {args.pedestrians} pedestrians each ({walking} walking at the "
-          f"first reset) in pools of {args.pool}, {args.room:g} m room, {args.repeats} x "
-          f"{args.steps} steps")
+          f"first reset) in pools of {args.pool or args.pedestrians}, {args.room:g} m room, "
+          f"{args.repeats} x {args.steps} steps")
     print("| envs | without (ms/step) | with (ms/step) | ratio | crowd model (ms/step) | "
           "physics without / with (ms/step) | physics ratio | rays without / with (ms/step) |")
     print("|---|---|---|---|---|---|---|---|")

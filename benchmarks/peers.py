@@ -35,7 +35,8 @@ the ratio ours / theirs, and steps per ended episode (a check that the two tasks
 all steps over the episodes that ended, so a short run reads high).
 
 What stays unmatched, by design or for want of the feature: arena_gym steps MuJoCo rigid-body
-physics (20 substeps of 5 ms, the wheels' and caster's contacts or the planar base) and casts
+physics (wheeled: 20 substeps of 5 ms with the wheels' and caster's contacts; planar: 10 of
+10 ms, no floor contacts) and casts
 3-D rays; navground integrates kinematics once per 0.1 s step, resolves overlaps geometrically
 and intersects 2-D rays with segments and discs. navground has no box obstacle: each box is its
 four sides as walls. Its 2WDiff turns at most 2 x 0.22 / 0.16 = 2.75 rad/s (arena_diffbot:
@@ -46,14 +47,13 @@ last action). arena_gym's box sizes are fixed per env (its pool), navground's dr
 
 `--base` passes arena_gym's `base` config key ("wheeled": the robot on its wheels and caster;
 "planar": one body on planar joints), a row each; "none" passes no key (the config's default).
-Its default is both bases where the installed arena_gym has the key, else "none".
+Its default is both bases.
 Machines are noisy: compare the ratios of one run, not absolute numbers across runs.
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import itertools
 import json
 import os
@@ -68,7 +68,6 @@ import gymnasium as gym
 import numpy as np
 
 import arena_gym  # noqa: F401  (registers ArenaMujoco-v0)
-from arena_gym.config import EnvConfig
 
 WORKER = Path(__file__).resolve().parent / "peers_navground.py"
 DEFAULT_VENV = Path("/work/navground-venv")
@@ -87,10 +86,6 @@ def navground_python(given: str | None) -> str:
     return path
 
 
-def has_base_key() -> bool:
-    return "base" in {f.name for f in dataclasses.fields(EnvConfig)}
-
-
 class Arena:
     """arena_gym's side of one configuration, built through Gymnasium's front door."""
 
@@ -98,7 +93,7 @@ class Arena:
                  seed: int) -> None:
         overrides: dict[str, Any] = {"scan": {"num_beams": beams}}
         if people:
-            overrides.update(num_pedestrians=people, pedestrian_pool=people)
+            overrides.update(num_pedestrians=people)  # a pool of as many slots (the default)
         if base is not None:
             overrides["base"] = base
         self.n, self.overrides = num_envs, overrides
@@ -219,9 +214,9 @@ def main() -> None:
     parser.add_argument("--envs", type=int, nargs="+", default=[1, 16])
     parser.add_argument("--beams", type=int, nargs="+", default=[90, 360])
     parser.add_argument("--people", type=int, nargs="+", default=[0, 4])
-    parser.add_argument("--base", nargs="+", choices=[*BASES, "none"], default=None,
+    parser.add_argument("--base", nargs="+", choices=[*BASES, "none"], default=list(BASES),
                         help="arena_gym's base config key, a row each; none: pass no key "
-                             "(default: both where the config has the key, else none)")
+                             "(the config's default)")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seconds", type=float, default=3.0, help="per side and round")
     parser.add_argument("--warmup", type=float, default=0.5, help="s per side, untimed")
@@ -229,14 +224,7 @@ def main() -> None:
     parser.add_argument("--navground-python", default=None)
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
-    bases = args.base or (list(BASES) if has_base_key() else ["none"])
-    if not has_base_key():
-        if args.base is None:
-            print("this arena_gym's config has no `base` key: its default robot only "
-                  "(--base none)")
-        elif set(bases) - {"none"}:
-            sys.exit(f"peers.py: --base {' '.join(bases)}: this arena_gym's config has no "
-                     "`base` key; expected --base none")
+    bases = args.base
     python = navground_python(args.navground_python)
     ng = Navground(python)
     rows: list[dict] = []

@@ -1,12 +1,13 @@
 """Env steps/s of ArenaVectorEnv against the physics + ray floor and Gymnasium's vector envs.
 
     python benchmarks/throughput.py [--envs 1 8 16 32] [--steps 300] [--repeats 3]
+                                    [--base wheeled planar] [--no-gym]
 
 For each N, in the same run and with random actions:
   ours    ArenaVectorEnv(N).step
   floor   the same work bare: one mujoco.batch.Batch over the same compiled models; per
-          step the same wheel controls written to its ctrl, batch.step(nstep=substeps),
-          then batch.ray for the same 360-beam fans
+          step the same controls written to its ctrl (the wheels' speeds, or a planar
+          base's twist), batch.step(nstep=substeps), then batch.ray for the same beam fans
   sync    gymnasium SyncVectorEnv of N single ArenaEnv (make_vec "sync")
   async   gymnasium AsyncVectorEnv of N single ArenaEnv (make_vec "async"), N <= 16
 Repeats take turns among the methods; the table shows medians and ratios. Targets (issue 4):
@@ -73,20 +74,22 @@ class Floor:
         self.exclude = np.full((self.n, len(angles)), lidar.carrier_root[0])
         drive = core.sim.controller.drive(0, "robot")
         self.ctrl, self.ids, self.matrix = self.batch.bind("ctrl"), drive.actuator_ids, drive.matrix
+        self.base_ids = drive.base_ids  # a planar drive's or base's (vx, vy, omega)
 
     def run(self, actions: np.ndarray) -> None:
-        """Per step: the actions' wheel controls, the physics, the rays."""
+        """Per step: the actions' controls, the physics, the rays."""
         twist = np.zeros((len(actions), self.n, 3))
         twist[..., 0], twist[..., 2] = actions[..., 0], actions[..., -1]
         for step_twist in twist:
             self.ctrl[:, self.ids] = step_twist @ self.matrix.T
+            self.ctrl[:, self.base_ids] = step_twist[:, :len(self.base_ids)]
             self.batch.step(nstep=self.substeps)
             self.batch.ray(self.pnt, self.vec, geomgroup=WORLD_ONLY, flg_static=True,
                            bodyexclude=self.exclude)
 
 
-def time_gym(mode: str, n: int, steps: int, rng: np.random.Generator) -> float:
-    envs = gym.make_vec("ArenaMujoco-v0", num_envs=n, vectorization_mode=mode)
+def time_gym(mode: str, n: int, steps: int, rng: np.random.Generator, base: str) -> float:
+    envs = gym.make_vec("ArenaMujoco-v0", num_envs=n, vectorization_mode=mode, base=base)
     envs.reset(seed=0)
     actions = rng.uniform(envs.action_space.low, envs.action_space.high,
                           (steps, *envs.action_space.shape))
@@ -103,27 +106,36 @@ def main() -> None:
     parser.add_argument("--envs", type=int, nargs="+", default=[1, 8, 16, 32])
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--base", nargs="+", default=["wheeled", "planar"],
+                        choices=["wheeled", "planar"])
+    parser.add_argument("--no-gym", action="store_true",
+                        help="ours and the floor only (no Sync/AsyncVectorEnv)")
     args = parser.parse_args()
     rng = np.random.default_rng(0)
-    print(f"{'N':>3} {'ours':>8} {'floor':>8} {'sync':>8} {'async':>8} "
+    print(f"{'base':>7} {'N':>3} {'ours':>8} {'floor':>8} {'sync':>8} {'async':>8} "
           f"{'ours/floor':>10} {'ours/async':>10}")
-    for n in args.envs:
-        env = ArenaVectorEnv(n)
-        env.reset(seed=0)
-        floor = Floor(env)
-        rates: dict[str, list[float]] = {"ours": [], "floor": [], "sync": [], "async": []}
-        for _ in range(args.repeats):
-            ours, bare = time_ours_and_floor(env, floor, args.steps, rng)
-            rates["ours"].append(ours)
-            rates["floor"].append(bare)
-            rates["sync"].append(time_gym("sync", n, args.steps // 3, rng))
-            if n <= 16:
-                rates["async"].append(time_gym("async", n, args.steps // 3, rng))
-        med = {k: statistics.median(v) if v else float("nan") for k, v in rates.items()}
-        print(f"{n:>3} {med['ours']:>8,.0f} {med['floor']:>8,.0f} {med['sync']:>8,.0f} "
-              f"{med['async']:>8,.0f} {med['ours'] / med['floor']:>10.2f} "
-              f"{med['ours'] / med['async']:>10.2f}", flush=True)
-        env.close()
+    for base in args.base:
+        for n in args.envs:
+            env = ArenaVectorEnv(n, base=base)
+            env.reset(seed=0)
+            floor = Floor(env)
+            rates: dict[str, list[float]] = {"ours": [], "floor": [], "sync": [], "async": []}
+            for _ in range(args.repeats):
+                ours, bare = time_ours_and_floor(env, floor, args.steps, rng)
+                rates["ours"].append(ours)
+                rates["floor"].append(bare)
+                if not args.no_gym:
+                    rates["sync"].append(time_gym("sync", n, args.steps // 3, rng, base))
+                    if n <= 16:
+                        rates["async"].append(time_gym("async", n, args.steps // 3, rng,
+                                                       base))
+            med = {k: statistics.median(v) if v else float("nan") for k, v in rates.items()}
+            ratio = statistics.median(o / f for o, f in zip(rates["ours"], rates["floor"],
+                                                             strict=True))
+            print(f"{base:>7} {n:>3} {med['ours']:>8,.0f} {med['floor']:>8,.0f} "
+                  f"{med['sync']:>8,.0f} {med['async']:>8,.0f} {ratio:>10.2f} "
+                  f"{med['ours'] / med['async']:>10.2f}", flush=True)
+            env.close()
 
 
 if __name__ == "__main__":

@@ -81,9 +81,7 @@ class Stage:
         if self.robot:
             out["robot"] = self.robot
         lo, hi = self.pedestrians
-        out["num_pedestrians"] = hi
-        if hi:  # a pool no larger than the stage needs: every slot costs physics time
-            out.setdefault("pedestrian_pool", hi)
+        out["num_pedestrians"] = hi  # (the pool: as many slots, the config's default)
         out["curriculum"] = {**out.get("curriculum", {}), "stages": [list(self.obstacles)],
                              "pedestrians": [[lo, hi]] if hi else [], "start_stage": 0}
         out["max_episode_steps"] = max(1, math.ceil(self.time_limit / control_dt - 1e-9))

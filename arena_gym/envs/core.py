@@ -66,7 +66,7 @@ class NavigationCore:
         models = [load_model(name, cfg.model_paths) for name in cfg.obstacles]
         self.pool = ObstaclePool.make(cfg.obstacle_pool, cfg.obstacle_size, models, bbox)
         self.store = SceneStore(num_envs, timestep=cfg.timestep,
-                                pedestrian_pool=cfg.pedestrian_pool)
+                                pedestrian_pool=cfg.pedestrian_slots)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # a robot's dropped meshes warn once per env
             for env in range(num_envs):

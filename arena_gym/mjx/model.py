@@ -48,7 +48,7 @@ def check_config(cfg: EnvConfig) -> None:
     """The MJX backend runs the "random" room world with the box pool; anything else is an
     error naming the key, what is supported and what came."""
     checks = [
-        ("base", cfg.base == "wheeled", "'wheeled'", cfg.base),
+        ("base", cfg.base == "wheeled", "'wheeled' (base=\"wheeled\")", cfg.base),
         ("world", cfg.world == "random" and not cfg.worlds and not cfg.scenario,
          "'random' (no worlds, no scenario)", cfg.scenario or cfg.worlds or cfg.world),
         ("obstacles", not cfg.obstacles, "[] (the box pool)", list(cfg.obstacles)),

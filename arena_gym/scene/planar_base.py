@@ -54,15 +54,14 @@ def is_holonomic(urdf: RewrittenUrdf, wheels: list[str], link_of: dict[str, str]
             and all(holonomic.is_frictionless(s) for s in surfaces))
 
 
-def _rigid(spec: mujoco.MjSpec, wheels: list[str]) -> list[str]:
+def _rigid(spec: mujoco.MjSpec, wheels: list[str]) -> None:
     """Delete every joint of the URDF (the robot becomes one rigid body) and switch off the
-    collisions of the wheels' links (they stay as visuals); returns the wheels' link names."""
+    collisions of the wheels' links (they stay as visuals)."""
     wheel_links = [spec.joint(j).parent.name for j in wheels]
     for joint in list(spec.joints):
         spec.delete(joint)
     for link in wheel_links:
         _visual_only(spec.body(link))
-    return wheel_links
 
 
 def _visual_only(body: mujoco.MjsBody) -> None:

@@ -479,8 +479,8 @@ def make_groups(
     groups: list[BatchGroup | PoolGroup] = []
     odd: list[Scene] = []
     for members in by_layout.values():
-        if len(members) < 2:
-            odd += members
+        if len(members) < 2 and len(by_layout) > 1:  # one env of one layout steps in a
+            odd += members  # batch too (the envs' one path); odd ones share a thread pool
             continue
         try:
             groups.append(BatchGroup(members, nthread))

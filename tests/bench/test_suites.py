@@ -18,7 +18,7 @@ def test_default_suite_stages_make_their_env_configs():
     assert configs["large_room"].room_size == 10.0
     assert configs["large_room"].max_episode_steps == 600  # 60 s at control_dt 0.1 s
     crowd = configs["crowd"]
-    assert (crowd.num_pedestrians, crowd.pedestrian_pool, crowd.curriculum.pedestrians) == (
+    assert (crowd.num_pedestrians, crowd.pedestrian_slots, crowd.curriculum.pedestrians) == (
         4, 4, ((2, 4),))
 
 

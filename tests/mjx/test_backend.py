@@ -51,7 +51,7 @@ def aligned(task):
 
     from arena_gym.mjx.sampling import Draw
 
-    cfg = load_config()
+    cfg = load_config(base="wheeled")
     core = NavigationCore(N, cfg)
     try:
         for e in range(N):
@@ -177,7 +177,7 @@ def warp(aligned):
     device): the task and its record."""
     from arena_gym.mjx.task import MjxTask
 
-    task = MjxTask.make(load_config(), "warp")
+    task = MjxTask.make(load_config(base="wheeled"), "warp")
     return task, _record(task, aligned[2], WARP_STEPS)
 
 
@@ -263,7 +263,8 @@ def test_ended_episodes_report_the_cpu_envs_metrics_and_advance_the_curriculum(e
         ep = info["episode_result"]
         assert info["_episode_result"].tolist() == [True, False]
         assert info["is_success"][0] and info["_is_success"].tolist() == [True, False]
-        cpu = gym.make_vec("ArenaMujoco-v0", num_envs=N, max_episode_steps=1)
+        cpu = gym.make_vec("ArenaMujoco-v0", num_envs=N, max_episode_steps=1,
+                           base="wheeled")
         try:
             cpu.reset(seed=0)
             assert set(ep) == set(cpu.step(np.zeros((N, 2)))[-1]["episode_result"])
@@ -288,7 +289,7 @@ def test_ended_episodes_report_the_cpu_envs_metrics_and_advance_the_curriculum(e
 def test_frames_are_the_cpu_envs_frames_of_the_same_state(envs):
     import jax.numpy as jnp
 
-    cpu = gym.make_vec("ArenaMujoco-v0", num_envs=N, render_mode="rgb_array")
+    cpu = gym.make_vec("ArenaMujoco-v0", num_envs=N, render_mode="rgb_array", base="wheeled")
     try:
         obs, _ = cpu.reset(seed=0)
         want = cpu.render()

@@ -19,7 +19,7 @@ SPEED = 2.84  # rad/s, the arena_diffbot's fastest turn
 
 @pytest.fixture(scope="module")
 def layout():
-    return build_layout(load_config())
+    return build_layout(load_config(base="wheeled"))
 
 
 def _turn_collides(layout, model: mujoco.MjModel, gap: float, seconds: float = 0.6) -> bool:
@@ -76,7 +76,10 @@ def test_rolling_on_the_floor_is_unchanged(layout):
 def test_unsupported_configs_are_refused_by_name():
     with pytest.raises(UnsupportedConfig, match=re.escape(
             "num_pedestrians: the MJX backend expects 0, got 3")):
-        check_config(load_config(num_pedestrians=3))
+        check_config(load_config(num_pedestrians=3, base="wheeled"))
     with pytest.raises(UnsupportedConfig, match=re.escape(
             "action: the MJX backend expects 'continuous', got 'discrete'")):
-        check_config(load_config(action="discrete"))
+        check_config(load_config(action="discrete", base="wheeled"))
+    with pytest.raises(UnsupportedConfig, match=re.escape(
+            "base: the MJX backend expects 'wheeled' (base=\"wheeled\"), got 'planar'")):
+        check_config(load_config(base="planar"))

@@ -48,15 +48,18 @@ def test_the_controller_builds_drives_through_the_registry():
         built.append(robot.name)
         return wheel_drive(model, robot)
 
-    DRIVES.register("wheels", spy, replace=True)
-    try:
-        env = gym.make_vec("ArenaMujoco-v0", num_envs=2, vectorization_mode="vector_entry_point")
-        env.reset(seed=0)
-        env.step(np.tile([0.2, 0.0], (2, 1)))
-        assert built == ["robot", "robot"]  # once per env, cached after
-        env.close()
-    finally:
-        DRIVES.register("wheels", wheel_drive, replace=True)
+    for kind, base in (("wheels", "wheeled"), ("planar", "planar")):
+        built.clear()
+        DRIVES.register(kind, spy, replace=True)
+        try:
+            env = gym.make_vec("ArenaMujoco-v0", num_envs=2, base=base,
+                               vectorization_mode="vector_entry_point")
+            env.reset(seed=0)
+            env.step(np.tile([0.2, 0.0], (2, 1)))
+            assert built == ["robot", "robot"]  # once per env, cached after
+            env.close()
+        finally:
+            DRIVES.register(kind, wheel_drive, replace=True)
 
 
 def test_unknown_names_list_the_known_ones():

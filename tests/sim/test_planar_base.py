@@ -169,8 +169,8 @@ def test_a_base_that_is_neither_is_named():
     with pytest.raises(ConfigError, match=re.escape(
             "base: expected one of ('wheeled', 'planar'), got 'legs'")):
         load_config(None, base="legs")
-    assert load_config(None, base="planar").timestep == 0.01
-    assert load_config(None).timestep == 0.005
+    assert load_config(None).timestep == 0.01  # the planar base, the default
+    assert load_config(None, base="wheeled").timestep == 0.005
     assert load_config(None, base="planar", physics_dt=0.005).substeps == 20
 
 

@@ -90,11 +90,11 @@ def test_cast_rays_equals_a_plain_cast_on_every_shared_map(assets, name):
 
 
 def test_a_cutoff_only_turns_far_hits_into_misses(assets):
-    store, sim, xy = map_world(assets, "hospital", 1)  # one env: the pool group's path
+    store, sim, xy = map_world(assets, "hospital", 1)  # one env: a batch of one
     origins, directions = fans(store, xy, 720, (0.0,))
     full, full_id = sim.cast_rays(origins, directions)
     near, near_id = sim.cast_rays(origins, directions, cutoff=3.5)
-    assert [kind for kind, _ in sim.groups()] == ["pool"]
+    assert [kind for kind, _ in sim.groups()] == ["batch"]
     close = (full >= 0) & (full <= 3.5)
     # short and long casts take different routes (worlds/raycast.py): equal to round-off
     np.testing.assert_allclose(near[close], full[close], rtol=0, atol=1e-9)

@@ -74,13 +74,16 @@ def test_time_limit_is_reported_as_truncation():
     venv.close()
 
 
+FORWARD = np.tile(np.float32([0.1, 0.0]), (2, 1))
+
+
 def test_adapter_over_a_wrapped_vector_env_uses_its_front_door():
     inner = ArenaVectorEnv(2, max_episode_steps=5)
     venv = adapter(RecordEpisodeStatistics(NormalizeReward(inner)), seed=1)
     first = venv.reset()
     steps = inner.core.sim.step_count
     for _ in range(5):
-        venv.step_async(np.zeros((2, 2), np.float32))
+        venv.step_async(FORWARD)  # the robots move: their last scan is not the first
         obs, _, done, infos = venv.step_wait()
     assert done.tolist() == [True, True]
     assert inner.core.sim.step_count == steps + 5 * inner.cfg.substeps  # no hidden steps
@@ -88,12 +91,12 @@ def test_adapter_over_a_wrapped_vector_env_uses_its_front_door():
         assert info["episode"]["l"] == 5  # RecordEpisodeStatistics' record, per env
         assert info["episode_result"]["result"] == "timeout"
         assert info["TimeLimit.truncated"] is True and info["is_success"] is False
-        assert info["terminal_observation"][-2:].tolist() == [0.0, 0.0]
+        assert info["terminal_observation"][-2:].tolist() == FORWARD[e].tolist()
         assert not np.array_equal(info["terminal_observation"], first[e])
     fresh = ArenaVectorEnv(2, max_episode_steps=5)
     fresh.reset(seed=1)
     for _ in range(5):
-        fresh.step(np.zeros((2, 2)))
+        fresh.step(FORWARD)
     restarted, *_ = fresh.step(np.zeros((2, 2)))  # NEXT_STEP: the next episodes' first obs
     from arena_gym.wrappers.policy_obs import flatten
 

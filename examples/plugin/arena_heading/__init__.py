@@ -41,13 +41,15 @@ class HeadingReading(Reading):
 
 
 class HeadingUnit(Unit):
-    """(cos yaw, sin yaw) of the robot's base, from its free joint's quaternion."""
+    """(cos yaw, sin yaw) of the robot's base: its free joint's quaternion, or a planar
+    base's yaw joint (`base: planar`, the env's default)."""
 
     kind = "heading"
 
     def __init__(self, spec: HeadingSpec, num_envs: int) -> None:
         super().__init__(spec, num_envs)
         self.qpos_adr = np.zeros(num_envs, dtype=np.int64)
+        self.planar = np.zeros(num_envs, dtype=bool)
 
     def find_mount(self, scene, info):  # read from the state: no declared sensor needed
         return None
@@ -59,12 +61,16 @@ class HeadingUnit(Unit):
         model = scene.model
         joint = model.body_jntadr[model.body(info.root_body).id]
         self.qpos_adr[env] = model.jnt_qposadr[joint]
+        self.planar[env] = info.base == "planar"  # qpos: x, y, yaw
 
     def _compute(self, frames, envs: np.ndarray) -> None:
         for env in envs:
-            a = self.qpos_adr[env]
-            w, x, y, z = frames.state(int(env), "qpos")[a + 3 : a + 7]
-            yaw = math.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
+            a, qpos = self.qpos_adr[env], frames.state(int(env), "qpos")
+            if self.planar[env]:
+                yaw = qpos[a + 2]
+            else:
+                w, x, y, z = qpos[a + 3 : a + 7]
+                yaw = math.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
             self.out["heading"][env] = (math.cos(yaw), math.sin(yaw))
 
 
