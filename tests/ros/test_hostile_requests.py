@@ -15,6 +15,7 @@ from arena_gym.ros.run import build_envs
 from arena_gym.ros.topic_names import MAX_TOPIC
 from arena_gym.worlds.default import builtin_robot_urdf
 from tests.ros.conftest import Probe, served
+from tests.sensors.worlds import lidar_block, probe_urdf
 
 OURS = "arena_gym_interfaces/srv/SpawnUrdf"
 ARENA = "arena_mujoco_msgs/srv/"
@@ -26,12 +27,17 @@ LONG_SHOWN = f"{LONG[:60]!r}... (300 characters)"
 
 
 @pytest.fixture(scope="module")
-def bridge(ros_env, assets):
+def bridge(ros_env, assets, tmp_path_factory):
     """A lockstep bridge over 1 env of the built-in robot and 1 empty env (--max-envs 2),
-    the shared robots' folder allowed."""
-    roots = file_roots(builtin_robot_urdf(), [assets / "robots"])
+    the shared robots' folder allowed, and one holding a robot without wheels whose second
+    lidar is named '2nd', a topic part ROS refuses (`brick.urdf`)."""
+    folder = tmp_path_factory.mktemp("robots")
+    (folder / "brick.urdf").write_text(probe_urdf(
+        lidar_block(name="front", samples=90), lidar_block(name="2nd", samples=90)))
+    roots = file_roots(builtin_robot_urdf(), [assets / "robots", folder])
     store, name = build_envs("empty", "builtin", 1, seed=0, path_roots=roots, max_envs=2)
     with served(store, name, ros_env) as b:
+        b.brick = str(folder / "brick.urdf")
         yield b
 
 
@@ -130,6 +136,30 @@ def test_a_twist_drives_a_skid_steer_robot_spawned_into_one_env_of_two(
     assert abs(moved[0]) < 0.01  # standing
     assert moved[1] > 0.3  # ~0.5 m/s for 1 s, from rest
     assert probe.step(1)["success"]  # still serving
+
+
+def test_a_sensor_name_ros_refuses_in_a_topic_and_a_robot_without_wheels_are_told(
+        bridge, probe, capfd):
+    """The second lidar of `brick` is named '2nd': its topics stay unpublished, with
+    a warning each, the first lidar's are there; a Twist for `brick` (no wheels to drive)
+    is ignored with one warning, however many come."""
+    with pytest.warns(UserWarning) as caught:
+        reply = probe.call("/mujoco/spawn_urdf", OURS, env_id=1, name="brick",
+                           urdf_path=bridge.brick, x=2.0, y=0.0, yaw=0.0)
+    assert reply == {"success": True, "message": ""}
+    told = {str(w.message) for w in caught if "not published" in str(w.message)}
+    assert told == {f"bridge: robot 'brick': topic '/env_1/brick/2nd/{t}' is not "
+                    "published: expected a ROS topic name, got one where its part '2nd' starts with a "
+                    "digit"
+                    for t in ("scan", "points")}
+    assert probe.publishers("/env_1/brick/scan", 1) == 1
+    capfd.readouterr()
+    for _ in range(3):
+        probe.command(bridge, "cmd_vel", "/env_1/brick/cmd_vel", "geometry_msgs/msg/Twist",
+                      {"linear": {"x": 0.5}})
+    assert capfd.readouterr().err == (
+        "bridge: ignored cmd_vel: robot 'brick' has no wheels or planar drive to move it\n")
+    assert probe.step(10)["success"]
 
 
 def test_a_robot_name_ros_refuses_stops_the_bridge_before_it_starts(tmp_path, capsys):
