@@ -149,8 +149,8 @@ def test_a_sensor_name_ros_refuses_in_a_topic_and_a_robot_without_wheels_are_tol
     assert reply == {"success": True, "message": ""}
     told = {str(w.message) for w in caught if "not published" in str(w.message)}
     assert told == {f"bridge: robot 'brick': topic '/env_1/brick/2nd/{t}' is not "
-                    "published: expected a ROS topic name, got one where its part '2nd' starts with a "
-                    "digit"
+                    "published: expected a ROS topic name, got one where its part '2nd' "
+                    "starts with a digit"
                     for t in ("scan", "points")}
     assert probe.publishers("/env_1/brick/scan", 1) == 1
     capfd.readouterr()

@@ -145,3 +145,14 @@ def test_a_capture_waits_for_its_sim_time(view, ros_env):
         assert stamp["sec"] + stamp["nanosec"] * 1e-9 >= target - 1e-6
     finally:
         capturer.close()
+
+
+def test_sixteen_captures_at_once_are_all_answered(view):
+    """As docs/ros.md promises for every service: a burst of requests is kept (QoS depth
+    1000), not cut at rclpy's default of 10."""
+    _, probe = view
+    shots = probe.ask(do="call_many", service="/arena/viewport/capture",
+                      type=VP + "ViewportCapture", count=16, timeout=240,
+                      request={"pose": {"position": {"x": -3.0, "z": 1.5},
+                                        "orientation": {"w": 1.0}}})
+    assert [(s["success"], s["image"]["width"]) for s in shots] == [(True, 1920)] * 16
