@@ -288,7 +288,9 @@ class ArenaCommands:
     def _spawn_walls(self, message: dict, problems: list[str]) -> Reply:
         def build(w: dict, name: str) -> Wall:
             (x0, y0, z0), (x1, y1, z1) = w["start"], w["end"]
-            return Wall(name, (x0, y0), (x1, y1), height=abs(z1 - z0), thickness=w["thickness"],
+            # Arena: a box of the z span, 1 mm high at least (as a prim's sides)
+            return Wall(name, (x0, y0), (x1, y1), height=max(abs(z1 - z0), 2 * MIN_HALF_EXTENT),
+                        thickness=w["thickness"],
                         z=min(z0, z1),
                         **self._look(w.get("material"), problems, f"wall {w['name']!r}",
                                      Wall.__dataclass_fields__["rgba"].default))

@@ -178,3 +178,15 @@ def test_a_robot_name_ros_refuses_stops_the_bridge_before_it_starts(tmp_path, ca
     with pytest.raises(ValueError, match=re.escape(
             "robot description: robot name '3bot': expected a ROS name")):
         build_envs("empty", text, 1, seed=0)
+
+
+def test_arenas_zero_height_wall_is_a_one_millimetre_box(bridge, probe):
+    """As Arena's server builds it (its prims likewise): 1 mm high, not refused."""
+    wall = {"name": "flat", "start": {"x": 3.0, "y": -1.0, "z": 0.0},
+            "end": {"x": 3.0, "y": 1.0, "z": 0.0}, "thickness": 0.1}
+    assert probe.call("/mujoco/SpawnWalls", ARENA + "SpawnWalls", env_id=1,
+                      walls=[wall]) == {"ret": [True]}
+    size = bridge.runner.call_soon(  # on the loop: the scenes are its while it serves
+        lambda: bridge.sim.store[1].model.geom("env_1/flat/geom").size.copy()).result(60)
+    assert size.tolist() == pytest.approx([1.0, 0.05, 0.0005])
+    probe.call("/mujoco/DeletePrims", ARENA + "DeletePrims", env_id=1, names=["flat"])
