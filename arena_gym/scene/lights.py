@@ -25,9 +25,11 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from arena_gym import checks
 from arena_gym.errors import SceneError, unknown
 
 KINDS = ("dome", "sun", "spot", "bulb", "panel")
+MAX_LEVEL = 1000.0  # a pixel saturates near 1; beyond this MuJoCo's float32 light overflows
 DIRECTIONAL = ("dome", "sun")
 
 
@@ -62,7 +64,7 @@ class Light:
         what = f"Light {self.name!r}"
         if self.kind not in KINDS:
             raise SceneError(f"{what} kind: expected one of {list(KINDS)}, got {self.kind!r}")
-        object.__setattr__(self, "pos", _vector(f"{what} pos", self.pos))
+        object.__setattr__(self, "pos", checks.pose(f"{what} pos", self.pos, 3))
         direction = _vector(f"{what} dir", self.dir)
         if math.hypot(*direction) < 1e-9:
             raise SceneError(f"{what} dir: expected a non-zero direction, got {self.dir!r}")
@@ -72,8 +74,9 @@ class Light:
             raise SceneError(f"{what} colour: expected values >= 0, got {self.colour!r}")
         object.__setattr__(self, "colour", colour)
         if (isinstance(self.level, bool) or not isinstance(self.level, (int, float))
-                or not math.isfinite(self.level) or self.level < 0):
-            raise SceneError(f"{what} level: expected a number >= 0, got {self.level!r}")
+                or not 0 <= self.level <= MAX_LEVEL):
+            raise SceneError(f"{what} level: expected a number in [0, {MAX_LEVEL:g}], got "
+                             f"{self.level!r}")
         if not isinstance(self.cutoff, (int, float)) or not 0 < self.cutoff <= 90:
             raise SceneError(f"{what} cutoff: expected degrees in (0, 90], got {self.cutoff!r}")
         if self.regime != ():

@@ -115,16 +115,22 @@ def test_bad_lights_and_unknown_names_are_refused_with_what_was_expected():
             "Light 'x' kind: expected one of ['dome', 'sun', 'spot', 'bulb', 'panel'], "
             "got 'laser'")):
         Light("x", "laser")
-    with pytest.raises(SceneError, match=re.escape("Light 'x' level: expected a number >= 0, "
-                                                   "got -1")):
+    with pytest.raises(SceneError, match=re.escape("Light 'x' level: expected a number in "
+                                                   "[0, 1000], got -1")):
         Light("x", "bulb", level=-1)
+    with pytest.raises(SceneError, match=re.escape("Light 'x' level: expected a number in "
+                                                   "[0, 1000], got 1e+300")):
+        Light("x", "bulb", level=1e300)
+    with pytest.raises(SceneError, match=re.escape("Light 'x' pos: expected numbers within "
+                                                   "+-10000 (m, rad), got (1e+300, 0.0, 3.0)")):
+        Light("x", "bulb", pos=(1e300, 0.0, 3.0))
     table = LightTable()
     table.spawn(Light("lamp", "bulb"))
     with pytest.raises(SceneError, match=re.escape("unknown light 'lamb'; did you mean "
                                                    "'lamp'?")):
         table.dim("lamb", 0.5)
     with pytest.raises(SceneError, match=re.escape("Light 'lamp' level: expected a number "
-                                                   ">= 0, got nan")):
+                                                   "in [0, 1000], got nan")):
         table.dim("lamp", float("nan"))
     assert table.get("lamp").level == 1.0  # unchanged
 

@@ -106,7 +106,7 @@ def test_lights_are_declared_next_to_the_map_and_checked(tmp_path):
     assert not found  # lights alone move nothing: no mechanism tick
     with pytest.raises(MechanismError, match=re.escape(
             "m.yaml: lights[0]: expected a valid light, got \"Light 'hall' level: expected a "
-            "number >= 0, got -1\"")):
+            "number in [0, 1000], got -1\"")):
         parse_mechanisms({"lights": [{"name": "hall", "kind": "bulb", "level": -1}]}, "m.yaml")
     with pytest.raises(MechanismError, match=re.escape("m.yaml: lights: expected unique light "
                                                        "names, got \"'a' twice\"")):
