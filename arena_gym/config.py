@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
+from arena_gym.files import read_text
 from arena_gym.registry import REWARD_TERMS
 
 
@@ -467,7 +468,7 @@ def load_config(path: str | Path | None = None, **overrides: Any) -> EnvConfig:
 
         path = config_path(path)
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_text(path, str(path), error=ConfigError)
             data = yaml.safe_load(text) or {}
         except FileNotFoundError:
             raise ConfigError(f"{path}: expected an existing YAML file, got no such file") from None

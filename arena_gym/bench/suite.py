@@ -39,6 +39,7 @@ from arena_gym.config import (
     from_dict,
     load_config,
 )
+from arena_gym.files import read_text
 
 BUILTIN_SUITES = Path(__file__).resolve().parents[1] / "configs" / "benchmark"
 STAGE_SEED_STRIDE = 1000  # seeds apart between stages: no episode shared up to 1000 a stage
@@ -128,7 +129,7 @@ def load_suite(name: str | Path) -> Suite:
 
     path = suite_path(name)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.safe_load(read_text(path, str(path), error=ConfigError))
     except FileNotFoundError:
         builtins = sorted(p.stem for p in BUILTIN_SUITES.glob("*.yaml"))
         raise ConfigError(f"{path}: expected a suite YAML file or a built-in suite "
