@@ -135,6 +135,14 @@ def test_pickled_weights_are_refused(run, tmp_path, capsys):
      "or one of ['random'], got 'moon'"),
     (["record", "--robot", "/no/robot.urdf"],
      "--robot: expected 'builtin' or a URDF file, got '/no/robot.urdf'"),
+    (["eval", "random", "--set", "sensors=[{kind: sonar}]"],
+     "unknown sensor kind 'sonar' (expected one of ['camera', 'collision', 'contact', 'imu', "
+     "'lidar', 'mujoco', 'odometry']; built-ins register when arena_gym.sensors is "
+     "imported)"),
+    (["eval", "random", "--set", "plugins=[{type: wind}]"],
+     "unknown plugin 'wind' (expected one of []; built-ins register when arena_gym.plugins is "
+     "imported)"),
+    (["train", "--gamma", "5"], "gamma: expected a number in (0, 1], got 5.0"),
 ])
 def test_user_mistakes_are_one_line_and_leave_no_files(tmp_path, monkeypatch, capsys, argv,
                                                        message):
