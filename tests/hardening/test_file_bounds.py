@@ -2,24 +2,20 @@
 under a size bound before it is read (issue 43 item 3): a symlink to /dev/zero, a FIFO and a
 file past the bound are each one error naming the file, what was expected and what came.
 
-The readers run in a child process with 2 GiB of address space and a time limit: one that
-reads /dev/zero without bound or blocks on a FIFO fails there, not the machine."""
+The readers run in a bounded child process (tests/bounded.py): one that reads /dev/zero
+without bound or blocks on a FIFO fails there, not the machine."""
 
 from __future__ import annotations
 
 import json
 import os
-import resource
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from arena_gym.files import MAX_TEXT_BYTES
+from tests.bounded import bounded_child, cli
 
-ROOT = Path(__file__).resolve().parents[2]
-LIMIT = 2 * 2**30  # bytes of address space for the child
 LOADERS = {  # how each kind of file is read, and how its errors name it
     "config": ("from arena_gym.config import load_config as load", "{path}"),
     "suite": ("from arena_gym.bench.suite import load_suite as load", "{path}"),
@@ -33,16 +29,6 @@ LOADERS = {  # how each kind of file is read, and how its errors name it
 }
 
 
-def _bounded() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (LIMIT, LIMIT))
-
-
-def _child(code: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=timeout, preexec_fn=_bounded, cwd=ROOT,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
-
-
 def _errors(path: Path) -> dict[str, str]:
     """Each loader's error (type: message) on `path`, read in a bounded child."""
     lines = []
@@ -50,7 +36,7 @@ def _errors(path: Path) -> dict[str, str]:
         lines += [imported, "try:", f"    load({str(path)!r})", "    out = 'read'",
                   "except Exception as exc:", "    out = f'{type(exc).__name__}: {exc}'",
                   f"print(json.dumps([{kind!r}, out]), flush=True)"]
-    done = _child("import json\n" + "\n".join(lines))
+    done = bounded_child("import json\n" + "\n".join(lines))
     assert done.returncode == 0, done.stderr[-2000:]
     return dict(json.loads(line) for line in done.stdout.splitlines())
 
@@ -84,12 +70,11 @@ def test_no_reader_reads_a_file_without_bound(files, which):
 def test_the_cli_names_a_config_fifo_and_a_scenario_symlink_to_dev_zero(files):
     """What a user sees: one line, exit status 2, before any env steps."""
     fifo, zero = files["fifo"][0], files["zero"][0]
-    run = "from arena_gym.cli import main; raise SystemExit(main({argv!r}))"
-    done = _child(run.format(argv=["eval", "random", "--config", str(fifo)]))
+    done = cli("eval", "random", "--config", str(fifo))
     assert (done.returncode, done.stderr) == (
         2, f"arena-gym: error: {fifo}: expected a regular file, got a FIFO\n")
-    done = _child(run.format(argv=["eval", "random", "--episodes", "1", "--num-envs", "1",
-                                   "--set", f"scenario={zero}"]))
+    done = cli("eval", "random", "--episodes", "1", "--num-envs", "1", "--set",
+               f"scenario={zero}")
     assert (done.returncode, done.stderr.splitlines()[-1]) == (
         2, f"arena-gym: error: scenario {zero}: expected a regular file, got a character "
            "device")
