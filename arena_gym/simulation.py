@@ -525,13 +525,14 @@ class Simulation:
 
     # ------------------------------------------------------------ lifetime
     def close(self) -> None:
+        """Close the world; a step, start or reload after it raises SimulatorClosed (its
+        closed parts stay, so any handle taken from it says so too)."""
         for viewer in self._viewers.values():
             viewer.close()
         self._viewers.clear()
-        if self._core is not None:
+        if not self._core.sim.closed:
             self._runner.close()
             self._core.close()
-            self._core = None
 
     def __enter__(self) -> Self:
         return self

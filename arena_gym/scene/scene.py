@@ -291,7 +291,10 @@ class Scene:
         frame = trial.worldbody.add_frame(name=prefix + "spawn", pos=[pose[0], pose[1], 0.0],
                                           quat=builders.yaw_quat(pose[2]))
         try:
-            spec.compile()  # alone first: attaching (and copying) drops what names no target
+            alone = spec.compile()  # first: attaching (and copying) drops what names no target
+            bad = models.non_finite(alone)
+            if bad:  # MuJoCo takes NaN (with a warning) and steps it silently
+                raise ValueError(f"expected finite numbers, got {bad}")
             trial.attach(spec, prefix=prefix, frame=frame)
             model, data = self._compile_spec(trial)
         except ValueError as exc:

@@ -34,6 +34,10 @@ from arena_gym.sim.options import apply_runtime_options
 TICK_STEPS = 10
 
 
+class SimulatorClosed(RuntimeError):
+    """A closed simulator was asked to step (a handle kept past its world's close)."""
+
+
 @dataclass(frozen=True)
 class SavedState:
     """An env's whole integration state (`values`) and the compile of its model it
@@ -69,6 +73,7 @@ class Simulator:
         self._lock = threading.RLock()
         self._changed = True  # a scene changed since the last _prepare
         self._any_touched = False
+        self.closed = False  # close(): it steps no more (a handle kept from before refuses)
         for scene in store.scenes:
             scene.on_access = self._on_access
             scene.on_change = self._on_change
@@ -88,6 +93,10 @@ class Simulator:
         """Compile dirty scenes, regroup after model changes, push hand-edited state."""
         if not (self._changed or self._any_touched):
             return  # the hot path: nothing to do
+        if self.closed:  # (close() sets _changed: the hot path leads here)
+            raise SimulatorClosed("simulator: closed (by close(), or replaced by a "
+                                  "Simulation's reload() or load_from_*); expected the open "
+                                  "one (Simulation.simulator)")
         scenes = self.store.scenes
         for scene in scenes:
             scene.flush()
@@ -439,7 +448,8 @@ class Simulator:
 
     def close(self) -> None:
         """Free the thread pool and hand the scenes their own state back (stop a Runner
-        that drives this simulator first)."""
+        that drives this simulator first). A step after it raises SimulatorClosed."""
+        self.closed = self._changed = True
         if self._pool is not None:
             self._pool.shutdown()
             self._pool = None
