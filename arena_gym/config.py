@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
+import re
 import types
 import typing
 from collections.abc import Mapping
@@ -370,6 +371,9 @@ def _check(ok: bool, key: str, expected: str) -> None:
         raise ConfigError(f"{key}: expected {expected}")
 
 
+_EXPONENT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+")  # 2e-3, 1.E5, .5e1
+
+
 def _convert(value: Any, hint: Any, key: str) -> Any:
     origin = typing.get_origin(hint)
     if origin is Annotated:  # a ranged number: convert, then check the range here (key known)
@@ -395,6 +399,8 @@ def _convert(value: Any, hint: Any, key: str) -> Any:
     if origin in (typing.Union, types.UnionType):
         return value
     if hint is float:
+        if isinstance(value, str) and _EXPONENT.fullmatch(value.strip()):
+            value = float(value)  # YAML 1.1 reads 2e-3 (no '.') as a string; YAML 1.2 a number
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ConfigError(f"{key}: expected a number, got {value!r}")
         if not math.isfinite(value):
