@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,7 +53,7 @@ from arena_gym.sensors import CameraReading, CameraSpec, SensorError, SensorSpec
 from arena_gym.sensors.camera_frames import CameraFrame, FrameLease
 from arena_gym.sensors.suite import SensorSuite, default_specs
 from arena_gym.sim.options import read_options
-from arena_gym.sim.simulator import Simulator
+from arena_gym.sim.simulator import Simulator, SimulatorClosed
 
 MODEL = "model"  # the entity name of a loaded model in every env (`env_<i>/model/...`)
 
@@ -128,7 +129,7 @@ class Settings:
     either applied whole or rejected with ValueError("field: message")."""
 
     def __init__(self, owner: Simulation) -> None:
-        self._owner = owner
+        self._owner = weakref.proxy(owner)  # (no cycle: a dropped Simulation frees at once)
 
     def snapshot(self) -> SettingsSnapshot:
         """A frozen copy of every setting now."""
@@ -179,7 +180,7 @@ class Cameras:
     load_from_string) starts without them."""
 
     def __init__(self, owner: Simulation) -> None:
-        self._owner = owner
+        self._owner = weakref.proxy(owner)  # (no cycle: a dropped Simulation frees at once)
         self._specs: list[SensorSpec] = []
 
     def add(self, spec: SensorSpec) -> CameraReading:
@@ -356,8 +357,7 @@ class Simulation:
         except ValueError:
             core.close()
             raise
-        suite = core.sensor_suite
-        core.sim.hooks.tick.append(lambda sim: suite.update())
+        core.sensor_suite.hook_ticks()  # sampled at every tick (the env's core: by its step)
         self._core, self._runner, self._epoch = core, Runner(core.sim), 0
         self.load_count += 1
         self._options = self._snapshot()
@@ -366,6 +366,7 @@ class Simulation:
     def reload(self) -> None:
         """Close this load and build the world again from its source (the config or the
         model): load_count + 1, the source's options again (epoch 0), new plugin handles."""
+        self._live()
         self._runner.close()
         self._core.close()
         self._load()
@@ -397,31 +398,32 @@ class Simulation:
     # ------------------------------------------------------------ parts
     @property
     def simulator(self) -> Any:
-        return self._core.sim
+        return self._live().sim
 
     @property
     def runner(self) -> Any:
         """The Runner that runs this load's simulator free (snapshots, keyframes, ...)."""
+        self._live()
         return self._runner
 
     @property
     def store(self) -> Any:
-        return self._core.store
+        return self._live().store
 
     @property
     def sensor_suite(self) -> Any:
-        return self._core.sensor_suite
+        return self._live().sensor_suite
 
     @property
     def plugins(self) -> list[Any]:
-        return self._core.plugins
+        return self._live().plugins
 
     # ------------------------------------------------------------ stepping
     def step(self, n: int = 1) -> None:
         """`n` physics steps of every env (lockstep; works paused or not)."""
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
             raise ValueError(f"step: expected an integer >= 1, got {n!r}")
-        self._core.sim.step(int(n))
+        self._live().sim.step(int(n))
         for viewer in self._viewers.values():
             if viewer.auto_sync and viewer.is_running():
                 viewer.sync()
@@ -446,6 +448,7 @@ class Simulation:
         return viewer
 
     def start(self, paused: bool = False) -> None:
+        self._live()
         self._runner.start(paused=paused)
 
     def pause(self) -> None:
@@ -482,15 +485,24 @@ class Simulation:
     def _container_hooks(self, core: Any) -> None:
         """A load's plugins step after every tick and reset (with the sensors) after every
         reset; the state as loaded is the initial state `reset()` goes back to."""
-        plugins, suite = core.plugins, core.sensor_suite
-        if plugins:
-            core.sim.hooks.tick.append(lambda sim: [h.step(core) for h in plugins])
+        # the hooks (held by the core's simulator) hold the core weakly: no cycle
+        held = weakref.ref(core)
+
+        def on_tick(sim: Any) -> None:
+            core = held()
+            for handle in core.plugins if core is not None else ():
+                handle.step(core)
 
         def on_reset(sim: Any, env_ids: list[int], fill_initial_state: bool) -> None:
-            suite.reset(env_ids)
-            for handle in plugins:
+            core = held()
+            if core is None:
+                return
+            core.sensor_suite.reset(env_ids)
+            for handle in core.plugins:
                 handle.reset(core, np.asarray(env_ids, dtype=np.int64))
 
+        if core.plugins:
+            core.sim.hooks.tick.append(on_tick)
         core.sim.hooks.reset.append(on_reset)
         self._runner.capture_initial_state()
 
@@ -525,14 +537,23 @@ class Simulation:
 
     # ------------------------------------------------------------ lifetime
     def close(self) -> None:
-        """Close the world; a step, start or reload after it raises SimulatorClosed (its
-        closed parts stay, so any handle taken from it says so too)."""
+        """Close the world (its memory goes now); a step, start or reload after it raises
+        SimulatorClosed, as does a handle taken from it."""
         for viewer in self._viewers.values():
             viewer.close()
         self._viewers.clear()
-        if not self._core.sim.closed:
+        if self._core is not None:
             self._runner.close()
             self._core.close()
+            self._core = self._runner = None
+
+    def _live(self) -> Any:
+        """This load's core; SimulatorClosed after close()."""
+        if self._core is None:
+            raise SimulatorClosed("simulator: closed (by close(), or replaced by a "
+                                  "Simulation's reload() or load_from_*); expected the open "
+                                  "one (Simulation.simulator)")
+        return self._core
 
     def __enter__(self) -> Self:
         return self

@@ -28,7 +28,7 @@ from arena_gym.errors import unknown
 from arena_gym.scene.store import SceneStore
 from arena_gym.sim.control import Controller
 from arena_gym.sim.groups import BatchGroup, PoolGroup, make_groups
-from arena_gym.sim.hooks import Hooks, TickHook
+from arena_gym.sim.hooks import Hooks, TickHook, weakly
 from arena_gym.sim.options import apply_runtime_options
 
 TICK_STEPS = 10
@@ -75,8 +75,10 @@ class Simulator:
         self._any_touched = False
         self.closed = False  # close(): it steps no more (a handle kept from before refuses)
         for scene in store.scenes:
-            scene.on_access = self._on_access
-            scene.on_change = self._on_change
+            # weakly: a simulator nobody holds is freed at once (its Batch's memory with
+            # it), not when the cyclic collector comes by
+            scene.on_access = weakly(self._on_access)
+            scene.on_change = weakly(self._on_change)
 
     # ------------------------------------------------------------ state sync
     def _on_access(self, env_id: int) -> None:
