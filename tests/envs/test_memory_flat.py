@@ -51,3 +51,36 @@ def test_an_env_dropped_unclosed_is_freed_without_the_cyclic_collector():
         assert [p() is None for p in parts] == [True] * len(parts)
     finally:
         gc.enable()
+
+
+def test_a_camera_suite_dropped_unclosed_frees_its_renderers_and_gl_thread():
+    """Its GL thread held the renderer pool (its initializer, a bound method), so every
+    dropped suite kept its GL contexts (~80 MB each with llvmpipe) for the process's life."""
+    import threading
+
+    from arena_gym.scene import SceneStore
+    from arena_gym.sensors import CameraSpec, SensorSuite
+    from arena_gym.sim import Simulator
+    from tests.sensors.worlds import camera_block, probe_urdf
+    from tests.waiting import wait_until
+
+    def gl_threads() -> list[threading.Thread]:
+        return [t for t in threading.enumerate() if t.name.startswith("arena-gl")]
+
+    before = gl_threads()
+    store = SceneStore(1)
+    store[0].spawn_urdf("probe", probe_urdf(camera_block(width=64, height=48)))
+    sim = Simulator(store)
+    suite = SensorSuite(sim, specs=[CameraSpec("probe", outputs=("rgb",))], seed=0)
+    sim.step(10)
+    assert suite["probe/camera"].fresh[0]  # rendered: a renderer and its GL thread exist
+    ours = [t for t in gl_threads() if t not in before]
+    assert len(ours) == 1
+    pool = weakref.ref(suite.renderers)
+    gc.disable()
+    try:
+        del suite, sim, store
+        assert pool() is None
+    finally:
+        gc.enable()
+    wait_until(lambda: not ours[0].is_alive(), 30, "the dropped pool's GL thread to end")
