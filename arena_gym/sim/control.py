@@ -166,9 +166,11 @@ class Controller:
                 f"cmd_vel for {robot!r}: expected finite numbers, "
                 f"got {tuple(twists[bad].tolist())} in env {bad}"
             )
-        if twists.shape[1] == 2:
-            twists = np.column_stack([twists[:, 0], np.zeros(n), twists[:, 1]])
-        elif twists[:, 1].any():
+        if twists.shape[1] == 2:  # (v, omega): staged as (v, 0, omega)
+            with self._staging:
+                self._stage(robot, slice(None), twists, planar=True)
+            return
+        if twists[:, 1].any():
             sideways = (twists[:, 1] != 0.0) & ~self._holonomic(robot)
             if sideways.any():
                 e = int(np.flatnonzero(sideways)[0])
@@ -188,7 +190,9 @@ class Controller:
             self._checked[robot] = cached = (counts, flags)
         return cached[1]
 
-    def _stage(self, robot: str, envs: np.ndarray | slice, twists: np.ndarray) -> None:
+    def _stage(self, robot: str, envs: np.ndarray | slice, twists: np.ndarray,
+               planar: bool = False) -> None:
+        """Stage `twists` (rows (vx, vy, omega), or (v, omega) where `planar`) for `envs`."""
         staged = self._twists.get(robot)
         if staged is None:
             staged = self._twists[robot] = _Twists.make(self.store.num_envs)
@@ -197,9 +201,13 @@ class Controller:
                 self._plans.pop(robot, None)  # an env joins: where it lives is not planned
             staged.staged[envs] = True
             staged.all_staged = bool(staged.staged.all())
-        staged.values[envs] = twists
-        staged.dirty[envs] = True
-        staged.all_dirty = staged.all_dirty or isinstance(envs, slice)  # slice(None): all
+        if planar:
+            stage_planar(twists, staged.values)
+        else:
+            staged.values[envs] = twists
+        if not staged.all_dirty:
+            staged.dirty[envs] = True
+            staged.all_dirty = isinstance(envs, slice)  # slice(None): all
 
     def set_joint(self, env_id: int, joint: str, value: float, kind: str) -> None:
         """Stage a servo target: the ctrl of the joint's position or velocity actuator."""
@@ -407,3 +415,10 @@ def write(twists, matrix, actuators, bases, ctrl, envs, rows):  # pragma: no cov
             ctrl[r, actuators[w]] = matrix[w, 0] * vx + matrix[w, 1] * vy + matrix[w, 2] * omega
         for b in range(bases.shape[0]):
             ctrl[r, bases[b]] = twists[e, b]
+
+
+@kernel
+def stage_planar(twists, values):  # pragma: no cover - compiled
+    """values[i] = (v, 0, omega) of every row (v, omega) of twists (n, 2)."""
+    for i in range(twists.shape[0]):
+        values[i, 0], values[i, 1], values[i, 2] = twists[i, 0], 0.0, twists[i, 1]
