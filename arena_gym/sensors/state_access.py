@@ -68,6 +68,12 @@ class Frames:
         self.round += 1
         self._snapped = {}
 
+    @property
+    def whole_group(self) -> BatchGroup | None:
+        """The one batch group holding every env in row order with its outputs filled (the
+        usual case), else None (several groups, outputs not filled yet, a forced round)."""
+        return None if self.forced else self._whole
+
     def model(self, env: int) -> mujoco.MjModel:
         return self.scenes[env].compiled  # type: ignore[return-value]
 

@@ -46,7 +46,13 @@ _LIKE_FLOAT = np.zeros(0, np.float32)  # geom_rgba, mat_rgba
 class GeomRays:
     """The primitive geoms of a group's models on static or mocap bodies (`for_models`),
     cast by `cast`. Models must outlive it (their group, colour and material arrays are read
-    live at every cast)."""
+    live at every cast).
+
+    Per env, one row per geom (static ones first, then mocap ones; `counts` (n, 2): how
+    many static, how many in all), packed for the compiled cast: `ints` (n, G, 4) geom id,
+    type, body, mocap id (-1: static); `reals` (n, G, 16) size (3), bounding radius, position
+    (3) and row-major rotation (9), in the world for a static geom, in its mocap body's frame
+    for a mocap one; `rest` (n, R, 2) the geoms left to the caller and their bodies."""
 
     def __init__(self, models: list[mujoco.MjModel]) -> None:
         self.models = models
@@ -54,65 +60,59 @@ class GeomRays:
         tables = [_table(m) for m in models]
         width = max(max(len(t[0]) for t in tables), 1)
         rest = max(max(len(t[-1]) for t in tables), 1)
-        self.geom = np.full((n, width), -1, np.int32)
-        self.kind = np.zeros((n, width), np.int32)
-        self.body = np.full((n, width), -1, np.int32)
-        self.root = np.full((n, width), -1, np.int32)  # mocap id; -1 static
-        self.size = np.zeros((n, width, 3))
-        self.rbound = np.zeros((n, width))
-        self.pos = np.zeros((n, width, 3))  # static: world pose; mocap: in the mocap's frame
-        self.mat = np.zeros((n, width, 9))
-        self.nstatic = np.zeros(n, np.int32)
-        self.count = np.zeros(n, np.int32)
-        self.rest = np.full((n, rest), -1, np.int32)  # geoms left to the caller
-        self.rest_body = np.full((n, rest), -1, np.int32)
+        self.ints = np.full((n, width, 4), -1, np.int32)
+        self.reals = np.zeros((n, width, 16))
+        self.counts = np.zeros((n, 2), np.int32)
+        self.rest = np.full((n, rest, 2), -1, np.int32)
         for e, (geoms, roots, pos, mat, others) in enumerate(tables):
-            k = len(geoms)
-            self.geom[e, :k], self.root[e, :k] = geoms, roots
-            self.kind[e, :k] = models[e].geom_type[geoms]
-            self.body[e, :k] = models[e].geom_bodyid[geoms]
-            self.size[e, :k] = models[e].geom_size[geoms]
-            self.rbound[e, :k] = models[e].geom_rbound[geoms]
-            self.pos[e, :k], self.mat[e, :k] = pos, mat
-            self.nstatic[e], self.count[e] = int((roots < 0).sum()), k
-            self.rest[e, :len(others)] = others
-            self.rest_body[e, :len(others)] = models[e].geom_bodyid[others]
-        self.any_rest = bool((self.rest >= 0).any())
+            k, m = len(geoms), models[e]
+            self.ints[e, :k] = np.column_stack([geoms, m.geom_type[geoms], m.geom_bodyid[geoms],
+                                                roots])
+            self.reals[e, :k] = np.column_stack([m.geom_size[geoms], m.geom_rbound[geoms], pos,
+                                                 mat])
+            self.counts[e] = int((roots < 0).sum()), k
+            self.rest[e, :len(others)] = np.column_stack([others, m.geom_bodyid[others]])
         self.handled = [np.asarray(t[0], np.int64) for t in tables]
         live = [(m.geom_group, m.geom_matid, m.geom_rgba, m.mat_rgba) for m in models]
         for arrays in live:
             if not all(a.flags.c_contiguous for a in arrays):  # peek reads them flat
                 raise ValueError("GeomRays: a model's group or colour arrays are not "
                                  "contiguous")
-        self.addresses = np.array([[a.ctypes.data for a in arrays] for arrays in live],
-                                  dtype=np.int64)
+        addresses = np.array([[a.ctypes.data for a in arrays] for arrays in live],
+                             dtype=np.int64)
+        self.table = (self.ints, self.reals, self.counts, self.rest, addresses)
         self._tiles: dict[float, tuple[np.ndarray, ...]] = {}
-        # per cast: each env's candidates (world pose, size, kind, id), the cast's scratch
-        self._cand = (np.zeros((width, 3)), np.zeros((width, 9)), np.zeros((width, 3)),
-                      np.zeros(width, np.int32), np.zeros(width, np.int32), np.zeros(width))
-        self._per_ray: tuple[np.ndarray, ...] = (np.zeros((0, 3)), np.zeros(0),
-                                                 np.zeros(0, np.int32))  # per ray: bearing,
-        # best hit, its geom
+        # a cast's scratch: each env's candidates (world pose, size, reach; type, id), and
+        # per ray its bearing and best hit (made for the fan's size)
+        self.scratch = (np.zeros((width, 16)), np.zeros((width, 2), np.int32),
+                        np.zeros((0, 4)), np.zeros(0, np.int32))
 
     @classmethod
     def for_models(cls, models: list[mujoco.MjModel]) -> GeomRays | None:
         """None where no model has such a geom (MuJoCo's cast is then all there is)."""
         caster = cls(models)
-        return caster if (caster.count > 0).any() else None
+        return caster if (caster.counts[:, 1] > 0).any() else None
 
     def tiles(self, cutoff: float) -> tuple[np.ndarray, ...]:
         """Per env, the grid of TILE squares over its static geoms and each square's
-        candidates within `cutoff` (CSR: first, items), made once per cutoff: (origin (n, 2),
-        shape (n, 2), offset of each env's squares in `first`, first, items)."""
+        candidates within `cutoff` (CSR: first, items), made once per cutoff (-1: none, every
+        static geom a candidate): (origin (n, 2), shape and offset (n, 3): squares along x
+        and y, the env's first entry in `first`; first, items)."""
         made = self._tiles.get(cutoff)
         if made is None:
-            made = self._tiles[cutoff] = _tiles(self, cutoff)
+            made = self._tiles[cutoff] = _NO_TILES if cutoff < 0 else _tiles(self, cutoff)
         return made
+
+    def fit(self, nray: int) -> tuple[np.ndarray, ...]:
+        """The scratch, its per-ray part sized for `nray` rays."""
+        if len(self.scratch[3]) != nray:
+            self.scratch = (*self.scratch[:2], np.zeros((nray, 4)), np.zeros(nray, np.int32))
+        return self.scratch
 
     def cast(self, origins: np.ndarray, vecs: np.ndarray, geomgroup: np.ndarray,
              bodyexclude: np.ndarray, cutoff: float, mocap_pos: np.ndarray,
              mocap_quat: np.ndarray, rows: np.ndarray
-             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """Rays from one origin per row (m, 3) along directions (m, R, 3) in the envs `rows`
         (m,) of the group, against its primitive static and mocap geoms, skipping the
         groups `geomgroup` (6,) leaves out and the body `bodyexclude` (m,) of each; the
@@ -123,19 +123,11 @@ class GeomRays:
         dist, geomid = np.empty((m, nray)), np.empty((m, nray), np.int32)
         rest = np.empty(m, bool)
         reach = float(cutoff) if cutoff < math.inf else -1.0
-        tiles = self._tiles.get(reach) if reach >= 0 else _NO_TILES
-        if tiles is None:
-            tiles = self.tiles(reach)
-        if len(self._per_ray[1]) != nray:
-            self._per_ray = (np.zeros((nray, 3)), np.zeros(nray), np.zeros(nray, np.int32))
         if geomgroup.dtype != np.uint8:
             geomgroup = np.asarray(geomgroup, np.uint8)
-        seen = cast_geoms(origins, vecs, geomgroup, bodyexclude, reach, rows,
-                   self.geom, self.kind, self.body, self.root, self.size, self.rbound,
-                   self.pos, self.mat, self.nstatic, self.count, self.rest, self.rest_body,
-                   self.addresses,
-                   *tiles, mocap_pos, mocap_quat, *self._cand, *self._per_ray, dist, geomid,
-                   rest)
+        seen = cast_geoms(origins, vecs, geomgroup, bodyexclude, reach, rows, self.table,
+                          self.tiles(reach), mocap_pos, mocap_quat, self.fit(nray), dist,
+                          geomid, rest)
         return dist, geomid, rest if seen else None
 
 
@@ -161,31 +153,38 @@ def _table(model: mujoco.MjModel) -> tuple[np.ndarray, ...]:
     return geoms, roots, pos, mat, others
 
 
-_NO_TILES = (np.zeros((1, 2)), np.zeros((1, 2), np.int64), np.zeros(1, np.int64),
-             np.zeros(1, np.int64), np.zeros(1, np.int32))
+_NO_TILES = (np.zeros((1, 2)), np.zeros((1, 3), np.int64), np.zeros(1, np.int64),
+             np.zeros(1, np.int32))
 
 
 def _tiles(rays: GeomRays, cutoff: float) -> tuple[np.ndarray, ...]:
     """GeomRays.tiles, made: each env's static geoms (planes in every square) listed for
     the squares of a grid over their bounding circles grown by `cutoff`; an origin off the
-    grid tries them all."""
+    grid tries them all. Envs with the same static geoms share one grid."""
     n = len(rays.models)
-    origin, shape = np.zeros((n, 2)), np.zeros((n, 2), np.int64)
-    offset = np.zeros(n, np.int64)
-    firsts, items, cells = [], [], 0
-    total = 0
+    origin, shape = np.zeros((n, 2)), np.zeros((n, 3), np.int64)
+    firsts, items, cells, total = [], [], 0, 0
+    made: dict[bytes, int] = {}  # static table -> the env whose grid it has
     for e in range(n):
-        k = int(rays.nstatic[e])
-        centre, radius = rays.pos[e, :k, :2], rays.rbound[e, :k]
-        finite = rays.kind[e, :k] != PLANE
+        k = int(rays.counts[e, 0])
+        kind, reals = rays.ints[e, :k, 1], rays.reals[e, :k]
+        key = kind.tobytes() + reals.tobytes()
+        if key in made:
+            twin = made[key]
+            origin[e], shape[e] = origin[twin], shape[twin]
+            continue
+        made[key] = e
+        centre, radius = reals[:, 4:6], reals[:, 3]
+        finite = kind != PLANE
         if not finite.any():
-            lo, hi = np.zeros(2), np.full(2, TILE)
+            lo = np.zeros(2)
+            size = np.ones(2, np.int64)
         else:
             grow = radius[finite] + cutoff
             lo = (centre[finite] - grow[:, None]).min(axis=0)
             hi = (centre[finite] + grow[:, None]).max(axis=0)
-        size = np.maximum(np.ceil((hi - lo) / TILE).astype(np.int64), 1)
-        origin[e], shape[e], offset[e] = lo, size, cells
+            size = np.maximum(np.ceil((hi - lo) / TILE).astype(np.int64), 1)
+        origin[e], shape[e] = lo, (size[0], size[1], cells)
         ix, iy = np.meshgrid(np.arange(size[0]), np.arange(size[1]), indexing="ij")
         x0, y0 = lo[0] + ix.ravel() * TILE, lo[1] + iy.ravel() * TILE
         # distance from each square to each geom's centre, against reach + its radius
@@ -199,19 +198,19 @@ def _tiles(rays: GeomRays, cutoff: float) -> tuple[np.ndarray, ...]:
         total += int(counts.sum())
         items.append(np.nonzero(near)[1].astype(np.int32))  # row-major: square by square
         cells += len(x0) + 1
-    return (origin, shape, offset, np.concatenate(firsts).astype(np.int64),
+    return (origin, shape, np.concatenate(firsts).astype(np.int64),
             np.concatenate(items) if total else np.zeros(1, np.int32))
 
 
 @kernel
-def cast_geoms(origins, vecs, mask, exclude, reach, rows, geom, kind, body, root, size,
-               rbound, pos, mat, nstatic, count, rest_geoms, rest_body, addresses, tile_origin,
-               tile_shape, tile_offset, tile_first, tile_items, mocap_pos, mocap_quat,
-               cand_pos, cand_mat, cand_size, cand_kind, cand_geom, cand_reach, ray_w, best,
-               best_id, dist, geomid,
-               rest):  # pragma: no cover - compiled
-    """GeomRays.cast's pass over the rows (see the module docstring); returns how many rows
-    could see a geom left to the caller."""
+def cast_geoms(origins, vecs, mask, exclude, reach, rows, table, tiles, mocap_pos, mocap_quat,
+               scratch, dist, geomid, rest):  # pragma: no cover - compiled
+    """GeomRays.cast's pass over the rows (see the module docstring): `table`, `tiles` and
+    `scratch` as GeomRays keeps them; returns how many rows could see a geom left to the
+    caller."""
+    ints, reals, counts, rest_geoms, addresses = table
+    tile_origin, tile_shape, tile_first, tile_items = tiles
+    cand, cand_id, per_ray, best_id = scratch
     seen_rows = 0
     for i in range(rows.shape[0]):
         e = rows[i]
@@ -219,80 +218,81 @@ def cast_geoms(origins, vecs, mask, exclude, reach, rows, geom, kind, body, root
         live = addresses[e]
         k = 0
         # the static geoms of the origin's square (all of them off the grid or uncut)
-        first, last, use_tiles = 0, nstatic[e], False
+        first, last, use_tiles = 0, counts[e, 0], False
         if reach >= 0:
             tx = int(math.floor((o0 - tile_origin[e, 0]) / TILE))
             ty = int(math.floor((o1 - tile_origin[e, 1]) / TILE))
             if 0 <= tx < tile_shape[e, 0] and 0 <= ty < tile_shape[e, 1]:
-                cell = tile_offset[e] + tx * tile_shape[e, 1] + ty
+                cell = tile_shape[e, 2] + tx * tile_shape[e, 1] + ty
                 first, last, use_tiles = tile_first[cell], tile_first[cell + 1], True
         for j in range(first, last):
             slot = tile_items[j] if use_tiles else j
-            if seen(live, geom[e, slot], body[e, slot], mask, exclude[i]):
+            row = ints[e, slot]
+            if seen(live, row[0], row[2], mask, exclude[i]):
+                r = reals[e, slot]
                 for a in range(3):
-                    cand_pos[k, a] = pos[e, slot, a]
-                    cand_size[k, a] = size[e, slot, a]
+                    cand[k, a] = r[4 + a]
+                    cand[k, 3 + a] = r[a]
+                cand[k, 6] = r[3]
                 for a in range(9):
-                    cand_mat[k, a] = mat[e, slot, a]
-                cand_kind[k], cand_geom[k] = kind[e, slot], geom[e, slot]
-                cand_reach[k] = rbound[e, slot]
+                    cand[k, 7 + a] = r[7 + a]
+                cand_id[k, 0], cand_id[k, 1] = row[1], row[0]
                 k += 1
         # the mocap geoms within reach, posed from their mocap body
-        for slot in range(nstatic[e], count[e]):
-            if not seen(live, geom[e, slot], body[e, slot], mask, exclude[i]):
+        for slot in range(counts[e, 0], counts[e, 1]):
+            row = ints[e, slot]
+            if not seen(live, row[0], row[2], mask, exclude[i]):
                 continue
-            mid = root[e, slot]
-            q = mocap_quat[e, mid]
-            r = quat_mat(q[0], q[1], q[2], q[3])
-            p, off = mocap_pos[e, mid], pos[e, slot]
-            x0 = p[0] + r[0] * off[0] + r[1] * off[1] + r[2] * off[2]
-            x1 = p[1] + r[3] * off[0] + r[4] * off[1] + r[5] * off[2]
-            x2 = p[2] + r[6] * off[0] + r[7] * off[1] + r[8] * off[2]
-            if reach >= 0 and kind[e, slot] != PLANE and math.sqrt(
-                    (x0 - o0) ** 2 + (x1 - o1) ** 2 + (x2 - o2) ** 2) > reach + rbound[e, slot]:
+            q = mocap_quat[e, row[3]]
+            m = quat_mat(q[0], q[1], q[2], q[3])
+            p, g = mocap_pos[e, row[3]], reals[e, slot]
+            x0 = p[0] + m[0] * g[4] + m[1] * g[5] + m[2] * g[6]
+            x1 = p[1] + m[3] * g[4] + m[4] * g[5] + m[5] * g[6]
+            x2 = p[2] + m[6] * g[4] + m[7] * g[5] + m[8] * g[6]
+            if reach >= 0 and row[1] != PLANE and math.sqrt(
+                    (x0 - o0) ** 2 + (x1 - o1) ** 2 + (x2 - o2) ** 2) > reach + g[3]:
                 continue
-            cand_pos[k, 0], cand_pos[k, 1], cand_pos[k, 2] = x0, x1, x2
-            g = mat[e, slot]
+            cand[k, 0], cand[k, 1], cand[k, 2] = x0, x1, x2
             for a in range(3):
+                cand[k, 3 + a] = g[a]
                 for b in range(3):
-                    cand_mat[k, 3 * a + b] = (r[3 * a] * g[b] + r[3 * a + 1] * g[3 + b]
-                                              + r[3 * a + 2] * g[6 + b])
-                cand_size[k, a] = size[e, slot, a]
-            cand_kind[k], cand_geom[k] = kind[e, slot], geom[e, slot]
-            cand_reach[k] = rbound[e, slot]
+                    cand[k, 7 + 3 * a + b] = (m[3 * a] * g[7 + b] + m[3 * a + 1] * g[10 + b]
+                                              + m[3 * a + 2] * g[13 + b])
+            cand[k, 6] = g[3]
+            cand_id[k, 0], cand_id[k, 1] = row[1], row[0]
             k += 1
-        # every ray's bearing (unit, in the plane), none for a (near) vertical one
+        # every ray's bearing (unit, in the plane; none for a (near) vertical one), no hit
         nray = vecs.shape[1]
         for ray in range(nray):
             v0, v1 = vecs[i, ray, 0], vecs[i, ray, 1]
             flat = math.sqrt(v0 * v0 + v1 * v1)
             if flat > CULL_MARGIN:
-                ray_w[ray, 0], ray_w[ray, 1], ray_w[ray, 2] = v0 / flat, v1 / flat, 1.0
+                per_ray[ray, 0], per_ray[ray, 1], per_ray[ray, 2] = v0 / flat, v1 / flat, 1.0
             else:
-                ray_w[ray, 2] = 0.0
-            best[ray], best_id[ray] = -1.0, -1
+                per_ray[ray, 2] = 0.0
+            per_ray[ray, 3], best_id[ray] = -1.0, -1
         # each candidate against the rays whose bearing passes it (cull): the nearest hit
         # of each ray, the lower id on a tie
         for c in range(k):
-            kind_c = cand_kind[c]
-            p0, p1, p2 = cand_pos[c, 0], cand_pos[c, 1], cand_pos[c, 2]
+            kind_c, geom_c = cand_id[c, 0], cand_id[c, 1]
+            p0, p1, p2 = cand[c, 0], cand[c, 1], cand[c, 2]
+            s0, s1, s2 = cand[c, 3], cand[c, 4], cand[c, 5]
             m0, m1, m2, m3, m4, m5, m6, m7, m8 = (
-                cand_mat[c, 0], cand_mat[c, 1], cand_mat[c, 2], cand_mat[c, 3], cand_mat[c, 4],
-                cand_mat[c, 5], cand_mat[c, 6], cand_mat[c, 7], cand_mat[c, 8])
-            s0, s1, s2 = cand_size[c, 0], cand_size[c, 1], cand_size[c, 2]
+                cand[c, 7], cand[c, 8], cand[c, 9], cand[c, 10], cand[c, 11], cand[c, 12],
+                cand[c, 13], cand[c, 14], cand[c, 15])
             mode, a0, a1, a2, a3 = cull(kind_c, p0, p1, m0, m1, m2, m3, m4, m5, s0, s1, s2,
-                                        cand_reach[c], o0, o1, o2)
+                                        cand[c, 6], o0, o1, o2)
             # the origin in the geom's frame (the same for every ray)
             l0, l1, l2, _, _, _ = local(p0, p1, p2, m0, m1, m2, m3, m4, m5, m6, m7, m8,
                                         o0, o1, o2, 0.0, 0.0, 0.0)
             for ray in range(nray):
-                w0, w1 = ray_w[ray, 0], ray_w[ray, 1]
+                w0, w1 = per_ray[ray, 0], per_ray[ray, 1]
                 if mode == CONE:
-                    if ray_w[ray, 2] != 0 and a0 * w0 + a1 * w1 < a2:
+                    if per_ray[ray, 2] != 0 and a0 * w0 + a1 * w1 < a2:
                         continue
                 elif mode == WEDGE:
-                    if ray_w[ray, 2] != 0 and (a0 * w1 - a1 * w0 < -CULL_MARGIN
-                                               or w0 * a3 - w1 * a2 < -CULL_MARGIN):
+                    if per_ray[ray, 2] != 0 and (a0 * w1 - a1 * w0 < -CULL_MARGIN
+                                                 or w0 * a3 - w1 * a2 < -CULL_MARGIN):
                         continue
                 elif mode == FACING:  # a plane: only rays toward its front face
                     if (a0 * vecs[i, ray, 0] + a1 * vecs[i, ray, 1]
@@ -301,18 +301,19 @@ def cast_geoms(origins, vecs, mask, exclude, reach, rows, geom, kind, body, root
                 v0, v1, v2 = vecs[i, ray, 0], vecs[i, ray, 1], vecs[i, ray, 2]
                 d = primitive(kind_c, s0, s1, s2, l0, l1, l2, m0 * v0 + m3 * v1 + m6 * v2,
                               m1 * v0 + m4 * v1 + m7 * v2, m2 * v0 + m5 * v1 + m8 * v2)
-                if d >= 0 and (reach < 0 or d <= reach) and (best[ray] < 0 or d < best[ray]
-                               or (d == best[ray] and cand_geom[c] < best_id[ray])):
-                    best[ray], best_id[ray] = d, cand_geom[c]
+                best = per_ray[ray, 3]
+                if d >= 0 and (reach < 0 or d <= reach) and (
+                        best < 0 or d < best or (d == best and geom_c < best_id[ray])):
+                    per_ray[ray, 3], best_id[ray] = d, geom_c
         for ray in range(nray):
-            dist[i, ray], geomid[i, ray] = best[ray], best_id[ray]
+            dist[i, ray], geomid[i, ray] = per_ray[ray, 3], best_id[ray]
         # whether any geom left to the caller could be seen
         seen_rest = False
         for j in range(rest_geoms.shape[1]):
-            g = rest_geoms[e, j]
+            g = rest_geoms[e, j, 0]
             if g < 0:
                 break
-            if seen(live, g, rest_body[e, j], mask, exclude[i]):
+            if seen(live, g, rest_geoms[e, j, 1], mask, exclude[i]):
                 seen_rest = True
                 break
         rest[i] = seen_rest

@@ -94,6 +94,7 @@ class BatchGroup:
         self.fresh = np.zeros(n, dtype=bool)  # rows whose clock started at 0 (ditto)
         self.every = np.ones(n, dtype=bool)  # every row (clock_checks' `checked`)
         self.time = self.bound("time")
+        self.mocap_pos, self.mocap_quat = self.bound("mocap_pos"), self.bound("mocap_quat")
         self.before = np.zeros(n)  # the clocks before step_checked's steps
         self._scratch: mujoco.MjData | None = None  # a row's whole MjData, to read warnings
         self._rays: tuple | None = None  # (shape, origins buffer) of the last full cast
@@ -156,23 +157,22 @@ class BatchGroup:
         (walls, boxes, people, the floor) go through GeomRays; whatever else a cast could
         see (meshes, bodies with joints) through MuJoCo, meshes through MeshRays for all of
         the group's envs; hits beyond `cutoff` may then read as misses."""
-        if self._prims is _UNSET:
-            self._prims = GeomRays.for_models([s.compiled for s in self.scenes])
-        prims = self._prims
+        prims = self.geom_rays()
         if prims is None:
             return self._mujoco_rays(origins, vecs, geomgroup, bodyexclude, env_ids, cutoff,
                                      ray_origins)
         rows = self._rows if env_ids is None else np.array([self.row[int(e)] for e in env_ids],
                                                            dtype=np.int64)
         exclude = self._checked_exclusion(bodyexclude, len(rows))
-        if (exclude is None or np.ndim(vecs) != 3 or vecs.shape[2] != 3
-                or np.shape(origins) != (len(rows), 3) or vecs.shape[0] != len(rows)):
+        if (exclude is None or getattr(vecs, "ndim", 0) != 3 or vecs.shape[2] != 3
+                or getattr(origins, "shape", None) != (len(rows), 3)
+                or vecs.shape[0] != len(rows)):
             return self.batch.ray(np.asarray(origins)[:, None, :], vecs, geomgroup=geomgroup,
                                   bodyexclude=np.asarray(bodyexclude)[:, None],
                                   ids=rows)  # raises its error for what it would refuse
         mask = _EVERY_GROUP if geomgroup is None else geomgroup
-        dist, geomid, rest = prims.cast(origins, vecs, mask, exclude, cutoff,
-                                        self.bound("mocap_pos"), self.bound("mocap_quat"), rows)
+        dist, geomid, rest = prims.cast(origins, vecs, mask, exclude, cutoff, self.mocap_pos,
+                                        self.mocap_quat, rows)
         if rest is not None:  # some env could see a geom of another kind: MuJoCo's cast too
             some = np.flatnonzero(rest)
             ids = None if len(some) == len(rows) and env_ids is None else [
@@ -182,6 +182,13 @@ class BatchGroup:
                 None if ids is not None else ray_origins)
             dist[some], geomid[some] = nearer(dist[some], geomid[some], more, more_id)
         return dist, geomid
+
+    def geom_rays(self) -> GeomRays | None:
+        """The group's GeomRays (made on first use), None where its models have no geom of
+        theirs."""
+        if self._prims is _UNSET:
+            self._prims = GeomRays.for_models([s.compiled for s in self.scenes])
+        return self._prims  # type: ignore[return-value]
 
     def _checked_exclusion(self, bodyexclude: np.ndarray, n: int) -> np.ndarray | None:
         """`bodyexclude` as (n,) int32 body ids, None where Batch.ray would refuse it; kept
@@ -405,7 +412,9 @@ class BatchGroup:
     def physics(self, nstep: int) -> None:
         """The batch's step; the rows MuJoCo raised in are reset (the others went on)."""
         try:
-            self.batch.step(nstep=nstep)
+            failed = self.batch._b.step(None, nstep, 0)  # Batch.step's own call, all rows
+            if failed:
+                self.batch._check(None, failed)  # raises Batch.step's SimulationError
         except mujoco.batch.SimulationError as exc:
             self.batch.reset(exc.ids)
             self.errored.update(int(i) for i in exc.ids)

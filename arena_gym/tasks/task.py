@@ -290,7 +290,7 @@ class NavigationTask:
         a replaced built-in's), the observation, and the episodes that ended: their result
         and metrics (the curriculum counts them)."""
         out, active = self.outputs, inputs.active
-        end = Termination(*out.flags.copy())  # the outputs are written again next step
+        end = Termination.from_rows(out.flags.copy())  # (written again next step)
         terms, reward = self._terms(inputs, end, kind)
         hit = self._no_hits
         if num_collided:
