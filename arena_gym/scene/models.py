@@ -65,7 +65,9 @@ class ModelInfo:
 
 def model_world(model: mujoco.MjSpec) -> mujoco.MjSpec:
     """An empty world that is `model`'s: its name, compiler settings, options, visual
-    settings, statistics and sizes, and nothing else (no body, light or geom)."""
+    settings, statistics and sizes, and nothing else (no body, light or geom). The keyframes
+    `<size nkey>` asks for beyond the model's own come with the model (`prepare`), so that
+    they keep MuJoCo's order."""
     world = mujoco.MjSpec()
     world.modelname = model.modelname
     world.compiler = model.compiler
@@ -73,26 +75,36 @@ def model_world(model: mujoco.MjSpec) -> mujoco.MjSpec:
     for part in _GLOBALS:
         setattr(world, part, getattr(model, part))
     for size in _SIZES:
-        setattr(world, size, getattr(model, size))
+        if size != "nkey":
+            setattr(world, size, getattr(model, size))
     return world
 
 
 def prepare(spec: mujoco.MjSpec, world: mujoco.MjSpec, name: str, source: str,
-            keep_awake: bool = True) -> tuple[ModelInfo, list[str]]:
+            as_world: bool = False) -> tuple[ModelInfo, list[str]]:
     """Make the model `spec` ready to attach to the scene's `world`: unnamed top-level
     bodies are named `body_<k>` (so the scene can pose and delete them), unnamed sensors
-    `sensor_<k>` and cameras `camera_<k>` (k: their index), and the options, sizes,
-    visual settings and statistics become the world's. `keep_awake` (a navigation world,
-    which lets static bodies sleep): the root of each moving tree never sleeps unless the
-    model says (as robots). Returns
-    the model's (unprefixed) info and what the model set to other values than the world's
-    ("timestep=0.004", "visual.map.znear=0.05", "compiler.settotalmass=14")."""
+    `sensor_<k>`, cameras `camera_<k>` and keyframes `key_<k>` (k: their index), and the
+    options, sizes, visual settings and statistics become the world's. In a navigation
+    world (which lets static bodies sleep) the root of each moving tree never sleeps unless
+    the model says (as robots); `as_world` (a model_world of the model): the keyframes
+    `<size nkey>` adds are added to the model as MuJoCo adds them (after its own, at the
+    model's defaults). Returns the model's (unprefixed) info and what the model set to other
+    values than the world's ("timestep=0.004", "visual.map.znear=0.05",
+    "compiler.settotalmass=14")."""
     top = list(spec.worldbody.bodies)
     for k, body in enumerate(top):
         if not body.name:
             body.name = f"body_{k}"
-        if keep_awake:
+        if not as_world:
             _keep_awake(body)
+    if as_world:
+        for _ in range(spec.nkey - len(spec.keys)):
+            spec.add_key()
+        spec.nkey = 0
+    for k, key in enumerate(spec.keys):  # attached under a prefix: one name each
+        if not key.name:
+            key.name = f"key_{k}"
     for k, sensor in enumerate(spec.sensors):  # read by name (the "mujoco" sensor kind)
         if not sensor.name:
             sensor.name = f"sensor_{k}"

@@ -291,7 +291,8 @@ class Scene:
         self.flush()
         self.sync()
         prefix = self.full_name(name) + "/"
-        info, differ = models.prepare(spec, self.spec, name, source, self.navigation)
+        info, differ = models.prepare(spec, self.spec, name, source,
+                                      as_world=not self.navigation)
         self.check_fragment(spec, label, prefix)
         trial = self.spec.copy()
         frame = trial.worldbody.add_frame(name=prefix + "spawn", pos=[pose[0], pose[1], 0.0],
