@@ -543,13 +543,17 @@ class Simulation:
         capture_initial_state()` last kept it): reset hooks get fill_initial_state=True;
         sensors and plugins reset. After a spawn or delete changed an env's model, a
         ValueError says to capture again, and no env is reset. `keyframe`: to the model's
-        keyframe instead, by name (the model's own or the full one) or by index (unnamed
-        ones too), as mj_resetDataKeyframe; every env is checked before any is reset."""
+        keyframe instead, by name (the model's own, or the full one) or by index, as
+        mj_resetDataKeyframe; an unnamed keyframe k is also named `key_<k>`. Every env is
+        checked to have it before any is reset."""
         ids = None if env_ids is None else list(env_ids)
         if keyframe is None:
             self._runner.reset_to_initial_state(ids)
-        else:
-            self._runner.reset_to_keyframe(keyframe, ids)
+            return
+        if (isinstance(keyframe, str) and self._model is not None
+                and not keyframe.startswith((f"{MODEL}/", "env_"))):
+            keyframe = f"{MODEL}/{keyframe}"  # the model's own name for it
+        self._runner.reset_to_keyframe(keyframe, ids)
 
     @property
     def plugin_names(self) -> tuple[str, ...]:

@@ -168,9 +168,9 @@ class CompileWarnings:
                 warnings.warn(f"{self.where}: MuJoCo's {text[0].lower()}{text[1:]}",
                               AssetWarning, stacklevel=stacklevel + 1)
             elif issubclass(caught.category, UserWarning) and not issubclass(
-                    caught.category, AssetWarning):
-                warnings.warn(f"{self.where}: {text}", caught.category,
-                              stacklevel=stacklevel + 1)
+                    caught.category, AssetWarning):  # the model's, in any env: told once
+                model = self.where.split(": ", 1)[-1]
+                warnings.warn(f"{model}: {text}", caught.category, stacklevel=stacklevel + 1)
             else:
                 warnings.warn_explicit(caught.message, caught.category, caught.filename,
                                        caught.lineno)

@@ -80,6 +80,9 @@ class Scene:
         self.on_access: Callable[[int], None] | None = None
         # set by a simulator to learn, without polling every env, that something changed
         self.on_change: Callable[[], None] | None = None
+        # stepped with mj_step on its own MjData, never in a batch: a Python function fills
+        # its user sensors inside the step (arena_gym.sim.sensor_callbacks)
+        self.steps_alone = False
         self.compile()
 
     # ---------------------------------------------------------------- compiling

@@ -417,10 +417,13 @@ class SensorSuite:
 
     # ------------------------------------------------------------ lifetime
     def close(self) -> None:
-        """Stop sampling; free renderers and threads."""
+        """Stop sampling; free renderers, threads and what units hold (user sensor
+        functions)."""
         if self._hooked:
             self.sim.hooks.tick.remove(self._on_tick)
             self._hooked = False
+        for unit in self.units.values():
+            unit.close()
         self.renderers.close()
         self.workers.close()
 
