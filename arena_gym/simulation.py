@@ -549,11 +549,8 @@ class Simulation:
         ids = None if env_ids is None else list(env_ids)
         if keyframe is None:
             self._runner.reset_to_initial_state(ids)
-            return
-        if (isinstance(keyframe, str) and self._model is not None
-                and not keyframe.startswith((f"{MODEL}/", "env_"))):
-            keyframe = f"{MODEL}/{keyframe}"  # the model's own name for it
-        self._runner.reset_to_keyframe(keyframe, ids)
+        else:
+            self._runner.reset_to_keyframe(keyframe, ids)
 
     @property
     def plugin_names(self) -> tuple[str, ...]:

@@ -65,16 +65,19 @@ class ModelWorld:
     def load(cls, source: str | Path, num_envs: int, seed: int | None,
              srdf: str | Path | None = None, floor: bool = False,
              plugins: Iterable[PluginConfig] = (),
-             base: str | Path | None = None) -> ModelWorld:
+             base: str | Path | None = None,
+             path_roots: tuple[Path, ...] | None = None) -> ModelWorld:
         """`source` (an MJCF or URDF path, or its XML text; `srdf` with a URDF) in
         `num_envs` envs; `plugins`: runtime plugins (arena_gym.plugins), loaded once the
-        world is built; `base`: the folder XML text resolves its files in."""
-        spec, _ = load_model(source, f"model {MODEL!r}", None, srdf, base)
+        world is built; `base`: the folder XML text resolves its files in; `path_roots`:
+        the folders every file read must lie in (SceneStore's: a server's)."""
+        spec, _ = load_model(source, f"model {MODEL!r}", path_roots, srdf, base)
         world = model_world(spec)
         if floor:
             builders.add_sun(world)
             builders.add_ground(world)
-        store = SceneStore(num_envs, timestep=float(spec.option.timestep), world=world)
+        store = SceneStore(num_envs, timestep=float(spec.option.timestep), world=world,
+                           path_roots=path_roots)
         for scene in store:
             scene.spawn_mjcf(MODEL, source, srdf=srdf, base=base)
         sim = Simulator(store)
