@@ -138,15 +138,6 @@ def prepare(spec: mujoco.MjSpec, world: mujoco.MjSpec, name: str, source: str,
     return info, differ
 
 
-def adopt_options(world: mujoco.MjSpec, model: mujoco.MjSpec) -> None:
-    """Give `world` (a scene's spec) the options and sizes of `model`: a scene built for one
-    model runs it with the model's own physics."""
-    for name in _OPTIONS:
-        setattr(world.option, name, getattr(model.option, name))
-    for size in _SIZES:
-        setattr(world, size, getattr(model, size))
-
-
 class CompileWarnings:
     """What MuJoCo warned while a model was attached and compiled (`mujoco_warnings`),
     told once each after the model is in: attach conflicts (a setting the world keeps
