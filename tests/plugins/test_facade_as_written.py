@@ -189,3 +189,22 @@ def test_attach_conflicts_in_a_navigation_world_are_asset_warnings(capfd):
                     "stat.meansize=0.2, compiler.settotalmass=7; the scene's values apply "
                     "(every env steps alike)"]
     assert "Attach conflict" not in capfd.readouterr().out  # nothing printed by MuJoCo
+
+
+def test_mujocos_compile_warnings_are_told_once_naming_the_model():
+    from arena_gym.scene.models import mujoco_warnings
+
+    with mujoco_warnings("env 1: model 'arm' (arm.xml)") as said:
+        for _ in range(2):  # the compile alone and the compile in the scene say it twice
+            warnings.warn("Attach conflict on attach, policy is 'warning'\nzfar: parent has "
+                          "50 (default), child has 80, keeping parent value", UserWarning,
+                          stacklevel=1)
+            warnings.warn("compiler attribute 'x' is deprecated", UserWarning, stacklevel=1)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        said.tell()
+    assert [(w.category, str(w.message)) for w in caught] == [
+        (AssetWarning, "env 1: model 'arm' (arm.xml): MuJoCo's attach conflict on attach, "
+                       "policy is 'warning' zfar: parent has 50 (default), child has 80, "
+                       "keeping parent value"),
+        (UserWarning, "model 'arm' (arm.xml): compiler attribute 'x' is deprecated")]
