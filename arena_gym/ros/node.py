@@ -335,7 +335,7 @@ class BridgeNode:
         for message in self.link.messages():
             op = message.get("op")
             if op == "frame":
-                self.publish(message["slot"])
+                self.publish(message["slot"], message.get("clock"))
                 self.link.send({"op": "ack", "slot": message["slot"]})
             elif op == "robot":
                 self.bridge(message["meta"])
@@ -349,12 +349,15 @@ class BridgeNode:
             elif op == "quit":
                 break
 
-    def publish(self, slot: int) -> None:
+    def publish(self, slot: int, clock: float | None = None) -> None:
         """One frame (slot `slot` of every robot name's frames): the serialized messages of
-        messages.py, of the topics with subscribers, published as they are."""
+        messages.py, of the topics with subscribers, published as they are. With no robot
+        (a served model's world) the frame's `clock` alone: /clock."""
         if time.monotonic() >= self._next_watch:
             self.watch()
         wanted = self.wanted
+        if not self.groups and clock is not None and "/clock" in wanted:
+            self.publishers["/clock"].publish(Clock(clock=stamp(clock)))
         if not self.groups or not wanted:
             return
         for topic, _, data, _ in frame_messages([(m, frames.slots[slot])

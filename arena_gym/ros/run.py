@@ -4,6 +4,7 @@
     arena-gym bridge --robot jackal/jackal.urdf --allow-root /data/obstacles
     arena-gym bridge --envs 1 --max-envs 4     # envs 1 .. 3 empty, filled by requests
     arena-gym bridge --robot-description-topic /robot_description --allow-root ~/ws/src
+    arena-gym bridge --model humanoid.xml --envs 2  # an MJCF model as the world, as written
 
 Spawn requests read files only inside the robot's and the asset folders (files.py; more
 with --allow-root). Exit status 0 after Ctrl-C or SIGTERM, 1 when the ROS node died.
@@ -127,13 +128,33 @@ def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
+def model_envs(model: str, num_envs: int, seed: int, roots: tuple[Path, ...]
+               ) -> tuple[Simulator, SensorSuite, str]:
+    """`--model`: the MJCF (or URDF) file as the world of every env, as `Simulation(
+    model_path=...)` builds it (nothing added; its sensors, live); the simulator, its
+    suite (sampled every tick) and the model's entity name."""
+    from arena_gym.envs.model_world import MODEL, ModelWorld
+
+    path = Path(model)
+    if not path.is_file():
+        raise ValueError(f"--model: expected an MJCF or URDF file, got {model!r}")
+    loaded = ModelWorld.load(path, num_envs, seed, path_roots=roots)
+    suite = loaded.sensor_suite
+    loaded.sim.hooks.tick.append(lambda sim: suite.update())
+    return loaded.sim, suite, MODEL
+
+
 def run(world: str, robot: str, num_envs: int, lockstep: bool, rt_factor: float, seed: int,
         venv: str | None, view: bool = False, allow_roots: tuple[str, ...] = (),
         package_paths: tuple[str, ...] = (), max_envs: int | None = None,
-        robot_description_topic: str | None = None) -> int:
+        robot_description_topic: str | None = None, model: str | None = None) -> int:
     from arena_gym.ros.files import file_roots
-    from arena_gym.ros.server import Bridge, NodeExited
 
+    if model is not None:
+        roots = file_roots(Path(model), allow_roots)
+        sim, suite, name = model_envs(model, num_envs, seed, roots)
+        return _serve(sim, suite, name, f"model {Path(model).name!r}", num_envs, lockstep,
+                      rt_factor, venv, view, roots, package_paths)
     if robot_description_topic is not None:
         if robot != "builtin":
             raise ValueError("--robot-description-topic: expected it instead of --robot, got "
@@ -146,20 +167,29 @@ def run(world: str, robot: str, num_envs: int, lockstep: bool, rt_factor: float,
               f"({len(robot)} characters)", flush=True)
     roots = file_roots(robot_urdf(robot), allow_roots)
     store, name = build_envs(world, robot, num_envs, seed, roots, max_envs)
+    sim = Simulator(store)
+    suite = SensorSuite(sim, seed=seed)
+    empty = store.num_envs - num_envs
+    more = f" and {empty} empty one(s) for requests to fill" if empty else ""
+    return _serve(sim, suite, name, f"{world!r}{more}, robot {name!r}", num_envs, lockstep,
+                  rt_factor, venv, view, roots, package_paths)
+
+
+def _serve(sim: Simulator, suite: SensorSuite, name: str, what: str, num_envs: int,
+           lockstep: bool, rt_factor: float, venv: str | None, view: bool,
+           roots: tuple[Path, ...], package_paths: tuple[str, ...]) -> int:
+    """Start the node for `sim` (its bridged entity `name`) and serve until interrupted."""
+    from arena_gym.ros.server import Bridge, NodeExited
+
     # kill -USR1: every thread's stack to the real stderr, the server keeps running
     faulthandler.register(signal.SIGUSR1, file=sys.__stderr__, all_threads=True)
     signal.signal(signal.SIGTERM, _interrupt)  # clean up (node, shared memory) as on Ctrl-C
-    sim = Simulator(store)
-    suite = SensorSuite(sim, seed=seed)
     bridge = Bridge.start(sim, suite, name, venv=Path(venv) if venv else None)
     bridge.rt_factor = rt_factor
     bridge.commands.package_paths = tuple(Path(p) for p in package_paths)
     mode = (f"free-running x{rt_factor:g}" if not lockstep
             else "lockstep (paused; /mujoco/step advances)")
-    empty = store.num_envs - num_envs
-    more = f" and {empty} empty one(s) for requests to fill" if empty else ""
-    print(f"bridge up: {num_envs} env(s) of {world!r}{more}, robot {name!r}, {mode}",
-          flush=True)
+    print(f"bridge up: {num_envs} env(s) of {what}, {mode}", flush=True)
     print(f"bridge: spawn requests may read files in {', '.join(map(str, roots))}",
           flush=True)
     viewer = None

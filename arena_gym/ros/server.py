@@ -232,7 +232,10 @@ class Bridge:
             member.writer.write(self.frames[name].slots[slot], paused)
         with self._acks:
             self._busy[slot] = True
-        if not self._send({"op": "frame", "slot": slot}):
+        # the clock rides along for a world without robots (a served model): the node
+        # publishes /clock from it when no robot's frame carries one
+        clock = None if paused else self.sim.clock
+        if not self._send({"op": "frame", "slot": slot, "clock": clock}):
             return
         self.frames_sent += 1
         self._slot = (slot + 1) % SLOTS

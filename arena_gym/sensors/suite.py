@@ -267,6 +267,22 @@ class SensorSuite:
         for channel in self.channels.values():
             channel.sample_now(frames, envs, self.sim.clock, self._rngs)
 
+    def sample_live(self) -> None:
+        """Sample now, at the current state, the readings of MuJoCo's own sensors (the
+        "mujoco" kind) that take every sample (no rate, interval or delay of the spec's),
+        and show them: after a `step(n)` that ended between ticks they read MuJoCo's
+        `sensordata` after those n steps, as a user of `mj_step` reads it. The other
+        kinds keep the tick's cadence. Nothing while `frozen`."""
+        live = [c for c in self.channels.values() if isinstance(c.unit, MujocoUnit)
+                and c.schedule.period <= 0 and c.spec.delay <= 0]
+        if not live or self.frozen:
+            return
+        self.frames.begin(forced=False)
+        self._rebind()
+        for channel in live:
+            channel.sample_now(self.frames, channel.unit.present_ids, self.sim.clock,
+                               self._rngs)
+
     def update(self) -> None:
         """Sample and publish what is due at the current sim time; the simulator's tick hook
         calls this after every tick (call it yourself only outside stepping). The usual
@@ -415,10 +431,13 @@ class SensorSuite:
 
     # ------------------------------------------------------------ lifetime
     def close(self) -> None:
-        """Stop sampling; free renderers and threads."""
+        """Stop sampling; free renderers, threads and what units hold (user sensor
+        functions)."""
         if self._hooked:
             self.sim.hooks.tick.remove(self._on_tick)
             self._hooked = False
+        for unit in self.units.values():
+            unit.close()
         self.renderers.close()
         self.workers.close()
 

@@ -584,10 +584,11 @@ def make_groups(
     scenes: list[Scene], nthread: int, pool: ThreadPoolExecutor | None
 ) -> list[BatchGroup | PoolGroup]:
     by_layout: dict[tuple[int, ...], list[Scene]] = {}
+    odd: list[Scene] = [s for s in scenes if s.steps_alone]  # a Python sensor callback's
     for scene in scenes:
-        by_layout.setdefault(layout_signature(scene.compiled), []).append(scene)
+        if not scene.steps_alone:
+            by_layout.setdefault(layout_signature(scene.compiled), []).append(scene)
     groups: list[BatchGroup | PoolGroup] = []
-    odd: list[Scene] = []
     for members in by_layout.values():
         if len(members) < 2 and len(by_layout) > 1:  # one env of one layout steps in a
             odd += members  # batch too (the envs' one path); odd ones share a thread pool

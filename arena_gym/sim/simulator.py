@@ -222,8 +222,8 @@ class Simulator:
             self._observe()
 
     def _keyframe_ids(self, name: str | int, env_ids: list[int]) -> dict[int, int]:
-        """The id of keyframe `name` (full or env-relative, or an index) in each env's
-        model."""
+        """The id of keyframe `name` (full or env-relative, an MJCF model's own name for
+        it, or an index) in each env's model."""
         ids = {}
         for env in env_ids:
             scene = self.store.scenes[env]
@@ -235,13 +235,17 @@ class Simulator:
                                      f"index < {model.nkey} (keyframes {names})")
                 ids[env] = int(name)
                 continue
-            for candidate in (name, scene.full_name(name)):
+            # full, env-relative, or a loaded model's own name for it ("home": model/home)
+            models = [scene.full_name(f"{e}/") for e, entity in scene.entities.items()
+                      if entity.kind == "model"]
+            for candidate in (name, scene.full_name(name), *(m + name for m in models)):
                 key = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, candidate)
                 if key >= 0:
                     ids[env] = key
                     break
             else:
-                raise unknown(f"keyframe in env {env}", name, names)
+                own = [n.removeprefix(m) for n in names for m in models if n.startswith(m)]
+                raise unknown(f"keyframe in env {env}", name, own + names)
         return ids
 
     def cast_rays(
