@@ -150,6 +150,10 @@ class Simulator:
         """Write (num_envs, len(cols)) into a state field's columns of every env."""
         with self._lock:
             self._prepare()
+            if self._whole is not None and not self._any_touched:  # the usual: one write
+                self._whole.scatter(field, cols, values)
+                self._stale = [True] * len(self._stale)
+                return
             for group in self._groups:
                 ids = group.env_ids
                 if self._touched_any(ids):
