@@ -151,17 +151,20 @@ class BridgeNode:
 
     def _commands(self, robot: str, r: dict) -> list:
         """The cmd_vel and joint command subscriptions of one robot (one namespace; the
-        topics its spawn request named, if any)."""
+        topics its spawn request named, if any). A robot of an Arena session (`arena`) is
+        driven by its joint commands alone, entry by entry, as Arena's server drives it."""
         node, qos, ns = self.node, QoSProfile(depth=DEPTH), "/" + r["ns"]
         target = {"env": r["env"], "robot": robot}
-        subs = [node.create_subscription(Twist, r.get("cmd_vel") or f"{ns}/cmd_vel",
-                                         lambda msg, t=target: self._cmd_vel(t, msg), qos,
-                                         callback_group=self.group)]
+        subs = [] if r.get("arena") else [
+            node.create_subscription(Twist, r.get("cmd_vel") or f"{ns}/cmd_vel",
+                                     lambda msg, t=target: self._cmd_vel(t, msg), qos,
+                                     callback_group=self.group)]
         commands = r.get("commands") or f"{ns}/mujoco"
+        op = "arena_joint_commands" if r.get("arena") else "joint_commands"
         for mode in JOINT_MODES:
             subs.append(node.create_subscription(
                 JointState, f"{commands}/joint_commands_{mode}",
-                lambda msg, t=target, mode=mode: self._joints(t, mode, msg), qos,
+                lambda msg, t=target, mode=mode: self._joints(t, mode, msg, op), qos,
                 callback_group=self.group))
         return subs
 
@@ -301,11 +304,11 @@ class BridgeNode:
         self.link.send({"op": "cmd_vel", **target,
                         "twist": [msg.linear.x, msg.linear.y, msg.angular.z]})
 
-    def _joints(self, target: dict, mode: str, msg: JointState) -> None:
+    def _joints(self, target: dict, mode: str, msg: JointState, op: str) -> None:
         if not self.serving:
             return  # a sidecar: the env's policy drives
         values = msg.velocity if mode == "velocity" else msg.position
-        self.link.send({"op": "joint_commands", **target, "mode": mode,
+        self.link.send({"op": op, **target, "mode": mode,
                         "names": list(msg.name), "values": [float(v) for v in values]})
 
     def watch(self) -> None:
@@ -374,7 +377,7 @@ def main() -> int:
     # Ctrl-C reaches the whole process group: the simulator process stops this node itself
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
-    node = rclpy.create_node("arena_gym_bridge")
+    node = rclpy.create_node(meta.get("node", "arena_gym_bridge"))
     executor = SingleThreadedExecutor()
     bridge = BridgeNode(node, link, meta, executor)
     executor.add_node(node)

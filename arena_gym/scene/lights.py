@@ -218,15 +218,21 @@ class LightTable:
         self._spawned[light.name] = light
         self._set(light)
 
+    def set(self, name: str, level: float | None = None,
+            alive: list[bool] | tuple[bool, ...] | None = None) -> None:
+        """Set a light's level (0 .. 1; 0: off) and which of its fixtures are alive (one
+        entry per fixture), both checked before either changes."""
+        light = self.get(name)
+        self._set(replace(light, level=light.level if level is None else level,
+                          alive=light.alive if alive is None else alive))
+
     def dim(self, name: str, level: float) -> None:
         """Set a light's level (0 .. 1; 0: off)."""
-        self._set(replace(self.get(name), level=level))
+        self.set(name, level=level)
 
     def set_alive(self, name: str, alive: list[bool] | tuple[bool, ...]) -> None:
         """Which of a light's fixtures are alive (one entry per fixture)."""
-        light = self.get(name)
-        self._set(replace(light, alive=alive_mask(f"Light {name!r}", alive,
-                                                  len(light.positions))))
+        self.set(name, alive=alive)
 
     def move(self, name: str, position: Point, yaw: float = 0.0) -> None:
         """Place a light by its first fixture, turned by `yaw` about z (Light.moved)."""

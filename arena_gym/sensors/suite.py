@@ -72,6 +72,7 @@ class SensorSuite:
         self._lidar_jobs: list[tuple[LidarUnit, np.ndarray]] = []
         self._due: tuple | None = None  # what _begin found due, for sample_due
         self._rngs: list[np.random.Generator] = []
+        self._seed: int | None = seed
         self.seed(seed)
         for spec in default_specs(sim.store) if specs is None else specs:
             self.add(spec)
@@ -224,9 +225,27 @@ class SensorSuite:
         self.channels[key].subscribers.append(subscriber)
         self._show_direct()
 
+    def add_envs(self) -> None:
+        """Follow envs the simulator added (Simulator.add_envs): every reading is made anew
+        for the new count, the same specs (readings taken before are stale: take them
+        again; `enable` masks start over), the old envs' noise generators kept and the new
+        ones seeded as `seed` would."""
+        specs = [channel.spec for channel in self.channels.values()]
+        rngs = self._rngs
+        self.num_envs = self.store.num_envs
+        self.units, self.channels = {}, {}
+        self._compiled = [-1] * self.num_envs
+        self._compiles = -1
+        self._steady, self._every, self._lidar_jobs, self._due = None, [], [], None
+        self.seed(self._seed)
+        self._rngs[:len(rngs)] = rngs
+        for spec in specs:
+            self.add(spec)
+
     # ------------------------------------------------------------ randomness
     def seed(self, seed: int | None) -> None:
         """Env i draws its noise from np.random.default_rng(seed + i) (fresh entropy: None)."""
+        self._seed = seed
         if seed is None:
             children = np.random.SeedSequence().spawn(self.num_envs)
             self._rngs = [np.random.default_rng(c) for c in children]
