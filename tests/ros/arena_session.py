@@ -77,7 +77,7 @@ class Session:
         except ExternalShutdownException:
             pass
 
-    def call(self, kind, service: str, request, note: str = ""):
+    def call(self, kind, service: str, request, note: str = "", log: bool = True):
         client = self._clients.get(service)
         if client is None:
             client = self._clients[service] = self.node.create_client(kind, service)
@@ -89,6 +89,8 @@ class Session:
         if not answered.wait(TIMEOUT):
             raise SystemExit(f"{service}: no answer in {TIMEOUT} s")
         answer = future.result()
+        if not log:
+            return answer
         fields = {name: getattr(answer, name) for name in answer.get_fields_and_field_types()}
         self.transcript.append({"call": service, "note": note, "answer": {
             k: (list(v) if not isinstance(v, (str, bool, int, float)) else v)
@@ -113,9 +115,9 @@ class Session:
                 raise SystemExit(f"{topic}: {what} not seen in {TIMEOUT} s")
             return self.seen[topic][-1]
 
-    def publish(self, kind, topic: str, msg, note: str) -> None:
+    def publish(self, kind, topic: str, msg, note: str, log: bool = True) -> None:
         """Publish once a subscriber is there, or at once when nobody subscribes (then say
-        so in the transcript)."""
+        so in the transcript, when `log`)."""
         publisher = self._publishers.get(topic)
         if publisher is None:
             publisher = self._publishers[topic] = self.node.create_publisher(kind, topic, 10)
@@ -123,13 +125,14 @@ class Session:
         while publisher.get_subscription_count() == 0 and time.monotonic() < deadline:
             time.sleep(0.05)
         publisher.publish(msg)
-        self.transcript.append({"topic": topic, "note": note,
-                                "subscribers": publisher.get_subscription_count()})
+        if log:
+            self.transcript.append({"topic": topic, "note": note,
+                                    "subscribers": publisher.get_subscription_count()})
 
-    def step(self, seconds_: float, note: str = "") -> float:
+    def step(self, seconds_: float, note: str = "", log: bool = True) -> float:
         """MujocoHost.step_seconds: n physics steps, then the clock at the answer's time."""
         n = max(1, round(seconds_ / PHYSICS_DT))
-        answer = self.call(Step, "/mujoco/Step", Step.Request(n=n), note)
+        answer = self.call(Step, "/mujoco/Step", Step.Request(n=n), note, log)
         self.wait("/clock", lambda ms: ms and seconds(ms[-1].clock) >= answer.sim_time - 1e-9,
                   f"the clock at {answer.sim_time}")
         return answer.sim_time
@@ -255,10 +258,11 @@ def main() -> None:
     t = s.step(0.5, "after the twist")
     x1 = s.wait("/env_3/sessionbot/odom", lambda ms, t=t: ms and seconds(
         ms[-1].header.stamp) >= t - 1e-9, "odometry").pose.pose.position.x
-    s.publish(JointState, "/env_3/sessionbot/mujoco/joint_commands_velocity", JointState(
-        name=["wheel_left_joint", "wheel_right_joint", "phantom_joint"],
-        velocity=[6.0, 6.0, 1.0]), "a joint command, one name unknown")
-    t = s.step(1.0, "after the joint command")
+    for k in range(10):  # as the runtime's controller_manager: a command every cycle
+        s.publish(JointState, "/env_3/sessionbot/mujoco/joint_commands_velocity", JointState(
+            name=["wheel_left_joint", "wheel_right_joint", "phantom_joint"],
+            velocity=[6.0, 6.0, 1.0]), "a joint command, one name unknown", log=k == 0)
+        t = s.step(0.1, "after the joint command" if k == 9 else "", log=k == 9)
     x2 = s.wait("/env_3/sessionbot/odom", lambda ms, t=t: ms and seconds(
         ms[-1].header.stamp) >= t - 1e-9, "odometry").pose.pose.position.x
     seen["odom_x"] = [x0, x1, x2]
