@@ -382,7 +382,10 @@ def main() -> int:
     bridge = BridgeNode(node, link, meta, executor)
     executor.add_node(node)
     threading.Thread(target=spin, args=(executor,), name="bridge-executor", daemon=True).start()
-    threading.Thread(target=rivals, args=(node,), name="bridge-rivals", daemon=True).start()
+    # another server of our services (an Arena session: another of Arena's, run_mujoco too)
+    rival = "/mujoco/Step" if meta.get("node") == "mujoco" else "/mujoco/step"
+    threading.Thread(target=rivals, args=(node, rival), name="bridge-rivals",
+                     daemon=True).start()
     link.send({"op": "ready"})
     try:
         bridge.read()  # until the simulator process ends (EOF) or says quit
