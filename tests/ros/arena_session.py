@@ -19,7 +19,7 @@ import math
 import os
 import sys
 import threading
-import time
+from pathlib import Path
 
 import rclpy
 from arena_mujoco_msgs.msg import Floor, Light, LightState, Prim, Scale, Sensor, Visual, Wall
@@ -43,6 +43,9 @@ from sensor_msgs.msg import Image, JointState
 from std_msgs.msg import ColorRGBA
 from std_srvs.srv import Trigger
 from tf2_msgs.msg import TFMessage
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: waiting.py
+from waiting import within  # noqa: E402 - after the path it is found on
 
 TIMEOUT = 120.0
 PHYSICS_DT = 0.002  # Arena's MujocoHost steps seconds / 0.002 physics steps
@@ -115,15 +118,15 @@ class Session:
                 raise SystemExit(f"{topic}: {what} not seen in {TIMEOUT} s")
             return self.seen[topic][-1]
 
-    def publish(self, kind, topic: str, msg, note: str, log: bool = True) -> None:
-        """Publish once a subscriber is there, or at once when nobody subscribes (then say
-        so in the transcript, when `log`)."""
+    def publish(self, kind, topic: str, msg, note: str, log: bool = True,
+                subscribed: bool = True) -> None:
+        """Publish, once a subscriber is there when `subscribed` (else at once); the
+        subscribers it had go into the transcript (when `log`)."""
         publisher = self._publishers.get(topic)
         if publisher is None:
             publisher = self._publishers[topic] = self.node.create_publisher(kind, topic, 10)
-        deadline = time.monotonic() + 2.0
-        while publisher.get_subscription_count() == 0 and time.monotonic() < deadline:
-            time.sleep(0.05)
+        if subscribed:
+            within(lambda: publisher.get_subscription_count() > 0, TIMEOUT)
         publisher.publish(msg)
         if log:
             self.transcript.append({"topic": topic, "note": note,
@@ -198,11 +201,9 @@ def main() -> None:
     # MujocoHost: pause; the task generator cleans each env's namespace (first contact)
     s.call(Trigger, "/mujoco/PauseSimulation", Trigger.Request(), "MujocoHost.pause")
     seen["cleanup"] = [cleanup(s, env) for env in range(4)]
-    deadline = time.monotonic() + TIMEOUT  # the graph learns node names on its own time
-    while not (names := [n for n, _ in s.node.get_node_names_and_namespaces()]) or (
-            "mujoco" not in names and time.monotonic() < deadline):
-        time.sleep(0.1)
-    seen["server_node"] = "mujoco" in names
+    # the graph learns node names on its own time
+    seen["server_node"] = bool(within(lambda: "mujoco" in [
+        n for n, _ in s.node.get_node_names_and_namespaces()], TIMEOUT))
     seen["robot_of_ours"] = [t for t, _ in s.node.get_topic_names_and_types()
                              if t.startswith("/robot/")]
 
@@ -253,8 +254,11 @@ def main() -> None:
     t = s.step(0.2, "settle")
     x0 = s.wait("/env_3/sessionbot/odom", lambda ms, t=t: ms and seconds(
         ms[-1].header.stamp) >= t - 1e-9, "odometry").pose.pose.position.x
+    # the robot's subscriptions known (its joint commands'), who takes its cmd_vel?
+    within(lambda: s.node.count_subscribers(
+        "/env_3/sessionbot/mujoco/joint_commands_velocity") > 0, TIMEOUT)
     s.publish(Twist, "/env_3/sessionbot/cmd_vel", Twist(linear=Vector3(x=0.5)),
-              "a twist for the runtime's controller")
+              "a twist for the runtime's controller", subscribed=False)
     t = s.step(0.5, "after the twist")
     x1 = s.wait("/env_3/sessionbot/odom", lambda ms, t=t: ms and seconds(
         ms[-1].header.stamp) >= t - 1e-9, "odometry").pose.pose.position.x
