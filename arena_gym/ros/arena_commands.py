@@ -45,9 +45,8 @@ from arena_gym.assets.shapes import Shape
 from arena_gym.checks import MIN_HALF_EXTENT
 from arena_gym.errors import SceneError
 from arena_gym.people.pedestrians import Pedestrian, split_env
-from arena_gym.render.lights import lit
+from arena_gym.ros.arena_lights import ArenaLights, light_of, set_light
 from arena_gym.ros.commands import Commands
-from arena_gym.scene.lights import Light, LightTable
 from arena_gym.scene.requests import SLAB_THICKNESS, Prim, PrimEdit, Slab, Wall
 from arena_gym.scene.scene import Scene
 from arena_gym.sim.free_bodies import FreeBodyState
@@ -104,7 +103,7 @@ class ArenaCommands:
         self.runner = runner if runner is not None else Runner(commands.sim)
         self.sim, self.store = commands.sim, commands.store
         self.naming = naming  # the roster's: (env, robot) -> what SpawnUrdf named
-        self.lights: dict[int, LightTable] = {}  # per env, built by the first light
+        self.lights = ArenaLights()  # per env, built by the first light
         self._uris: dict[str, str] = {}  # pedestrian -> the model_uri asked for it
 
     def run(self, message: dict) -> Reply:
@@ -200,7 +199,7 @@ class ArenaCommands:
         if env is None:
             return {"ret": False}
         self.store[env].reset_world()  # as Arena's: the bodies go, the clock and state stay
-        self.lights.pop(env, None)
+        self.lights.drop(env)
         return {"ret": True}
 
     def _delete_prims(self, message: dict, problems: list[str]) -> Reply:
@@ -497,54 +496,18 @@ class ArenaCommands:
         return {"results": [SUCCESS] * len(message["names"])}
 
     # ------------------------------------------------------------ lights
-    def lighting(self, env: int, model: Any, data: Any, eye: Any) -> Any:
-        """The context within which `model` shows env `env`'s light table as seen from
-        `eye` (the robot cameras' RendererPool.lighting; the viewport and the viewer apply
-        the same table the same way)."""
-        return lit(model, data, self.lights.get(env), eye)
-
-    def _light(self, item: dict) -> Light:
-        """Our Light of a Light message (Light.msg): an unset (zero) direction points down,
-        an unset glow colour (alpha 0) keeps the glow visuals' own; the glow prim by its
-        id, as SpawnPrims named it."""
-        direction = tuple(item["direction"]) if any(item["direction"]) else (0.0, 0.0, -1.0)
-        r, g, b, a = item["glow_color"]
-        return Light(item["name"], item["shape"], positions=tuple(map(tuple, item["positions"])),
-                     direction=direction, intensity=item["intensity"], cct_k=item["cct_k"],
-                     cone=item["cone"], x_length=item["x_length"], y_length=item["y_length"],
-                     radius=item["radius"], cast_shadows=item["cast_shadows"],
-                     level=item["level"], alive=tuple(item["alive"]),
-                     intrinsic=item["intrinsic"],
-                     glow_prim=body_id(item["glow_prim"]) if item["glow_prim"] else "",
-                     glow_color=(r, g, b) if a > 0 else None)
-
     def _lights(self, message: dict, problems: list[str], change: Callable) -> Reply:
         items = list(message.get("lights") or message.get("names") or [])
         env = self._env(message, problems)
         if env is None:
             return {"ret": [False] * len(items)}
-        table = self.lights.setdefault(env, LightTable())
-        ret = []
-        for item in items:
-            try:
-                change(table, item)
-                ret.append(True)
-            except _ERRORS as exc:
-                name = item if isinstance(item, str) else item.get("name")
-                problems.append(f"light {name!r}: {_text(exc)}")
-                ret.append(False)
-        return {"ret": ret}
+        return {"ret": self.lights.change(env, items, change, problems)}
 
     def _spawn_lights(self, message: dict, problems: list[str]) -> Reply:
-        return self._lights(message, problems, lambda t, i: t.spawn(self._light(i)))
+        return self._lights(message, problems, lambda t, i: t.spawn(light_of(i, body_id)))
 
     def _set_lights(self, message: dict, problems: list[str]) -> Reply:
-        def change(table: LightTable, item: dict) -> None:
-            if item["move"]:  # a position turned by a yaw
-                table.move(item["name"], tuple(item["position"]), item["yaw"])
-            else:
-                table.set(item["name"], level=item["level"], alive=tuple(item["alive"]))
-        return self._lights(message, problems, change)
+        return self._lights(message, problems, set_light)
 
     def _delete_lights(self, message: dict, problems: list[str]) -> Reply:
         return self._lights(message, problems, lambda t, name: t.remove(name))

@@ -117,7 +117,7 @@ class Bridge:
             self.commands, roster.naming, self.runner,
             grow=None if session is None else self._grow,
             max_envs=session.max_envs if session is not None else None)
-        suite.renderers.lighting = self.arena.lighting  # robot cameras see the light tables
+        suite.renderers.lighting = self.arena.lights.lighting  # robot cameras: the tables
         self.viewport = ViewportRequests(
             ViewportControl(sim, lambda env: self.arena.lights.get(env), roster.frame_body,
                             runner=self.runner), Path(folder.name))
@@ -462,7 +462,7 @@ class Bridge:
         self._closed = True
         if self.publishing:
             self.sim.hooks.tick.remove(self._on_tick)
-        if self.suite.renderers.lighting == self.arena.lighting:
+        if self.suite.renderers.lighting == self.arena.lights.lighting:
             self.suite.renderers.lighting = None  # the suite may outlive the bridge
         self._send({"op": "quit"})
         try:
