@@ -378,8 +378,11 @@ class ArenaCommands:
         a value that is not finite, is skipped and named (the rest apply)."""
         env, mode, robot = message["env"], message["mode"], message["robot"]
         names, values = list(message["names"]), list(message["values"])
-        scene = self.store.scene(env)
-        prefix = scene.robot(robot).prefix
+        try:
+            prefix = self.store.scene(env).robot(robot).prefix
+        except _ERRORS as exc:  # deleted since the node took the message
+            problems.append(f"{mode} command of {robot!r} in env {env}: {_text(exc)}")
+            return {}
         skipped = []
         for name, value in zip(names, values, strict=False):
             try:
