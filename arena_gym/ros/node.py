@@ -52,7 +52,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from arena_services import ArenaServices  # noqa: E402
 from messages import (  # noqa: E402
     KIND_TOPICS,
+    clock_message,
     frame_messages,
+    nanos,
     static_messages,
     topics_of,
 )
@@ -338,7 +340,7 @@ class BridgeNode:
         for message in self.link.messages():
             op = message.get("op")
             if op == "frame":
-                self.publish(message["slot"])
+                self.publish(message["slot"], message.get("clock"))
                 self.link.send({"op": "ack", "slot": message["slot"]})
             elif op == "robot":
                 self.bridge(message["meta"])
@@ -352,13 +354,19 @@ class BridgeNode:
             elif op == "quit":
                 break
 
-    def publish(self, slot: int) -> None:
+    def publish(self, slot: int, clock: float | None = None) -> None:
         """One frame (slot `slot` of every robot name's frames): the serialized messages of
-        messages.py, of the topics with subscribers, published as they are."""
+        messages.py, of the topics with subscribers, published as they are. With no robot
+        (an Arena session before its first SpawnUrdf) the frame is `clock` alone (None:
+        paused, nothing)."""
         if time.monotonic() >= self._next_watch:
             self.watch()
         wanted = self.wanted
-        if not self.groups or not wanted:
+        if not self.groups:
+            if clock is not None and "/clock" in wanted:
+                self.publishers["/clock"].publish(clock_message(nanos(clock)))
+            return
+        if not wanted:
             return
         for topic, _, data, _ in frame_messages([(m, frames.slots[slot])
                                                  for m, frames in self.groups.values()],

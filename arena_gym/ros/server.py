@@ -266,7 +266,10 @@ class Bridge:
             member.writer.write(self.frames[name].slots[slot], paused)
         with self._acks:
             self._busy[slot] = True
-        if not self._send({"op": "frame", "slot": slot}):
+        frame = {"op": "frame", "slot": slot}
+        if not self.roster.members:  # no robot yet (an Arena session): the clock alone
+            frame["clock"] = None if paused else self.sim.clock
+        if not self._send(frame):
             return
         self.frames_sent += 1
         self._slot = (slot + 1) % SLOTS

@@ -201,6 +201,7 @@ def main() -> None:
     # MujocoHost: pause; the task generator cleans each env's namespace (first contact)
     s.call(Trigger, "/mujoco/PauseSimulation", Trigger.Request(), "MujocoHost.pause")
     seen["cleanup"] = [cleanup(s, env) for env in range(4)]
+    seen["clock_without_robots"] = s.step(0.02, "no robot yet: the clock goes on")
     # the graph learns node names on its own time
     seen["server_node"] = bool(within(lambda: "mujoco" in [
         n for n, _ in s.node.get_node_names_and_namespaces()], TIMEOUT))

@@ -110,6 +110,7 @@ def test_the_bridge_starts_as_arenas_server_with_no_robot_of_its_own(session):
     seen = session["seen"]
     assert seen["server_node"]  # the node is named mujoco, as Arena's server
     assert seen["robot_of_ours"] == []  # no /robot/* topics
+    assert seen["clock_without_robots"] == pytest.approx(0.02)  # /clock before any robot
     assert session["status"] == 0  # SIGTERM: a clean end
     assert calls(session, "/mujoco/PauseSimulation") == [{"success": True, "message": ""}]
 
