@@ -357,8 +357,8 @@ class BridgeNode:
     def publish(self, slot: int, clock: float | None = None) -> None:
         """One frame (slot `slot` of every robot name's frames): the serialized messages of
         messages.py, of the topics with subscribers, published as they are. With no robot
-        (an Arena session before its first SpawnUrdf) the frame is `clock` alone (None:
-        paused, nothing)."""
+        (a served model's world, an Arena session before its first SpawnUrdf) the frame's
+        `clock` alone: /clock (None: paused, nothing)."""
         if time.monotonic() >= self._next_watch:
             self.watch()
         wanted = self.wanted

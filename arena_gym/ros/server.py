@@ -266,10 +266,11 @@ class Bridge:
             member.writer.write(self.frames[name].slots[slot], paused)
         with self._acks:
             self._busy[slot] = True
-        frame = {"op": "frame", "slot": slot}
-        if not self.roster.members:  # no robot yet (an Arena session): the clock alone
-            frame["clock"] = None if paused else self.sim.clock
-        if not self._send(frame):
+        # the clock rides along for a world without robots (a served model, an Arena session
+        # before its first SpawnUrdf): the node publishes /clock from it when no robot's
+        # frame carries one
+        clock = None if paused else self.sim.clock
+        if not self._send({"op": "frame", "slot": slot, "clock": clock}):
             return
         self.frames_sent += 1
         self._slot = (slot + 1) % SLOTS

@@ -26,7 +26,7 @@ from arena_gym.compiled import kernel
 from arena_gym.geometry.rotations import yaw
 from arena_gym.tasks.metrics import record_step
 from arena_gym.tasks.observation import clipped_range, polar
-from arena_gym.tasks.rewards import Outcome, builtin_terms
+from arena_gym.tasks.rewards import Outcome, Weights, builtin_terms
 from arena_gym.tasks.termination import end_flags, ends
 
 FLAGS = ("reached", "collided", "timed_out", "diverged", "terminated", "truncated", "ended")
@@ -154,3 +154,18 @@ def read_poses(qpos, rows, adr, width, height, pose):  # pragma: no cover - comp
         else:
             pose[i, 0], pose[i, 1], pose[i, 2] = q[0], q[1], q[2]
             pose[i, 3] = yaw(q[3], q[4], q[5], q[6])
+
+
+def plain(task: TaskArrays, inputs: StepInputs, out: StepOutputs) -> tuple[tuple, ...]:
+    """The three records as plain tuples (the weights too), for `evaluate_plain`: numba
+    types a plain tuple of arrays from its fingerprint, in C, and a named one in Python."""
+    return (*task[:6], tuple(task.weights), *task[7:]), tuple(inputs), tuple(out)
+
+
+@kernel
+def evaluate_plain(task, inputs, out):  # pragma: no cover - compiled
+    """`evaluate` of the records given as plain tuples (`plain`): the step's one call."""
+    records = TaskArrays(task[0], task[1], task[2], task[3], task[4], task[5],
+                         Weights(*task[6]), task[7], task[8], task[9], task[10], task[11],
+                         task[12], task[13], task[14], task[15])
+    return evaluate(records, StepInputs(*inputs), StepOutputs(*out))

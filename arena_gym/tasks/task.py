@@ -33,7 +33,15 @@ from arena_gym.tasks.global_paths import GlobalPaths
 from arena_gym.tasks.metrics import EpisodeMetrics
 from arena_gym.tasks.rewards import BUILTIN, StepOutcome, applying, checked_term, total, weights
 from arena_gym.tasks.sampling import PARKED_Z, Episode, EpisodeSampler, ObstaclePool, placement
-from arena_gym.tasks.step import FLAGS, StepInputs, StepOutputs, TaskArrays, evaluate, read_poses
+from arena_gym.tasks.step import (
+    FLAGS,
+    StepInputs,
+    StepOutputs,
+    TaskArrays,
+    evaluate_plain,
+    plain,
+    read_poses,
+)
 from arena_gym.tasks.termination import Termination
 
 _NAMES = tuple(name for name, _ in BUILTIN)
@@ -154,6 +162,7 @@ class NavigationTask:
             np.zeros((n, 2), np.float32), np.zeros((n, k), np.float32),
             np.zeros((n, 2), np.float32), np.zeros(len(BUILTIN)))
         self._subgoal = np.zeros((n, 2))
+        self._task_plain, _, self._out_plain = plain(self.arrays, (), self.outputs)
 
     def seed(self, env: int, seed: int | None) -> None:
         self.rngs[env] = np.random.default_rng(seed)
@@ -266,13 +275,13 @@ class NavigationTask:
 
     def observe(self, inputs: StepInputs) -> dict[str, np.ndarray]:
         """Every env's observation (inputs.active all False: nothing counts)."""
-        evaluate(self.arrays, inputs, self.outputs)
+        evaluate_plain(*plain(self.arrays, inputs, self.outputs))
         return self._observation()
 
     def evaluate(self, inputs: StepInputs, kind: np.ndarray) -> StepResult:
         """One control step of every env (`kind`: the collision class of each env's
         contact, an index into world.classes)."""
-        counts = evaluate(self.arrays, inputs, self.outputs)
+        counts = evaluate_plain(self._task_plain, tuple(inputs), self._out_plain)
         return self.finish(inputs, kind, *counts)
 
     def finish(self, inputs: StepInputs, kind: np.ndarray, num_ended: int,
@@ -281,7 +290,7 @@ class NavigationTask:
         a replaced built-in's), the observation, and the episodes that ended: their result
         and metrics (the curriculum counts them)."""
         out, active = self.outputs, inputs.active
-        end = Termination(*out.flags.copy())  # the outputs are written again next step
+        end = Termination.from_rows(out.flags.copy())  # (written again next step)
         terms, reward = self._terms(inputs, end, kind)
         hit = self._no_hits
         if num_collided:

@@ -52,9 +52,13 @@ def test_a_world_or_robot_of_ours_and_a_bound_below_the_envs_are_refused(tmp_pat
     with pytest.raises(ValueError, match=re.escape(
             "--arena: expected no --robot (an Arena session spawns its world and robots over "
             "/mujoco/Spawn*), got 'jackal.urdf'")):
-        check_arena("default", "jackal.urdf", None)
+        check_arena("default", "jackal.urdf", None, None)
     with pytest.raises(ValueError, match=re.escape("--arena: expected no --world")):
-        check_arena("random", "builtin", None)
+        check_arena("random", "builtin", None, None)
+    with pytest.raises(ValueError, match=re.escape(
+            "--arena: expected no --model (an Arena session spawns its world and robots over "
+            "/mujoco/Spawn*), got 'humanoid.xml'")):
+        check_arena("default", "builtin", None, "humanoid.xml")
     with pytest.raises(ValueError, match=re.escape(
             "--max-envs: expected at least --envs (4), got 2")):
         arena_store(4, 2, str(tmp_path), ())
