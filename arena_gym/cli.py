@@ -317,6 +317,15 @@ def _parser() -> argparse.ArgumentParser:
     bridge.add_argument("--package-path", action="append", default=[], metavar="DIR",
                         help="a folder where package:// URIs of spawned URDFs resolve "
                         "(repeatable; inside the allowed folders)")
+    bridge.add_argument("--arena", action="store_true",
+                        help="serve an Arena-Rosnav session as Arena's MuJoCo server does: "
+                        "no world or robot of ours, the node named mujoco, envs made on first "
+                        "contact (up to --max-envs, default 64), Arena's files readable (its "
+                        "workspace root), SpawnUrdf robots driven by their joint commands, "
+                        "joint states flowing between lockstep Steps")
+    bridge.add_argument("--arena-root", default=None, metavar="DIR",
+                        help="Arena's workspace root, whose files an Arena session's requests "
+                        "may read (default: $ARENA_WS_DIR)")
     bridge.set_defaults(run=_bridge)
     rec = commands.add_parser(
         "record", help="write the bridge's messages to an MCAP file (no ROS install needed)",
@@ -391,7 +400,8 @@ def _bridge(args: argparse.Namespace) -> int:
     return run(args.world, args.robot, args.envs, args.lockstep, args.rt_factor, args.seed,
                args.venv, view=args.view, allow_roots=tuple(args.allow_root),
                package_paths=tuple(args.package_path), max_envs=args.max_envs,
-               robot_description_topic=args.robot_description_topic, model=args.model)
+               robot_description_topic=args.robot_description_topic, model=args.model,
+               arena=args.arena, arena_root=args.arena_root)
 
 
 def _record(args: argparse.Namespace) -> int:

@@ -46,9 +46,21 @@ class SceneStore:
             raise SceneError(f"pedestrian_pool: expected an integer in [1, 1000], got "
                              f"{pedestrian_pool!r}")
         roots = None if path_roots is None else tuple(Path(r).resolve() for r in path_roots)
-        self.scenes = [Scene(i, timestep, pedestrian_pool, world) for i in range(num_envs)]
-        for scene in self.scenes:
+        self._made = (timestep, pedestrian_pool, roots, world)  # how add_envs makes a scene
+        self.scenes: list[Scene] = []
+        self.add_envs(num_envs)
+
+    def add_envs(self, count: int) -> list[int]:
+        """`count` more envs, empty (as every env starts: the navigation base world, or a
+        copy of the store's `world`); returns their ids. A simulator stepping this store
+        takes them through its own `add_envs` (sim/simulator.py), which calls this."""
+        timestep, pool, roots, world = self._made
+        first = len(self.scenes)
+        for env in range(first, first + count):
+            scene = Scene(env, timestep, pool, world)
             scene.path_roots = roots
+            self.scenes.append(scene)
+        return list(range(first, first + count))
 
     @property
     def num_envs(self) -> int:

@@ -286,7 +286,7 @@ class RendererPool:
 
     `lighting` (None: the model's own lights): how an env's cameras are lit, set by whoever
     holds that env's light table (the ROS bridge: its lights services' tables), applied as
-    the viewport applies it (render/lights.py: the lights nearest each camera)."""
+    the viewport applies it (render/lights.py: the lamps seen from each camera)."""
 
     def __init__(self) -> None:
         self.lighting: Lighting | None = None

@@ -75,6 +75,7 @@ class SensorSuite:
         self._tick: SteadyTick | None = None  # the usual tick's one call, where _plan found it
         self._options: tuple = (None, None)  # env 0's model and its options (`frozen`)
         self._rngs: list[np.random.Generator] = []
+        self._seed: int | None = seed
         self.seed(seed)
         for spec in default_specs(sim.store) if specs is None else specs:
             self.add(spec)
@@ -228,9 +229,30 @@ class SensorSuite:
         self._steady = self._tick = None  # (a subscriber sees each sample shown)
         self._show_direct()
 
+    def add_envs(self) -> None:
+        """Follow envs the simulator added (Simulator.add_envs): every reading is made anew
+        for the new count, the same specs (readings taken before are stale: take them
+        again; `enable` masks start over), the old envs' noise generators kept and the new
+        ones seeded as `seed` would."""
+        specs = [channel.spec for channel in self.channels.values()]
+        rngs = self._rngs
+        for unit in self.units.values():
+            unit.close()  # (a user sensor function's hooks: the new units hook it anew)
+        self.num_envs = self.store.num_envs
+        self.units, self.channels = {}, {}
+        self._compiled = [-1] * self.num_envs
+        self._compiles = -1
+        self._steady, self._tick, self._every, self._lidar_jobs, self._due = (
+            None, None, [], [], None)
+        self.seed(self._seed)
+        self._rngs[:len(rngs)] = rngs
+        for spec in specs:
+            self.add(spec)
+
     # ------------------------------------------------------------ randomness
     def seed(self, seed: int | None) -> None:
         """Env i draws its noise from np.random.default_rng(seed + i) (fresh entropy: None)."""
+        self._seed = seed
         if seed is None:
             children = np.random.SeedSequence().spawn(self.num_envs)
             self._rngs = [np.random.default_rng(c) for c in children]

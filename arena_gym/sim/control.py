@@ -98,6 +98,20 @@ class Controller:
         self._staging = threading.Lock()
         self._envs_dirty = False  # some env's controls or forces wait to be written
 
+    def add_envs(self, count: int) -> None:
+        """Commands for `count` more envs (the store grew); staged twists kept."""
+        with self._staging:
+            self.commands += [_EnvCommands() for _ in range(count)]
+            for robot, old in list(self._twists.items()):
+                grown = _Twists.make(len(self.commands))
+                m = len(old.values)
+                grown.values[:m], grown.staged[:m] = old.values, old.staged
+                grown.dirty[:m], grown.integral[:m] = old.dirty, old.integral
+                self._twists[robot] = grown
+            self._plans.clear()
+            self._checked.clear()
+            self._loop_of.clear()
+
     def drive(self, env_id: int, robot: str) -> WheelDrive:
         """The robot's wheel drive, rebuilt after a recompile."""
         scene = self.store.scene(env_id)

@@ -73,6 +73,24 @@ class Simulator:
             scene.on_access = self._on_access
             scene.on_change = self._on_change
 
+    def add_envs(self, count: int) -> list[int]:
+        """Grow the store by `count` empty envs, at this simulator's clock, stepped from the
+        next tick on (a server making an env on first contact); returns their ids. What is
+        sized by the env count follows with its own add_envs (SensorSuite.add_envs)."""
+        with self._lock:
+            new = self.store.add_envs(count)
+            for env in new:
+                scene = self.store.scenes[env]
+                scene.on_access, scene.on_change = self._on_access, self._on_change
+            self._versions += [-1] * count
+            self._stale += [False] * count
+            self._touched += [False] * count
+            self.controller.add_envs(count)
+            for env in new:
+                self.store.scenes[env].data.time = self._clock
+            self._changed = True
+            return new
+
     # ------------------------------------------------------------ state sync
     def _on_access(self, env_id: int) -> None:
         if self._stale[env_id]:

@@ -333,7 +333,7 @@ class NavigationTask:
         apply besides (the people's, plugins', a built-in the registry replaced) from a
         StepOutcome; 0 where not counted (an env inactive or diverged)."""
         out = self.outputs
-        terms = dict(zip(_NAMES, out.terms.copy()))  # (as many rows as names)
+        terms = dict(zip(_NAMES, out.terms.copy(), strict=True))  # (a row per name)
         others = self._others()
         if not others and self.walkers is None:
             return terms, out.reward.copy()
