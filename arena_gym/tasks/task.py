@@ -333,7 +333,7 @@ class NavigationTask:
         apply besides (the people's, plugins', a built-in the registry replaced) from a
         StepOutcome; 0 where not counted (an env inactive or diverged)."""
         out = self.outputs
-        terms = dict(zip(_NAMES, out.terms.copy(), strict=True))  # (a row per name)
+        terms = dict(zip(_NAMES, out.terms.copy(), strict=False))  # a row per name
         others = self._others()
         if not others and self.walkers is None:
             return terms, out.reward.copy()
@@ -371,7 +371,7 @@ class NavigationTask:
                     end.collided, kind, self._pedestrian_kind, counted, self.cfg.control_dt,
                     m.personal_space, m.in_space, m.speed_in_space, m.min_distance,
                     m.pedestrian_collisions, self._people_values, values, reward)
-        terms.update(zip((name for name, _ in PEDESTRIAN), values))
+        terms.update(zip((name for name, _ in PEDESTRIAN), values, strict=True))
         return terms, reward
 
     def _others(self) -> list[tuple[str, Any]]:
