@@ -39,6 +39,7 @@ TILE = 1.0  # m: origins in one square share one list of candidate static geoms
 CULL_MARGIN = 1e-9  # round-off head room of the bearing cull: it never drops a hit
 EVERY, CONE, WEDGE, FACING = 0, 1, 2, 3  # how a candidate culls rays (`cull`)
 WIDE = 0.9  # a box whose bounding circle looks wider than acos(WIDE) is culled by its corners
+SORTED_FROM = 24  # candidates from which the rays are tried by bisection on their bearings
 _LIKE_INT = np.zeros(0, np.int32)  # peek's element types: geom_group, geom_matid
 _LIKE_FLOAT = np.zeros(0, np.float32)  # geom_rgba, mat_rgba
 
@@ -85,7 +86,7 @@ class GeomRays:
         # a cast's scratch: each env's candidates (world pose, size, reach; type, id), and
         # per ray its bearing and best hit (made for the fan's size)
         self.scratch = (np.zeros((width, 16)), np.zeros((width, 2), np.int32),
-                        np.zeros((0, 4)), np.zeros(0, np.int32))
+                        np.zeros((0, 5)), np.zeros((0, 4), np.int32))
 
     @classmethod
     def for_models(cls, models: list[mujoco.MjModel]) -> GeomRays | None:
@@ -104,9 +105,12 @@ class GeomRays:
         return made
 
     def fit(self, nray: int) -> tuple[np.ndarray, ...]:
-        """The scratch, its per-ray part sized for `nray` rays."""
+        """The scratch, its per-ray part sized for `nray` rays: per ray its unit bearing, a
+        flag (0: vertical), its best hit and its bearing angle; its best hit's geom, and
+        two lists of rays (in order of bearing; to try)."""
         if len(self.scratch[3]) != nray:
-            self.scratch = (*self.scratch[:2], np.zeros((nray, 4)), np.zeros(nray, np.int32))
+            self.scratch = (*self.scratch[:2], np.zeros((nray, 5)),
+                            np.zeros((nray, 4), np.int32))
         return self.scratch
 
     def cast(self, origins: np.ndarray, vecs: np.ndarray, geomgroup: np.ndarray,
@@ -210,7 +214,7 @@ def cast_geoms(origins, vecs, mask, exclude, reach, rows, table, tiles, mocap_po
     caller."""
     ints, reals, counts, rest_geoms, addresses = table
     tile_origin, tile_shape, tile_first, tile_items = tiles
-    cand, cand_id, per_ray, best_id = scratch
+    cand, cand_id, per_ray, rays = scratch
     seen_rows = 0
     for i in range(rows.shape[0]):
         e = rows[i]
@@ -270,9 +274,11 @@ def cast_geoms(origins, vecs, mask, exclude, reach, rows, table, tiles, mocap_po
                 per_ray[ray, 0], per_ray[ray, 1], per_ray[ray, 2] = v0 / flat, v1 / flat, 1.0
             else:
                 per_ray[ray, 2] = 0.0
-            per_ray[ray, 3], best_id[ray] = -1.0, -1
-        # each candidate against the rays whose bearing passes it (cull): the nearest hit
-        # of each ray, the lower id on a tie
+            per_ray[ray, 3], rays[ray, 0] = -1.0, -1
+        # many candidates: the rays in order of bearing, each candidate trying only the run
+        # of them within its angle (found by bisection) and the vertical ones
+        sorted_rays = k >= SORTED_FROM
+        nflat = sort_bearings(per_ray, rays, nray) if sorted_rays else 0
         for c in range(k):
             kind_c, geom_c = cand_id[c, 0], cand_id[c, 1]
             p0, p1, p2 = cand[c, 0], cand[c, 1], cand[c, 2]
@@ -282,31 +288,40 @@ def cast_geoms(origins, vecs, mask, exclude, reach, rows, table, tiles, mocap_po
                 cand[c, 13], cand[c, 14], cand[c, 15])
             mode, a0, a1, a2, a3 = cull(kind_c, p0, p1, m0, m1, m2, m3, m4, m5, s0, s1, s2,
                                         cand[c, 6], o0, o1, o2)
+            # the rays to try (rays[:, 2]): those whose bearing passes the candidate's
+            visits = 0
+            if sorted_rays and (mode == CONE or mode == WEDGE):
+                visits = rays_within(per_ray, rays, nflat, nray, mode, a0, a1, a2, a3)
+            else:
+                for ray in range(nray):
+                    w0, w1 = per_ray[ray, 0], per_ray[ray, 1]
+                    if mode == CONE:
+                        if per_ray[ray, 2] != 0 and a0 * w0 + a1 * w1 < a2:
+                            continue
+                    elif mode == WEDGE:
+                        if per_ray[ray, 2] != 0 and (a0 * w1 - a1 * w0 < -CULL_MARGIN
+                                                     or w0 * a3 - w1 * a2 < -CULL_MARGIN):
+                            continue
+                    elif mode == FACING:  # a plane: only rays toward its front face
+                        if (a0 * vecs[i, ray, 0] + a1 * vecs[i, ray, 1]
+                                + m8 * vecs[i, ray, 2]) > -MINVAL:
+                            continue
+                    rays[visits, 2] = ray
+                    visits += 1
             # the origin in the geom's frame (the same for every ray)
             l0, l1, l2, _, _, _ = local(p0, p1, p2, m0, m1, m2, m3, m4, m5, m6, m7, m8,
                                         o0, o1, o2, 0.0, 0.0, 0.0)
-            for ray in range(nray):
-                w0, w1 = per_ray[ray, 0], per_ray[ray, 1]
-                if mode == CONE:
-                    if per_ray[ray, 2] != 0 and a0 * w0 + a1 * w1 < a2:
-                        continue
-                elif mode == WEDGE:
-                    if per_ray[ray, 2] != 0 and (a0 * w1 - a1 * w0 < -CULL_MARGIN
-                                                 or w0 * a3 - w1 * a2 < -CULL_MARGIN):
-                        continue
-                elif mode == FACING:  # a plane: only rays toward its front face
-                    if (a0 * vecs[i, ray, 0] + a1 * vecs[i, ray, 1]
-                            + m8 * vecs[i, ray, 2]) > -MINVAL:
-                        continue
+            for t in range(visits):
+                ray = rays[t, 2]
                 v0, v1, v2 = vecs[i, ray, 0], vecs[i, ray, 1], vecs[i, ray, 2]
                 d = primitive(kind_c, s0, s1, s2, l0, l1, l2, m0 * v0 + m3 * v1 + m6 * v2,
                               m1 * v0 + m4 * v1 + m7 * v2, m2 * v0 + m5 * v1 + m8 * v2)
                 best = per_ray[ray, 3]
                 if d >= 0 and (reach < 0 or d <= reach) and (
-                        best < 0 or d < best or (d == best and geom_c < best_id[ray])):
-                    per_ray[ray, 3], best_id[ray] = d, geom_c
+                        best < 0 or d < best or (d == best and geom_c < rays[ray, 0])):
+                    per_ray[ray, 3], rays[ray, 0] = d, geom_c
         for ray in range(nray):
-            dist[i, ray], geomid[i, ray] = per_ray[ray, 3], best_id[ray]
+            dist[i, ray], geomid[i, ray] = per_ray[ray, 3], rays[ray, 0]
         # whether any geom left to the caller could be seen
         seen_rest = False
         for j in range(rest_geoms.shape[1]):
@@ -374,3 +389,105 @@ def cull(kind, p0, p1, m0, m1, m2, m3, m4, m5, s0, s1, s2, reach, o0, o1, o2):
     low, high = low - CULL_MARGIN, high + CULL_MARGIN
     c0, s0, c1, s1 = math.cos(low), math.sin(low), math.cos(high), math.sin(high)
     return WEDGE, ux * c0 - uy * s0, uy * c0 + ux * s0, ux * c1 - uy * s1, uy * c1 + ux * s1
+
+
+@shared
+def sort_bearings(per_ray, rays, nray):  # pragma: no cover - compiled
+    """The rays that have a bearing (per_ray[:, 2] != 0) in order of their bearing angle
+    (into per_ray[:, 4]) as rays[:nflat, 1], the others after them (as rays[nflat:, 1]);
+    returns nflat. A fan turned about z is a sorted run turned: found in one pass; any other
+    order is sorted by insertion."""
+    nflat = 0
+    for ray in range(nray):
+        if per_ray[ray, 2] != 0:
+            per_ray[ray, 4] = math.atan2(per_ray[ray, 1], per_ray[ray, 0])
+            rays[nflat, 1] = ray
+            nflat += 1
+    rest = nflat
+    for ray in range(nray):
+        if per_ray[ray, 2] == 0:
+            rays[rest, 1] = ray
+            rest += 1
+    if nflat < 2:
+        return nflat
+    low = 0  # where the smallest bearing sits: the run starts there
+    for t in range(1, nflat):
+        if per_ray[rays[t, 1], 4] < per_ray[rays[low, 1], 4]:
+            low = t
+    ordered = True
+    for t in range(1, nflat):
+        if per_ray[rays[(low + t) % nflat, 1], 4] < per_ray[rays[(low + t - 1) % nflat, 1], 4]:
+            ordered = False
+            break
+    if ordered:
+        for t in range(nflat):  # rays[:, 3] as the spare list for the turn
+            rays[t, 3] = rays[(low + t) % nflat, 1]
+        for t in range(nflat):
+            rays[t, 1] = rays[t, 3]
+        return nflat
+    for t in range(1, nflat):
+        ray = rays[t, 1]
+        angle = per_ray[ray, 4]
+        j = t - 1
+        while j >= 0 and per_ray[rays[j, 1], 4] > angle:
+            rays[j + 1, 1] = rays[j, 1]
+            j -= 1
+        rays[j + 1, 1] = ray
+    return nflat
+
+
+@shared
+def first_at(per_ray, rays, nflat, angle):  # pragma: no cover - compiled
+    """The first position in the sorted rays (rays[:nflat, 1]) whose bearing is >= angle."""
+    lo, hi = 0, nflat
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if per_ray[rays[mid, 1], 4] < angle:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@shared
+def rays_within(per_ray, rays, nflat, nray, mode, a0, a1, a2, a3):  # pragma: no cover
+    """The rays whose bearing lies within a candidate's CONE or WEDGE (see `cull`), and the
+    vertical ones, into rays[:, 2]; returns how many. The bearings' angle interval, widened
+    by CULL_MARGIN, in at most two runs of the sorted rays (where it wraps at pi)."""
+    if mode == CONE:
+        centre = math.atan2(a1, a0)
+        half = math.acos(max(-1.0, min(1.0, a2)))
+        low, high = centre - half, centre + half
+    else:
+        low, high = math.atan2(a1, a0), math.atan2(a3, a2)
+        if high < low:
+            high += 2 * math.pi
+    low -= CULL_MARGIN
+    high += CULL_MARGIN
+    count = 0
+    if high - low >= 2 * math.pi:  # every bearing
+        for t in range(nflat):
+            rays[count, 2] = rays[t, 1]
+            count += 1
+    else:
+        while low < -math.pi:
+            low += 2 * math.pi
+            high += 2 * math.pi
+        while low >= math.pi:
+            low -= 2 * math.pi
+            high -= 2 * math.pi
+        t = first_at(per_ray, rays, nflat, low)
+        while t < nflat and per_ray[rays[t, 1], 4] <= high:
+            rays[count, 2] = rays[t, 1]
+            count += 1
+            t += 1
+        if high > math.pi:  # the interval wraps: on from -pi
+            t = 0
+            while t < nflat and per_ray[rays[t, 1], 4] <= high - 2 * math.pi:
+                rays[count, 2] = rays[t, 1]
+                count += 1
+                t += 1
+    for t in range(nflat, nray):  # vertical rays: no bearing to cull by
+        rays[count, 2] = rays[t, 1]
+        count += 1
+    return count
