@@ -294,6 +294,10 @@ def _parser() -> argparse.ArgumentParser:
                         "std_msgs/String topic (robot_state_publisher's /robot_description), "
                         "waiting for it; its package:// URIs resolve in the --allow-root "
                         "folders")
+    bridge.add_argument("--model", default=None, metavar="FILE",
+                        help="serve an MJCF (or URDF) model as the world of every env, as "
+                        "MuJoCo simulates the file (nothing added; as arena_gym.Simulation("
+                        "model_path=...)), instead of --world and --robot")
     bridge.add_argument("--envs", type=_positive_int, default=1, metavar="N")
     bridge.add_argument("--max-envs", type=_positive_int, default=None, metavar="M",
                         help="envs N .. M-1 start empty (a ground plane and the sun): an "
@@ -313,6 +317,15 @@ def _parser() -> argparse.ArgumentParser:
     bridge.add_argument("--package-path", action="append", default=[], metavar="DIR",
                         help="a folder where package:// URIs of spawned URDFs resolve "
                         "(repeatable; inside the allowed folders)")
+    bridge.add_argument("--arena", action="store_true",
+                        help="serve an Arena-Rosnav session as Arena's MuJoCo server does: "
+                        "no world or robot of ours, the node named mujoco, envs made on first "
+                        "contact (up to --max-envs, default 64), Arena's files readable (its "
+                        "workspace root), SpawnUrdf robots driven by their joint commands, "
+                        "joint states flowing between lockstep Steps")
+    bridge.add_argument("--arena-root", default=None, metavar="DIR",
+                        help="Arena's workspace root, whose files an Arena session's requests "
+                        "may read (default: $ARENA_WS_DIR)")
     bridge.set_defaults(run=_bridge)
     rec = commands.add_parser(
         "record", help="write the bridge's messages to an MCAP file (no ROS install needed)",
@@ -380,10 +393,15 @@ def _bridge(args: argparse.Namespace) -> int:
 
     if args.view:
         _need_display()
+    if args.model is not None and (args.world != "default" or args.robot != "builtin"
+                                   or args.robot_description_topic or args.max_envs):
+        raise UsageError("--model: expected it instead of --world, --robot, "
+                         "--robot-description-topic and --max-envs (the model is the world)")
     return run(args.world, args.robot, args.envs, args.lockstep, args.rt_factor, args.seed,
                args.venv, view=args.view, allow_roots=tuple(args.allow_root),
                package_paths=tuple(args.package_path), max_envs=args.max_envs,
-               robot_description_topic=args.robot_description_topic)
+               robot_description_topic=args.robot_description_topic, model=args.model,
+               arena=args.arena, arena_root=args.arena_root)
 
 
 def _record(args: argparse.Namespace) -> int:

@@ -23,15 +23,18 @@ reaches into numba's internals).
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import threading
 from collections.abc import Callable
 from types import FunctionType, ModuleType
 from typing import Any
 
+import numpy as np
+
 from arena_gym.kernel_cache import cached_dispatcher, functions_of
 
-__all__ = ["Each", "Kernel", "Shared", "kernel", "shared"]
+__all__ = ["Each", "Kernel", "Peek", "Shared", "kernel", "peek", "shared"]
 
 _lock = threading.RLock()
 
@@ -152,6 +155,45 @@ class Each(Shared):
     def compiled_from(self) -> list[FunctionType]:
         """The functions of its tuple (its own code is made from them)."""
         return [fn for f in self.functions for fn in functions_of(f)]
+
+
+class Peek(Shared):
+    """`peek(address, index, like)`: element `index` of the array of `like`'s dtype that
+    starts at memory `address` (an integer: `array.ctypes.data`). Kernels read arrays they
+    cannot be handed as arguments through it (one per env, each in its own MjModel, read
+    live): an array argument of each would cost its unboxing per call, and numba's lists
+    of arrays need its reference counting, which the kernels do without. The caller keeps
+    the arrays alive and the index in range: nothing is checked."""
+
+    def __init__(self) -> None:
+        super().__init__(_peek)
+
+    def register(self) -> None:
+        from numba import types
+        from numba.extending import intrinsic, overload
+
+        @intrinsic
+        def load(typingctx, address, index, like):
+            dtype = like.dtype
+
+            def codegen(context, builder, signature, args):
+                pointer = builder.inttoptr(args[0], context.get_data_type(dtype).as_pointer())
+                return builder.load(builder.gep(pointer, [args[1]]))
+
+            return dtype(types.int64, types.intp, like), codegen
+
+        overload(self, jit_options=_JIT_OPTIONS, strict=False)(
+            lambda address, index, like: lambda address, index, like: load(address, index,
+                                                                           like))
+
+
+def _peek(address: int, index: int, like: Any) -> Any:
+    dtype = np.dtype(like.dtype)
+    raw = (ctypes.c_char * dtype.itemsize).from_address(int(address) + int(index) * dtype.itemsize)
+    return np.frombuffer(raw, dtype)[0]
+
+
+peek = Peek()
 
 
 def kernel(fn: FunctionType) -> Kernel:

@@ -19,12 +19,17 @@ sensors and plugins) with its Simulator, the Runner that runs it free, and Senso
         viewer = sim.viewer(0, auto_sync=True)         # MuJoCo's passive viewer on env 0
         sim.reload()                                   # rebuild: load_count + 1
         sim.load_from_path("quadruped.xml")            # another model: reload semantics
-        sim.load_from_string("<mujoco>...</mujoco>")
+        sim.load_from_string("<mujoco>...</mujoco>", base="models/")   # includes from there
+        sim.reset("home"); sim.reset(0)                # a keyframe by name or index
 
-A model (`model_path`, `load_from_path`, `load_from_string`) runs in every env with its own
-MuJoCo options (`options={...}` patches them at construction: the snapshot of epoch 0), its
+A model (`model_path`, `load_from_path`, `load_from_string`) is the world of every env,
+simulated as MuJoCo simulates the file (envs/model_world.py: nothing added, no floor or
+light unless `floor=True`; its compiler settings, options, visual settings kept;
+`options={...}` patches the options at construction: the snapshot of epoch 0), its
 `<sensor>` elements read by name through the sensor suite (the "mujoco" kind:
-`sim.sensor_suite["model"]["touch"]`). A URDF loads as MuJoCo reads one (root link fixed,
+`sim.sensor_suite["model/mujoco"]["touch"]`), live after every `step(n)`, whatever n; the
+rate-limited kinds (cameras) keep their cadence. Runtime plugins (`plugins=[{"type": ...,
+"params": {...}}]`) load with the model. A URDF loads as MuJoCo reads one (root link fixed,
 no actuators added; scene/urdf_models.py), its Gazebo force_torque, magnetometer, gps, imu
 and contact sensors as MuJoCo sensors, an SRDF's `<disable_collisions>` pairs as contact
 excludes. `plugin_libraries=[path]` loads MuJoCo engine plugin libraries (a model's
@@ -45,17 +50,17 @@ from typing import Any, Self
 import numpy as np
 
 from arena_gym.assets.plugin_libraries import load_plugin_libraries
-from arena_gym.config import EnvConfig, load_config
-from arena_gym.scene.models import adopt_options
-from arena_gym.scene.store import SceneStore
-from arena_gym.scene.urdf_models import is_urdf, load_model
+from arena_gym.assets.sources import is_xml_text
+from arena_gym.config import EnvConfig, PluginConfig, load_config
+from arena_gym.envs.model_world import MODEL, ModelWorld, plugin_configs
+from arena_gym.scene.urdf_models import is_urdf
 from arena_gym.sensors import CameraReading, CameraSpec, SensorError, SensorSpec
 from arena_gym.sensors.camera_frames import CameraFrame, FrameLease
-from arena_gym.sensors.suite import SensorSuite, default_specs
 from arena_gym.sim.options import read_options
-from arena_gym.sim.simulator import Simulator, SimulatorClosed
+from arena_gym.sim.simulator import SimulatorClosed
 
-MODEL = "model"  # the entity name of a loaded model in every env (`env_<i>/model/...`)
+__all__ = ["MODEL", "RuntimeOptions", "Settings", "SettingsSnapshot", "Simulation",
+           "SimulationInfo"]
 
 
 @dataclass(frozen=True)
@@ -100,7 +105,10 @@ class RuntimeOptions:
 
 @dataclass(frozen=True)
 class SimulationInfo:
-    """`Runner.info` of the current load, with the number of loads."""
+    """`Runner.info` of the current load, with the number of loads and, as mujoco_ros's
+    SimInfo, the model file, whether a model runs and where loading stands: "ready",
+    "loading" (a load_from_* under way) or "failed" (the last load failed: `load_error`
+    says why; the model before it still runs)."""
 
     load_count: int
     clock: float
@@ -109,6 +117,10 @@ class SimulationInfo:
     rt_factor_target: float
     rt_factor_measured: float
     compile_counts: tuple[int, ...]
+    model_path: str  # the model file; "" for XML text or an env config
+    model_valid: bool  # a model is loaded and steps (False once closed)
+    loading_state: str
+    load_error: str
 
 
 @dataclass(frozen=True)
@@ -140,7 +152,20 @@ class Settings:
 
     @property
     def running(self) -> bool:
+        """Whether the free-running loop steps; set True to run it (started the first
+        time), False to pause it (as mujoco_ros's settings.run)."""
         return self._owner._runner.running
+
+    @running.setter
+    def running(self, value: bool) -> None:
+        if not isinstance(value, bool):
+            raise ValueError(f"running: expected true or false, got {value!r}")
+        runner = self._owner._runner
+        if value:
+            runner.start()
+            runner.unpause()
+        else:
+            runner.pause()
 
     @property
     def rt_factor(self) -> float:
@@ -275,53 +300,43 @@ def _read_only(frame: np.ndarray) -> np.ndarray:
     return view
 
 
-@dataclass
-class ModelWorld:
-    """A loaded MJCF model in every env: its scenes, simulator and sensor suite (what a
-    navigation core holds for an env config)."""
-
-    store: SceneStore
-    sim: Simulator
-    sensor_suite: SensorSuite
-    plugins: list[Any] = dataclasses.field(default_factory=list)
-
-    @classmethod
-    def load(cls, source: str | Path, num_envs: int, seed: int | None,
-             srdf: str | Path | None = None) -> ModelWorld:
-        """`source` (an MJCF or URDF path, or its XML text; `srdf` with a URDF) in
-        `num_envs` envs, with its own options."""
-        spec, _ = load_model(source, f"model {MODEL!r}", None, srdf)
-        store = SceneStore(num_envs, timestep=float(spec.option.timestep))
-        for scene in store:
-            adopt_options(scene.spec, spec)  # the model's physics (one set for the batch)
-            scene.spawn_mjcf(MODEL, source, srdf=srdf)
-        sim = Simulator(store)
-        return cls(store, sim, SensorSuite(sim, default_specs(store), seed=seed, hook=False))
-
-    def close(self) -> None:
-        self.sensor_suite.close()
-        self.sim.close()
-
-
 class Simulation:
     """One world of `num_envs` envs built from an env config (a path, a built-in name or an
     EnvConfig, with keyword overrides) or an MJCF model (`model_path`), stepped directly;
-    see the module docstring. `options`: MuJoCo option fields patched at construction."""
+    see the module docstring. `options`: MuJoCo option fields patched at construction.
+    With a model: `floor` (False) puts the navigation world's ground plane at z = 0 and its
+    sun light under it. `plugins`: runtime plugins ({type, params} or PluginConfig), the
+    model's, or an override of the env config's."""
 
     def __init__(self, config: str | Path | EnvConfig | None = None, num_envs: int = 1,
                  seed: int | None = 0, *, model_path: str | Path | None = None,
                  srdf: str | Path | None = None,
                  plugin_libraries: Iterable[str | Path] = (),
-                 options: dict[str, Any] | None = None, **overrides: Any) -> None:
+                 options: dict[str, Any] | None = None, floor: bool = False,
+                 plugins: Iterable[PluginConfig | dict[str, Any]] = (),
+                 **overrides: Any) -> None:
         if model_path is not None and (config is not None or overrides):
             raise ValueError("Simulation: expected an env config or a model_path, got both")
         if srdf is not None and (model_path is None or not is_urdf(model_path)):
             raise ValueError(f"Simulation: srdf: expected a URDF model_path to go with, got "
                              f"{'none' if model_path is None else repr(str(model_path))}")
+        if not isinstance(floor, bool):
+            raise ValueError(f"Simulation: floor: expected true or false, got {floor!r}")
+        if model_path is None and floor:
+            raise ValueError("Simulation: floor: expected a model_path to go with (an env "
+                             "config builds its own world), got an env config")
+        self._plugins: tuple[PluginConfig, ...] = ()
+        if model_path is not None:
+            self._plugins = plugin_configs(plugins)
+        elif plugins:  # an env config's own list (EnvConfig.plugins), overridden
+            overrides["plugins"] = plugins
         self.plugin_libraries = load_plugin_libraries(plugin_libraries)  # before compiling
         self.cfg: EnvConfig | None = None
         self._model: str | Path | None = model_path
         self._srdf = srdf
+        self._base: str | Path | None = None  # where XML text resolves its files
+        self._floor = floor
+        self._loading, self._load_error = "loading", ""
         if model_path is None:
             self.cfg = (config if isinstance(config, EnvConfig)
                         else load_config(config, **overrides))
@@ -335,6 +350,7 @@ class Simulation:
         self._epoch = 0
         self._core: Any = None
         self._runner: Any = None
+        self._closed_info: Any = None  # the runner's last info, once closed
         self.settings = Settings(self)
         self.cameras = Cameras(self)
         self._viewers: dict[int, Any] = {}  # env -> PassiveViewer
@@ -345,7 +361,8 @@ class Simulation:
         from arena_gym.sim.runner import Runner
 
         if self._model is not None:
-            core: Any = ModelWorld.load(self._model, self.num_envs, self.seed, self._srdf)
+            core: Any = ModelWorld.load(self._model, self.num_envs, self.seed, self._srdf,
+                                        self._floor, self._plugins, self._base)
         else:
             core = NavigationCore(self.num_envs, self.cfg)
             for env in range(self.num_envs):
@@ -362,6 +379,7 @@ class Simulation:
         self.load_count += 1
         self._options = self._snapshot()
         self._container_hooks(core)
+        self._loading = "ready"
 
     def reload(self) -> None:
         """Close this load and build the world again from its source (the config or the
@@ -382,16 +400,24 @@ class Simulation:
                              f"{str(path)!r}")
         self._replace(Path(path), srdf)
 
-    def load_from_string(self, xml: str) -> None:
-        """Load an MJCF (or URDF) model from its XML text instead (reload semantics)."""
+    def load_from_string(self, xml: str, base: str | Path | None = None) -> None:
+        """Load an MJCF (or URDF) model from its XML text instead (reload semantics).
+        `base`: the folder MJCF text resolves its `<include>` files and assets in, as a
+        file there would (default: the working directory, as MuJoCo's from_string)."""
         if not isinstance(xml, str) or ("<mujoco" not in xml and not is_urdf(xml)):
             raise ValueError(f"load_from_string: expected MJCF text (<mujoco ...>) or URDF "
                              f"text (<robot ...>), got {str(xml)[:40]!r}")
-        self._replace(xml)
+        self._replace(xml, base=base)
 
-    def _replace(self, source: str | Path, srdf: str | Path | None = None) -> None:
-        ModelWorld.load(source, 1, None, srdf).close()  # fails here, before the load goes
-        self._model, self._srdf, self.cfg = source, srdf, None
+    def _replace(self, source: str | Path, srdf: str | Path | None = None,
+                 base: str | Path | None = None) -> None:
+        self._loading, self._load_error = "loading", ""
+        try:  # fails here, before the load goes
+            ModelWorld.load(source, 1, None, srdf, self._floor, base=base).close()
+        except Exception as exc:
+            self._loading, self._load_error = "failed", str(exc)
+            raise
+        self._model, self._srdf, self._base, self.cfg = source, srdf, base, None
         self.cameras._specs.clear()  # another model: its own cameras
         self.reload()
 
@@ -423,14 +449,20 @@ class Simulation:
         """`n` physics steps of every env (lockstep; works paused or not)."""
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
             raise ValueError(f"step: expected an integer >= 1, got {n!r}")
-        self._live().sim.step(int(n))
+        core = self._live()
+        sim = core.sim
+        with sim.lock():
+            sim.step(int(n))
+            if sim.step_count % sim.tick_steps:  # ended between ticks: MuJoCo's own now
+                core.sensor_suite.sample_live()
         for viewer in self._viewers.values():
             if viewer.auto_sync and viewer.is_running():
                 viewer.sync()
 
     def viewer(self, env: int = 0, auto_sync: bool = False) -> Any:
         """MuJoCo's passive viewer on env `env` (arena_gym.render.passive.PassiveViewer:
-        `sync()`, `lock()`, `is_running()`, `close()`); `auto_sync` syncs it after each
+        `sync(state_only=False)`, `lock()`, `is_running()`, `close()`, and `with
+        sim.viewer() as viewer:` closes it at the end); `auto_sync` syncs it after each
         `step`. One per env: while its window runs, asking again returns the same handle
         (with the `auto_sync` asked for now). It follows `reload()` and closes with the
         simulation. RuntimeError without a display (DISPLAY and WAYLAND_DISPLAY unset)."""
@@ -459,8 +491,12 @@ class Simulation:
 
     @property
     def sim_info(self) -> SimulationInfo:
-        info = self._runner.info
-        return SimulationInfo(self.load_count, **dataclasses.asdict(info))
+        info = self._closed_info if self._runner is None else self._runner.info
+        model = self._model
+        path = "" if model is None or is_xml_text(model) else str(model)
+        return SimulationInfo(self.load_count, **dataclasses.asdict(info), model_path=path,
+                              model_valid=self._core is not None,
+                              loading_state=self._loading, load_error=self._load_error)
 
     # ------------------------------------------------------------ options
     @property
@@ -516,12 +552,20 @@ class Simulation:
         self._runner.unpause()
         return False
 
-    def reset(self) -> None:
-        """Every env back to its initial state (as loaded, or as `runner.
+    def reset(self, keyframe: str | int | None = None,
+              env_ids: Iterable[int] | None = None) -> None:
+        """Every env (or `env_ids`) back to its initial state (as loaded, or as `runner.
         capture_initial_state()` last kept it): reset hooks get fill_initial_state=True;
         sensors and plugins reset. After a spawn or delete changed an env's model, a
-        ValueError says to capture again, and no env is reset."""
-        self._runner.reset_to_initial_state()
+        ValueError says to capture again, and no env is reset. `keyframe`: to the model's
+        keyframe instead, by name (the model's own, or the full one) or by index, as
+        mj_resetDataKeyframe; an unnamed keyframe k is also named `key_<k>`. Every env is
+        checked to have it before any is reset."""
+        ids = None if env_ids is None else list(env_ids)
+        if keyframe is None:
+            self._runner.reset_to_initial_state(ids)
+        else:
+            self._runner.reset_to_keyframe(keyframe, ids)
 
     @property
     def plugin_names(self) -> tuple[str, ...]:
@@ -537,15 +581,17 @@ class Simulation:
 
     # ------------------------------------------------------------ lifetime
     def close(self) -> None:
-        """Close the world (its memory goes now); a step, start or reload after it raises
-        SimulatorClosed, as does a handle taken from it."""
+        """Close the viewers, stop the loop and free the load (its memory goes now;
+        idempotent); a step, start or reload after it raises SimulatorClosed, as does a
+        handle taken from it."""
         for viewer in self._viewers.values():
             viewer.close()
         self._viewers.clear()
         if self._core is not None:
             self._runner.close()
             self._core.close()
-            self._core = self._runner = None
+            self._closed_info = self._runner.info  # sim_info after close
+            self._core = self._runner = None  # (the runner holds the simulator)
 
     def _live(self) -> Any:
         """This load's core; SimulatorClosed after close()."""

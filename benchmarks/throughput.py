@@ -8,10 +8,13 @@ For each N, in the same run and with random actions:
   floor   the same work bare: one mujoco.batch.Batch over the same compiled models; per
           step the same controls written to its ctrl (the wheels' speeds, or a planar
           base's twist), batch.step(nstep=substeps), then batch.ray for the same beam fans
+  floor_g the same, the fans cast by GeomRays (sim/geom_rays.py, the env's own cast of the
+          room's primitive geoms) instead of batch.ray: the bare work of the env's step
   sync    gymnasium SyncVectorEnv of N single ArenaEnv (make_vec "sync")
   async   gymnasium AsyncVectorEnv of N single ArenaEnv (make_vec "async"), N <= 16
-Repeats take turns among the methods; the table shows medians and ratios. Targets (issue 4):
-ours >= 0.85 of the floor, and >= 2x async at N = 16. Compare ratios within one run.
+Repeats take turns among the methods; the table shows medians and ratios. Targets: issue 4's
+ours >= 0.85 of the floor and >= 2x async at N = 16; issue 41's ours >= 0.92 of the floor
+(on the planar base). Compare ratios within one run.
 """
 
 from __future__ import annotations
@@ -29,26 +32,30 @@ import arena_gym  # noqa: F401
 from arena_gym.envs.vector_env import ArenaVectorEnv
 from arena_gym.geometry.groups import GROUP_STATIC
 from arena_gym.sensors.lidar import LidarUnit, geomgroup_mask
+from arena_gym.sim.geom_rays import GeomRays
 
 WORLD_ONLY = geomgroup_mask((GROUP_STATIC,))
+RANGE = 3.5  # m: the default lidar's range (GeomRays culls by it, as the env's cast does)
 
 CHUNK = 25  # steps per turn: ours and the floor take turns, so machine noise hits both
 
 
 def time_ours_and_floor(env: ArenaVectorEnv, floor: Floor, steps: int,
-                        rng: np.random.Generator) -> tuple[float, float]:
+                        rng: np.random.Generator) -> tuple[float, float, float]:
     env.reset(seed=0)
     actions = rng.uniform(env.action_space.low, env.action_space.high,
                           (steps, *env.action_space.shape))
-    ours = bare = 0.0
+    ours = bare = geom = 0.0
     for start in range(0, steps, CHUNK):
         t0 = time.perf_counter()
         for a in actions[start : start + CHUNK]:
             env.step(a)
         t1 = time.perf_counter()
         floor.run(actions[start : start + CHUNK])
-        ours, bare = ours + t1 - t0, bare + time.perf_counter() - t1
-    return env.num_envs * steps / ours, env.num_envs * steps / bare
+        t2 = time.perf_counter()
+        floor.run(actions[start : start + CHUNK], geom_rays=True)
+        ours, bare, geom = ours + t1 - t0, bare + t2 - t1, geom + time.perf_counter() - t2
+    return tuple(env.num_envs * steps / t for t in (ours, bare, geom))  # type: ignore[return-value]
 
 
 class Floor:
@@ -75,17 +82,27 @@ class Floor:
         drive = core.sim.controller.drive(0, "robot")
         self.ctrl, self.ids, self.matrix = self.batch.bind("ctrl"), drive.actuator_ids, drive.matrix
         self.base_ids = drive.base_ids  # a planar drive's or base's (vx, vy, omega)
+        self.geom_rays = GeomRays(models)
+        self.rows = np.arange(self.n, dtype=np.int64)
+        self.origins = np.ascontiguousarray(self.pnt[:, 0])
+        self.no_body = np.full(self.n, -1, np.int32)
+        self.mocap = self.batch.bind("mocap_pos"), self.batch.bind("mocap_quat")
 
-    def run(self, actions: np.ndarray) -> None:
-        """Per step: the actions' controls, the physics, the rays."""
+    def run(self, actions: np.ndarray, geom_rays: bool = False) -> None:
+        """Per step: the actions' controls, the physics, the rays (batch.ray, or GeomRays'
+        cast of the same fans: the env's own lidar blind to its robot)."""
         twist = np.zeros((len(actions), self.n, 3))
         twist[..., 0], twist[..., 2] = actions[..., 0], actions[..., -1]
         for step_twist in twist:
             self.ctrl[:, self.ids] = step_twist @ self.matrix.T
             self.ctrl[:, self.base_ids] = step_twist[:, :len(self.base_ids)]
             self.batch.step(nstep=self.substeps)
-            self.batch.ray(self.pnt, self.vec, geomgroup=WORLD_ONLY, flg_static=True,
-                           bodyexclude=self.exclude)
+            if geom_rays:
+                self.geom_rays.cast(self.origins, self.vec, WORLD_ONLY, self.no_body, RANGE,
+                                    *self.mocap, self.rows)
+            else:
+                self.batch.ray(self.pnt, self.vec, geomgroup=WORLD_ONLY, flg_static=True,
+                               bodyexclude=self.exclude)
 
 
 def time_gym(mode: str, n: int, steps: int, rng: np.random.Generator, base: str) -> float:
@@ -112,29 +129,32 @@ def main() -> None:
                         help="ours and the floor only (no Sync/AsyncVectorEnv)")
     args = parser.parse_args()
     rng = np.random.default_rng(0)
-    print(f"{'base':>7} {'N':>3} {'ours':>8} {'floor':>8} {'sync':>8} {'async':>8} "
-          f"{'ours/floor':>10} {'ours/async':>10}")
+    print(f"{'base':>7} {'N':>3} {'ours':>8} {'floor':>8} {'floor_g':>8} {'sync':>8} "
+          f"{'async':>8} {'ours/floor':>10} {'ours/floor_g':>12} {'ours/async':>10}")
     for base in args.base:
         for n in args.envs:
             env = ArenaVectorEnv(n, base=base)
             env.reset(seed=0)
             floor = Floor(env)
-            rates: dict[str, list[float]] = {"ours": [], "floor": [], "sync": [], "async": []}
+            rates: dict[str, list[float]] = {"ours": [], "floor": [], "floor_g": [], "sync": [],
+                                             "async": []}
             for _ in range(args.repeats):
-                ours, bare = time_ours_and_floor(env, floor, args.steps, rng)
+                ours, bare, geom = time_ours_and_floor(env, floor, args.steps, rng)
                 rates["ours"].append(ours)
                 rates["floor"].append(bare)
+                rates["floor_g"].append(geom)
                 if not args.no_gym:
                     rates["sync"].append(time_gym("sync", n, args.steps // 3, rng, base))
                     if n <= 16:
                         rates["async"].append(time_gym("async", n, args.steps // 3, rng,
                                                        base))
             med = {k: statistics.median(v) if v else float("nan") for k, v in rates.items()}
-            ratio = statistics.median(o / f for o, f in zip(rates["ours"], rates["floor"],
-                                                             strict=True))
+            ratio, ratio_g = (statistics.median(o / f for o, f in zip(
+                rates["ours"], rates[key], strict=True)) for key in ("floor", "floor_g"))
             print(f"{base:>7} {n:>3} {med['ours']:>8,.0f} {med['floor']:>8,.0f} "
-                  f"{med['sync']:>8,.0f} {med['async']:>8,.0f} {ratio:>10.2f} "
-                  f"{med['ours'] / med['async']:>10.2f}", flush=True)
+                  f"{med['floor_g']:>8,.0f} {med['sync']:>8,.0f} {med['async']:>8,.0f} "
+                  f"{ratio:>10.2f} {ratio_g:>12.2f} {med['ours'] / med['async']:>10.2f}",
+                  flush=True)
             env.close()
 
 

@@ -138,3 +138,17 @@ def test_the_scene_pedestrian_and_sensor_snippets_run(assets, monkeypatch):
     finally:
         suite.close()
         sim.close()
+
+
+def test_ros_md_counts_the_arena_rows_that_still_differ():
+    """docs/ros.md's tables of Arena's topics and services mark each row that still differs
+    ("differs: ..."), and its count says how many."""
+    path = ROOT / "docs" / "ros.md"
+    rows = [row for header in ("topic | type | Arena MuJoCo server",
+                               "service | type | Arena MuJoCo server")
+            for row in table(path, header)]
+    differ = [row[0] for row in rows if row[-1].startswith("differs:")]
+    assert all(row[-1].startswith(("same", "differs:")) for row in rows), rows
+    assert (f'Rows that still differ (marked "differs"): {len(differ)} of the {len(rows)} '
+            f'above. The {len(rows) - len(differ)} marked "same"') in " ".join(
+                path.read_text(encoding="utf-8").split())

@@ -2,7 +2,9 @@
 
 MuJoCo resolves the model's `<include>` files and its assets (meshes, textures, height
 fields, skins) itself, relative to the model file (`compiler` meshdir, texturedir and
-assetdir included); text resolves relative to the working directory. With `path_roots`
+assetdir included); text resolves relative to `base` where given (its includes read from
+there, each a regular file of at most MAX_INCLUDE_BYTES), else to the working directory.
+With `path_roots`
 (servers spawning what others send) the model file and every file the XML names, in
 included files too, must lie inside those folders once resolved, or nothing is read.
 
@@ -22,13 +24,17 @@ from arena_gym.errors import SpawnError
 from arena_gym.files import read_text
 
 _DIRS = ("meshdir", "texturedir", "assetdir")
+MAX_INCLUDE_BYTES = 64_000_000  # an included XML file read for text with a base folder
 
 
-def load_mjcf(mjcf: str | Path, label: str,
-              path_roots: tuple[Path, ...] | None = None) -> tuple[mujoco.MjSpec, str]:
+def load_mjcf(mjcf: str | Path, label: str, path_roots: tuple[Path, ...] | None = None,
+              base: str | Path | None = None) -> tuple[mujoco.MjSpec, str]:
     """(the model's MjSpec, its source: the file name or "MJCF text"). SpawnError when the
     file is missing, leaves `path_roots`, names a file outside them, or MuJoCo rejects it
-    (the message names `label`, the file and MuJoCo's words)."""
+    (the message names `label`, the file and MuJoCo's words). `base`: the folder XML text
+    resolves its includes and assets in (text only)."""
+    if base is not None:
+        return _from_text(mjcf, label, path_roots, Path(base))
     if isinstance(mjcf, (str, Path)) and not is_xml_text(mjcf):
         path = Path(mjcf)
         source = path.name
@@ -49,6 +55,54 @@ def load_mjcf(mjcf: str | Path, label: str,
     if path_roots is not None:
         _confine(mjcf, Path.cwd(), path_roots, f"{label} (MJCF text)")
     return _parse(lambda: mujoco.MjSpec.from_string(mjcf), f"{label} (MJCF text)"), "MJCF text"
+
+
+def _from_text(mjcf: object, label: str, path_roots: tuple[Path, ...] | None,
+               base: Path) -> tuple[mujoco.MjSpec, str]:
+    """XML text whose includes and assets resolve in the folder `base`."""
+    where = f"{label} (MJCF text)"
+    if not is_xml_text(mjcf):
+        raise SpawnError(f"{label}: base: expected MJCF text to resolve in the folder, got "
+                         f"{str(mjcf)[:40]!r}")
+    if not base.is_dir():
+        raise SpawnError(f"{where}: base: expected a folder, got {str(base)!r}")
+    if path_roots is not None:
+        if not inside(base, path_roots):
+            raise SpawnError(f"{where}: base {str(base)!r}: expected a folder inside the "
+                             "allowed roots")
+        _confine(mjcf, base, base, path_roots, where, set())  # type: ignore[arg-type]
+    included = _includes(mjcf, base.resolve(), where, {})  # type: ignore[arg-type]
+
+    def read() -> mujoco.MjSpec:
+        spec = mujoco.MjSpec.from_string(mjcf, include=included)  # type: ignore[arg-type]
+        spec.modelfiledir = f"{base.resolve()}/"  # meshes, textures: as beside a file there
+        return spec
+
+    return _parse(read, where), "MJCF text"
+
+
+def _includes(text: str, base: Path, where: str, found: dict[str, bytes]) -> dict[str, bytes]:
+    """The files `<include file=...>` names in `text` and in what it includes, by the name
+    written, read from `base` (MuJoCo resolves includes beside the main model)."""
+    try:
+        root = ET.fromstring(text)
+    except ET.ParseError as exc:
+        raise SpawnError(f"{where}: malformed XML: {exc}") from None
+    for element in root.iter("include"):
+        ref = element.get("file", "")
+        if not ref or ref in found:
+            continue
+        path = base / ref
+        if not path.is_file():
+            raise SpawnError(f"{where}: <include file={ref!r}>: expected a readable file in "
+                             f"{str(base)!r}, got none")
+        size = path.stat().st_size
+        if size > MAX_INCLUDE_BYTES:
+            raise SpawnError(f"{where}: <include file={ref!r}>: expected at most "
+                             f"{MAX_INCLUDE_BYTES} bytes, got {size}")
+        found[ref] = path.read_bytes()
+        _includes(found[ref].decode("utf-8", errors="replace"), base, where, found)
+    return found
 
 
 def _parse(read, where: str) -> mujoco.MjSpec:

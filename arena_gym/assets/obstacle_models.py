@@ -217,7 +217,8 @@ def _read_sdf(path: Path, roots: tuple[Path, ...]) -> tuple[list[Shape], list[Sh
                     problems.append(f"{kind} {element.get('name')!r} dropped: {exc}")
                     continue
                 if shape is not None:
-                    out.append(shape if kind == "collision" else _coloured(shape, element))
+                    out.append(shape if kind == "collision" else replace(
+                        _coloured(shape, element), name=element.get("name", "")))
     return visuals, collisions, problems
 
 

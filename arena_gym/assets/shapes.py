@@ -14,7 +14,8 @@ from arena_gym.errors import SceneError
 class Shape:
     """One part of an obstacle model, in the model's frame: a mesh file (scaled by `scale`)
     or, without one, a box of full extents `size`. `rgba` None: the prim's colour (a mesh
-    part that declares its own colour keeps it)."""
+    part that declares its own colour keeps it). `name`: the visual's name in its model; a
+    `glow_<material>` visual glows with a light (arena_gym.scene.mesh_prims)."""
 
     mesh_path: str | Path | None = None
     size: tuple[float, float, float] | None = None
@@ -23,6 +24,7 @@ class Shape:
     scale: tuple[float, float, float] = (1.0, 1.0, 1.0)
     rgba: tuple[float, float, float, float] | None = None
     root: str | Path | None = None  # where its textures may come from (default: its folder)
+    name: str = ""
 
     def __post_init__(self) -> None:
         what = f"Shape {str(self.mesh_path) if self.mesh_path is not None else 'box'!r}"
@@ -38,5 +40,7 @@ class Shape:
         object.__setattr__(self, "quat", quat)
         object.__setattr__(self, "scale", checks.positive(f"{what} scale",
                                                     checks.floats(f"{what} scale", self.scale, 3)))
+        if not isinstance(self.name, str):
+            raise SceneError(f"{what} name: expected a visual's name, got {self.name!r}")
         if self.rgba is not None:
             object.__setattr__(self, "rgba", checks.floats(f"{what} rgba", self.rgba, 4))

@@ -98,6 +98,8 @@ class NavigationCore:
         self.extensions = Extensions(cfg, self._suite, ROBOT)  # config's sensors, plugins
         self.task.sensors = self._suite  # what a plugin's term reads (outcome.sensors)
         lidar = self._suite["scan"]
+        self._scan, self._hit = lidar, self._suite["collision"]  # the readings (kept objects)
+        self._substeps = cfg.substeps
         beams = lidar.ranges.shape[1]
         self.max_range = float(lidar.range_max)
         self.scan_angles = lidar.angle_min + lidar.angle_increment * np.arange(beams)
@@ -166,7 +168,7 @@ class NavigationCore:
     def observe(self) -> dict[str, np.ndarray]:
         """Every env's observation as it stands (after a reset)."""
         self._sample()
-        scan, hit = self._suite["scan"], self._suite["collision"]
+        scan, hit = self._scan, self._hit
         inputs = self.task.inputs(scan.ranges, hit.collided, self._no_divergence,
                                   self._no_action, self._idle, step=False)
         obs = self.task.observe(inputs)
@@ -192,16 +194,17 @@ class NavigationCore:
         self._people()
         # staged for all envs at once, inactive ones standing still; the controller writes
         # ctrl at the step's ticks
-        self.sim.controller.set_twists(ROBOT, twist if active.all() else np.where(
+        every = np.count_nonzero(active) == len(active)
+        self.sim.controller.set_twists(ROBOT, twist if every else np.where(
             active[:, None], twist, 0.0))
-        self.sim.step(self.cfg.substeps)
+        self.sim.step(self._substeps)
         self.extensions.step(self)
         if restarting:
             self.reset_envs(restarting)
         self._sample()
         task = self.task
         task.read_poses()
-        scan, hit = self._suite["scan"], self._suite["collision"]
+        scan, hit = self._scan, self._hit
         inputs = task.inputs(scan.ranges, hit.collided, self._divergence(), twist, active)
         return task.evaluate(inputs, hit.kind)
 

@@ -73,7 +73,8 @@ class ArenaEnv(gym.Env):
         return {k: v[0] for k, v in obs.items()}, {}
 
     def step(self, action: Any):
-        check_reset_first(self._reset_once)
+        if not self._reset_once:
+            check_reset_first(self._reset_once)
         space = self.action_space
         if isinstance(space, gym.spaces.Discrete):
             if not space.contains(action):
@@ -90,7 +91,8 @@ class ArenaEnv(gym.Env):
             info["diverged"] = True
         if out.termination.collided[0]:
             info["collision"] = out.hit[0]
-        self.view.after_step()
+        if self.render_mode == "human":
+            self.view.after_step()
         return ({k: v[0] for k, v in out.obs.items()}, float(out.reward[0]),
                 bool(out.terminated[0]), bool(out.truncated[0]), info)
 

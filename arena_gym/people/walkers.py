@@ -14,11 +14,13 @@ Crowd step and writes their poses. Obstacles are footprints: the world's walls a
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any, Protocol
 
 import numpy as np
 
+from arena_gym.compiled import kernel
 from arena_gym.geometry.footprints import distance_to_boxes
 from arena_gym.people.crowd import AgentRanges, Crowd
 from arena_gym.people.pedestrians import RADIUS, Pedestrian, parked
@@ -67,6 +69,7 @@ class Walkers:
         self._rays = np.ones((n, capacity), dtype=bool)
         self._detect(np.zeros((n, capacity), dtype=bool), np.zeros((n, capacity), dtype=bool))
         self._parked = parked(self.slots.ravel()).reshape(n, capacity, 3)
+        self._poses = (np.zeros((n, capacity, 3)), np.zeros((n, capacity, 4)))  # written
 
     def _views(self) -> None:
         if self._version == self.sim.layout_version:
@@ -108,11 +111,23 @@ class Walkers:
         only people within reach of their env's robot take part in collision detection
         until the next step (Scene.set_pedestrian_contacts); the rest cannot touch it."""
         self.crowd.step(dt, self.boxes, self.box_mask, robots, robot_radius)
-        self.write()
-        if robots is not None:
-            d = self.distances(robots)
-            self._detect(d < robot_radius + RADIUS + CONTACT_MARGIN,
-                         d < self.lidar_range + RADIUS + CONTACT_MARGIN)
+        if robots is None:
+            self.write()
+            return
+        self._views()
+        c = self.crowd
+        contacts, rays = np.empty_like(self._contacts), np.empty_like(self._rays)
+        pos, quat = self._poses
+        changed = poses_and_reach(c.pos, c.yaw, c.active, self._parked,
+                                  np.ascontiguousarray(robots[:, :2], dtype=float),
+                                  robot_radius + RADIUS + CONTACT_MARGIN,
+                                  self.lidar_range + RADIUS + CONTACT_MARGIN, pos, quat,
+                                  contacts, rays, self._contacts, self._rays)
+        self._scatter(pos, quat, None)
+        if changed:
+            self._detect(contacts, rays)
+        else:
+            self._contacts, self._rays = contacts, rays
 
     def _detect(self, contacts: np.ndarray, rays: np.ndarray) -> None:
         """Collision detection and ray casts for the (E, P) pedestrians where each is True
@@ -127,11 +142,12 @@ class Walkers:
         (standing on the ground, facing their heading), the others parked."""
         self._views()
         c = self.crowd
-        pos = np.where(c.active[..., None], np.concatenate(
-            [c.pos, np.zeros((*c.active.shape, 1))], -1), self._parked)
-        half = c.yaw / 2
-        quat = np.zeros((*c.active.shape, 4))
-        quat[..., 0], quat[..., 3] = np.cos(half), np.sin(half)
+        pos, quat = self._poses
+        poses_and_reach(c.pos, c.yaw, c.active, self._parked, np.zeros((0, 2)), 0.0, 0.0,
+                        pos, quat, self._contacts, self._rays, self._contacts, self._rays)
+        self._scatter(pos, quat, envs)
+
+    def _scatter(self, pos: np.ndarray, quat: np.ndarray, envs: Sequence[int] | None) -> None:
         if envs is None and self._shared is not None:
             self.sim.scatter("mocap_pos", self._shared, pos)
             self.sim.scatter("mocap_quat", self._shared, quat)
@@ -145,6 +161,36 @@ class Walkers:
         those not walking)."""
         d = np.hypot(*(self.crowd.pos - points[:, None, :2]).transpose(2, 0, 1))
         return np.where(self.crowd.active, d, np.inf)
+
+
+@kernel
+def poses_and_reach(xy, yaw, active, parked_pos, robots, contact_reach, ray_reach, pos, quat,
+                    contacts, rays, was_contacts, was_rays):  # pragma: no cover - compiled
+    """Each env's pedestrians' mocap poses (E, P): an active one standing at xy (z 0)
+    facing its yaw, the others at their parked rows; with robots (E, 2) given (else none),
+    whether each is within `contact_reach` of its env's robot (collision detection) and
+    within `ray_reach` (ray casts), an inactive one neither. Returns how many envs' flags
+    differ from was_contacts / was_rays."""
+    changed = 0
+    for e in range(xy.shape[0]):
+        differs = False
+        for p in range(xy.shape[1]):
+            if active[e, p]:
+                pos[e, p, 0], pos[e, p, 1], pos[e, p, 2] = xy[e, p, 0], xy[e, p, 1], 0.0
+            else:
+                pos[e, p, 0], pos[e, p, 1] = parked_pos[e, p, 0], parked_pos[e, p, 1]
+                pos[e, p, 2] = parked_pos[e, p, 2]
+            half = yaw[e, p] / 2
+            quat[e, p, 0], quat[e, p, 1] = math.cos(half), 0.0
+            quat[e, p, 2], quat[e, p, 3] = 0.0, math.sin(half)
+            if robots.shape[0]:
+                d = math.hypot(xy[e, p, 0] - robots[e, 0], xy[e, p, 1] - robots[e, 1])
+                near = active[e, p] and d < contact_reach
+                seen = active[e, p] and d < ray_reach
+                contacts[e, p], rays[e, p] = near, seen
+                differs = differs or near != was_contacts[e, p] or seen != was_rays[e, p]
+        changed += differs
+    return changed
 
 
 WALK_POINTS = 2  # waypoints per sampled walk, visited in a loop

@@ -51,6 +51,14 @@ def view_camera(cfg: RenderConfig, pose: np.ndarray,
     return follow_camera(pose, cfg), None
 
 
+def free_eye(camera: mujoco.MjvCamera) -> np.ndarray:
+    """Where a free camera looks from: `distance` back from `lookat` along its azimuth and
+    elevation (as MuJoCo places it)."""
+    az, el = math.radians(camera.azimuth), math.radians(camera.elevation)
+    forward = np.array([math.cos(el) * math.cos(az), math.cos(el) * math.sin(az), math.sin(el)])
+    return np.asarray(camera.lookat, dtype=float) - camera.distance * forward
+
+
 def eye(scene: mujoco.MjvScene) -> np.ndarray:
     """Where the last frame was seen from: the scene keeps two eyes (stereo, half the
     interpupillary distance to either side); a mono frame is drawn from between them."""

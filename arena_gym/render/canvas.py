@@ -16,6 +16,7 @@ import mujoco
 import numpy as np
 
 from arena_gym.geometry import groups
+from arena_gym.render.cameras import free_eye
 from arena_gym.render.lights import lit
 from arena_gym.scene.lights import LightTable
 from arena_gym.sensors.camera import GL_ERRORS, Offscreen
@@ -59,7 +60,7 @@ class Canvas(Offscreen):
             model.vis.global_.fovy = fovy
         try:
             self.context.make_current()
-            with lit(model, data, lights, np.asarray(camera.lookat)):
+            with lit(model, data, lights, free_eye(camera)):
                 mujoco.mjv_updateScene(model, data, self.option, None, camera,
                                        mujoco.mjtCatBit.mjCAT_ALL.value, self.scene)
         finally:

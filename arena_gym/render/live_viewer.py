@@ -14,10 +14,10 @@ again (model.stat), until the user moves it. Needs a display (DISPLAY); under Xv
 works headless (tests/render/test_live_viewer.py).
 
 `lights(env)` (optional): the env's light table (scene/lights.py), shown as the viewport
-shows it: the window's lights are the table's nearest its camera's focus, the model's sun
-and headlight off while the table has lights. The window takes them with a full sync,
-only when what it shows would change (a light edited, switched by its regime, or other
-lights nearest the focus).
+shows it (render/lights.py: the lamps of its camera's eye, the model's sun and headlight
+off while the table has a scene light). The window takes them with a full sync, only when
+what it shows would change (a light edited, switched by its regime, or the fixtures merged
+otherwise from where the camera now stands).
 """
 
 from __future__ import annotations
@@ -32,7 +32,8 @@ from collections.abc import Callable
 import mujoco
 import numpy as np
 
-from arena_gym.render.lights import lit
+from arena_gym.render.cameras import free_eye
+from arena_gym.render.lights import lit, pick
 from arena_gym.render.viewer import NO_DISPLAY_VIEW, require_display
 from arena_gym.scene.builders import LIGHT_SLOTS
 from arena_gym.scene.lights import LightTable
@@ -123,11 +124,11 @@ class LiveViewer:
         """Hand the window the new state; a full sync under the light table when the
         lights it shows change (a state-only sync leaves the window's lights as they are)."""
         table = self.lights(self.env) if self.lights is not None else None
-        eye = np.array(self._handle.cam.lookat)
+        eye = free_eye(self._handle.cam)
         time_ = float(self._handle.d.time)
         shown = (id(table), table.version,
-                 tuple((light.name, light.shines(time_))
-                       for light in table.pick(eye, LIGHT_SLOTS, time_))) if table else None
+                 tuple((*lamp.pos.round(3), *lamp.diffuse.round(4))
+                       for lamp in pick(table, eye, LIGHT_SLOTS, time_))) if table else None
         if shown == self._lit:
             self._handle.sync(state_only=True)
             return

@@ -2,8 +2,9 @@
 `mujoco.viewer.launch_passive` gives a script that steps its own MjData, for an env of a
 lockstep Simulator (`arena_gym.Simulation.viewer`, as mujoco_ros's passive viewer).
 
-    viewer = PassiveViewer(sim, env=0)        # a window (needs a display)
-    sim.step(100); viewer.sync()              # the window shows env 0 now
+    with PassiveViewer(sim, env=0) as viewer:  # a window (needs a display), closed after
+        sim.step(100); viewer.sync()          # the window shows env 0 now
+        viewer.sync(state_only=True)          # only the state (as the viewer's own flag)
     with viewer.lock():                       # the window's state, between its frames
         viewer.handle.cam.distance = 3.0
     viewer.is_running(); viewer.close()
@@ -21,8 +22,10 @@ from __future__ import annotations
 
 import copy
 from contextlib import AbstractContextManager
+from typing import Self
 
 import mujoco
+import numpy as np
 
 from arena_gym.render.live_viewer import _quiet_x_errors, frame_all
 from arena_gym.render.viewer import NO_DISPLAY_VIEW, require_display
@@ -30,11 +33,14 @@ from arena_gym.sensors.state_access import Frames
 from arena_gym.sensors.workers import Workers
 from arena_gym.sim.simulator import Simulator
 
+_STATE = mujoco.mjtState.mjSTATE_INTEGRATION
+
 
 class PassiveViewer:
-    """MuJoCo's passive viewer window on env `env` of `sim`: `sync()`, `lock()`,
-    `is_running()`, `close()`; `auto_sync` is for the owner (Simulation.step syncs the
-    viewers that set it). RuntimeError(NO_DISPLAY_VIEW) without a display."""
+    """MuJoCo's passive viewer window on env `env` of `sim`: `sync(state_only=False)`,
+    `lock()`, `is_running()`, `close()`, a context manager that closes it; `auto_sync` is
+    for the owner (Simulation.step syncs the viewers that set it).
+    RuntimeError(NO_DISPLAY_VIEW) without a display."""
 
     def __init__(self, sim: Simulator, env: int = 0, auto_sync: bool = False) -> None:
         sim.store.scene(env)  # a clear error for an unknown env
@@ -70,10 +76,15 @@ class PassiveViewer:
         self._live("lock")
         return self._handle.lock()
 
-    def sync(self) -> None:
+    def sync(self, state_only: bool = False) -> None:
         """Hand the window the env's state now (taken under the simulator's lock); nothing
-        once the user closed the window."""
+        once the user closed the window. `state_only`: the integration state alone
+        (mjSTATE_INTEGRATION: time, qpos, qvel, act, ctrl, applied forces, mocap, ...),
+        and the viewer's own `sync(state_only=True)`, as mujoco.viewer's handle takes it;
+        a new model is handed over whole either way."""
         self._live("sync")
+        if not isinstance(state_only, bool):
+            raise ValueError(f"state_only: expected true or false, got {state_only!r}")
         if self._handle is not None and not self._handle.is_running():
             return
         with self.sim.lock():  # one state between ticks; no GL work under the lock
@@ -82,14 +93,20 @@ class PassiveViewer:
             source = self._frames.snapshot(self.env)
             if model is self._source:
                 with self._handle.lock():
-                    mujoco.mj_copyData(self._handle.d, self._handle.m, source)
+                    if state_only:
+                        state = np.empty(mujoco.mj_stateSize(model, _STATE))
+                        mujoco.mj_getState(model, source, state, _STATE)
+                        mujoco.mj_setState(self._handle.m, self._handle.d, state, _STATE)
+                    else:
+                        mujoco.mj_copyData(self._handle.d, self._handle.m, source)
             else:
                 shown = copy.copy(model)
                 data = mujoco.MjData(shown)
                 mujoco.mj_copyData(data, shown, source)
         if model is not self._source:
             self._load(model, shown, data)
-        self._handle.sync()
+            state_only = False
+        self._handle.sync(state_only)
 
     def _load(self, model: mujoco.MjModel, shown: mujoco.MjModel, data: mujoco.MjData) -> None:
         """A new model: (re)open the window on private copies and frame the whole env."""
@@ -116,3 +133,9 @@ class PassiveViewer:
         if self._handle is not None:
             self._handle.close()
             self._handle = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

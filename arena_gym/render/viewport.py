@@ -110,7 +110,7 @@ class ViewportCapture:
             data = self._frames.snapshot(env, cameras=True)
             model = self._frames.model(env)
         canvas = self._canvas(env, model, view, lights)
-        # the free camera where the view is (the headlight and the lights nearest the view
+        # the free camera where the view is (the headlight and the lamps of its eye
         # follow it); _aim then adds the roll and the frustum
         forward, _, _ = view.axes()
         self._camera.lookat[:] = np.asarray(view.pos) + forward

@@ -18,8 +18,13 @@ As Arena's server does:
   the actor their `model_uri` names (a capsule when it cannot be read); a spawn of a name
   that exists moves it.
 - an env of an env_id not used yet is there, empty, as Arena's server makes it on first
-  contact (`ensure_env`): the bridge's envs beyond its world's (`--max-envs`) start as a
-  ground plane and the sun; an env_id beyond those fails its items, naming the limit.
+  contact (`ensure_env`): in an Arena session (`grow`) it is made then, up to `max_envs`
+  (a bound on the memory envs take); otherwise the bridge's envs beyond its world's
+  (`--max-envs`) start as a ground plane and the sun. An env_id beyond the bound fails its
+  items, naming it.
+- in an Arena session, a robot of SpawnUrdf is driven by its joint commands alone, entry by
+  entry (a name the robot has no servo for, or a value that is not finite, is skipped with
+  a warning; the rest apply), as Arena's server applies them.
 
 Poses carry a full quaternion: prims take it whole (tilted too), as does EditPrims' move of
 a robot; a robot's spawn and a pedestrian stand upright (a tilted pose fails them).
@@ -36,13 +41,13 @@ from typing import Any
 
 from arena_gym.assets.mdl import read_mdl
 from arena_gym.assets.meshes import inside
+from arena_gym.assets.shapes import Shape
 from arena_gym.checks import MIN_HALF_EXTENT
 from arena_gym.errors import SceneError
 from arena_gym.people.pedestrians import Pedestrian, split_env
-from arena_gym.render.lights import lit
+from arena_gym.ros.arena_lights import ArenaLights, light_of, set_light
 from arena_gym.ros.commands import Commands
 from arena_gym.ros.topic_names import robot_name, topic
-from arena_gym.scene.lights import Light, LightTable
 from arena_gym.scene.requests import SLAB_THICKNESS, Prim, PrimEdit, Slab, Wall
 from arena_gym.scene.scene import Scene
 from arena_gym.sim.free_bodies import FreeBodyState
@@ -87,14 +92,18 @@ class ArenaCommands:
     """Arena's requests (ops "arena_*") on the bridge's store, through its `commands`."""
 
     def __init__(self, commands: Commands, naming: dict[tuple[int, str], dict],
-                 runner: Runner | None = None) -> None:
+                 runner: Runner | None = None, grow: Callable[[int], None] | None = None,
+                 max_envs: int | None = None) -> None:
+        """`grow(env)`: make the envs up to `env` (an Arena session; None: the envs are
+        fixed), at most `max_envs` of them."""
         self.commands = commands
+        self.grow, self.max_envs = grow, max_envs
         # the Runner that runs the simulator (its snapshots see a moved robot); none: one
         # of its own that never starts
         self.runner = runner if runner is not None else Runner(commands.sim)
         self.sim, self.store = commands.sim, commands.store
         self.naming = naming  # the roster's: (env, robot) -> what SpawnUrdf named
-        self.lights: dict[int, LightTable] = {}  # per env, built by the first light
+        self.lights = ArenaLights()  # per env, built by the first light
         self._uris: dict[str, str] = {}  # pedestrian -> the model_uri asked for it
 
     def run(self, message: dict) -> Reply:
@@ -111,13 +120,24 @@ class ArenaCommands:
 
     # ------------------------------------------------------------ helpers
     def _env(self, message: dict, problems: list[str]) -> int | None:
+        """The request's env, made on first contact in an Arena session; None (and the
+        reason) beyond the bridge's envs or bound."""
         env = message.get("env")
         n = self.store.num_envs
         if isinstance(env, int) and 0 <= env < n:
             return env
+        wanted = env + 1 if isinstance(env, int) else n
+        if self.grow is not None and self.max_envs is not None:
+            if isinstance(env, int) and n <= env < self.max_envs:
+                self.grow(env)
+                return env
+            problems.append(f"env_id {env!r}: beyond this bridge's bound of {self.max_envs} "
+                            "envs (--max-envs: every env keeps its own model and state in "
+                            f"memory); start it with --max-envs {wanted} or more for that env")
+            return None
         problems.append(f"env_id {env!r}: this bridge has envs 0 .. {n - 1} (at most "
-                        f"--max-envs {n}); start it with --max-envs "
-                        f"{env + 1 if isinstance(env, int) else n} or more for that env")
+                        f"--max-envs {n}); start it with --max-envs {wanted} or more for that "
+                        "env")
         return None
 
     def _unique(self, env: int, name: str, taken: set[str]) -> str:
@@ -179,7 +199,7 @@ class ArenaCommands:
         if env is None:
             return {"ret": False}
         self.store[env].reset_world()  # as Arena's: the bodies go, the clock and state stay
-        self.lights.pop(env, None)
+        self.lights.drop(env)
         return {"ret": True}
 
     def _delete_prims(self, message: dict, problems: list[str]) -> Reply:
@@ -253,10 +273,11 @@ class ArenaCommands:
             pose = (x, y, z, yaw)
             look = self._look(p.get("material"), problems, f"prim {p['name']!r}",
                               Prim.__dataclass_fields__["rgba"].default)
-            mesh = p["mesh_path"].strip()
-            if mesh:  # a model's look is its own meshes' (the material's colour tints)
-                return Prim(name, pose=pose, scale=tuple(p["scale"]), mesh_path=mesh,
-                            rgba=look["rgba"], quat=tilt)
+            mesh = file_path(p["mesh_path"])
+            visuals = tuple(visual(v) for v in p.get("visuals", ()))
+            if mesh or visuals:  # a model's look is its own meshes' (the material tints)
+                return Prim(name, pose=pose, scale=tuple(p["scale"]), mesh_path=mesh or None,
+                            visuals=visuals, rgba=look["rgba"], quat=tilt)
             # Arena: a box of full extents, 1 mm a side at least
             size = tuple(max(float(s), 2 * MIN_HALF_EXTENT) for s in p["scale"])
             return Prim(name, pose=pose, scale=size, quat=tilt, **look)
@@ -344,10 +365,11 @@ class ArenaCommands:
             if not _ID_BAD.sub("_", str(message["name"])).strip("_"):
                 raise ValueError(f"expected a name (letters, digits, '_'), got "
                                  f"{message['name']!r}")
-            robot_name(name, self.store.num_envs)
+            robot_name(name, max(self.store.num_envs, self.max_envs or 0))  # the envs to come
             x, y = message["pose"][:2]
             urdf = message["urdf_path"]
-            self.naming[(env, name)] = naming(message)
+            self.naming[(env, name)] = naming(message) | (
+                {"arena": True} if self.grow is not None else {})
             self.store[env].spawn_urdf(name, urdf, pose=(x, y, yaw_of(message["pose"])),
                                   package_paths=self.commands.packages(urdf))
         except _ERRORS as exc:
@@ -355,6 +377,30 @@ class ArenaCommands:
             problems.append(f"robot {message['name']!r} not spawned: {_text(exc)}")
             return {"path": ""}
         return {"path": name}
+
+    def _joint_commands(self, message: dict, problems: list[str]) -> Reply:
+        """An Arena session robot's joint_commands_{velocity,position}: each entry through
+        its servo on its own; one the robot has no servo for (a caster, a mimic joint), or
+        a value that is not finite, is skipped and named (the rest apply)."""
+        env, mode, robot = message["env"], message["mode"], message["robot"]
+        names, values = list(message["names"]), list(message["values"])
+        try:
+            prefix = self.store.scene(env).robot(robot).prefix
+        except _ERRORS as exc:  # deleted since the node took the message
+            problems.append(f"{mode} command of {robot!r} in env {env}: {_text(exc)}")
+            return {}
+        skipped = []
+        for name, value in zip(names, values, strict=False):
+            try:
+                self.sim.set_joints(env, [(prefix + name, value)], mode)
+            except _ERRORS as exc:
+                skipped.append(f"{name!r} ({_text(exc).split(';')[0]})")
+        if len(values) != len(names):
+            skipped.append(f"{abs(len(names) - len(values))} entries without a {mode}")
+        if skipped:
+            problems.append(f"{mode} command of {robot!r} in env {env}: skipped "
+                            f"{', '.join(skipped)}")
+        return {}
 
     # ------------------------------------------------------------ pedestrians
     def _ped(self, p: dict, name: str, actor: str) -> Pedestrian:
@@ -370,8 +416,7 @@ class ArenaCommands:
             if env is None:
                 problems.append(f"pedestrian {p['name']!r}: expected an 'env_N/' name prefix")
                 results.append(FAILED_PARSE)
-            elif not 0 <= env < self.store.num_envs:
-                self._env({"env": env}, problems)
+            elif self._env({"env": env}, problems) is None:
                 results.append(FAILED_CREATE)
             else:
                 results.append(self._place(env, name, p, problems, spawn=True))
@@ -460,49 +505,40 @@ class ArenaCommands:
         return {"results": [SUCCESS] * len(message["names"])}
 
     # ------------------------------------------------------------ lights
-    def lighting(self, env: int, model: Any, data: Any, eye: Any) -> Any:
-        """The context within which `model` shows env `env`'s light table as seen from
-        `eye` (the robot cameras' RendererPool.lighting; the viewport and the viewer apply
-        the same table the same way)."""
-        return lit(model, data, self.lights.get(env), eye)
-
-    def _light(self, item: dict) -> Light:
-        """Our Light of a Light message: an unset (zero) direction points down, an unset
-        (zero) colour is white (Light.msg)."""
-        direction = tuple(item["direction"]) if any(item["direction"]) else (0.0, 0.0, -1.0)
-        colour = tuple(item["color"][:3]) if any(item["color"][:3]) else (1.0, 1.0, 1.0)
-        return Light(item["name"], item["kind"], pos=tuple(item["position"]), dir=direction,
-                     colour=colour, level=item["level"], on=item["on"], cutoff=item["cutoff"])
-
     def _lights(self, message: dict, problems: list[str], change: Callable) -> Reply:
         items = list(message.get("lights") or message.get("names") or [])
         env = self._env(message, problems)
         if env is None:
             return {"ret": [False] * len(items)}
-        table = self.lights.setdefault(env, LightTable())
-        ret = []
-        for item in items:
-            try:
-                change(table, item)
-                ret.append(True)
-            except _ERRORS as exc:
-                name = item if isinstance(item, str) else item.get("name")
-                problems.append(f"light {name!r}: {_text(exc)}")
-                ret.append(False)
-        return {"ret": ret}
+        return {"ret": self.lights.change(env, items, change, problems)}
 
     def _spawn_lights(self, message: dict, problems: list[str]) -> Reply:
-        return self._lights(message, problems, lambda t, i: t.spawn(self._light(i)))
+        return self._lights(message, problems, lambda t, i: t.spawn(light_of(i, body_id)))
 
     def _set_lights(self, message: dict, problems: list[str]) -> Reply:
-        def change(table: LightTable, item: dict) -> None:
-            table.get(item["name"])  # a clear error for an unknown one
-            table.remove(item["name"])
-            table.spawn(self._light(item))
-        return self._lights(message, problems, change)
+        return self._lights(message, problems, set_light)
 
     def _delete_lights(self, message: dict, problems: list[str]) -> Reply:
         return self._lights(message, problems, lambda t, name: t.remove(name))
+
+
+def file_path(uri: str) -> str:
+    """A mesh path as a request gives it: `file://` stripped (an absolute path stays
+    absolute), blanks trimmed."""
+    uri = uri.strip()
+    return uri[len("file://"):] if uri.startswith("file://") else uri
+
+
+def visual(v: dict) -> Shape:
+    """A Prim message's further visual (Visual.msg) as a Shape in the prim's frame: its
+    mesh, pose, scale (an unset axis: 1) and name (glow_<material>: a glow visual)."""
+    x, y, z, w, qx, qy, qz = v["pose"]
+    quat = (w, qx, qy, qz) if any((w, qx, qy, qz)) else (1.0, 0.0, 0.0, 0.0)
+    mesh = file_path(v["mesh_path"])
+    if not mesh:
+        raise ValueError(f"visual {v['name']!r}: expected a mesh_path, got none")
+    return Shape(mesh, pos=(x, y, z), quat=quat,
+                 scale=tuple(s if s else 1.0 for s in v["scale"]), name=v["name"])
 
 
 def naming(m: dict) -> dict:

@@ -38,9 +38,15 @@ def material(m) -> dict:
     return {"path": m.path, "name": m.name}
 
 
+def scale(s) -> list[float]:
+    return [s.x, s.y, s.z]
+
+
 def prim(p) -> dict:
-    return {"name": p.name, "pose": pose(p.pose), "scale": [p.scale.x, p.scale.y, p.scale.z],
-            "mesh_path": p.mesh_path, "material": material(p.material)}
+    return {"name": p.name, "pose": pose(p.pose), "scale": scale(p.scale),
+            "mesh_path": p.mesh_path, "material": material(p.material),
+            "visuals": [{"name": v.name, "mesh_path": v.mesh_path, "pose": pose(v.pose),
+                         "scale": scale(v.scale)} for v in p.visuals]}
 
 
 def wall(w) -> dict:
@@ -61,11 +67,22 @@ def pedestrian(p) -> dict:
 
 
 def light(item) -> dict:
-    c = item.color
-    return {"name": item.name, "kind": item.kind, "position": point(item.position),
+    """A Light (Arena's light contract) as plain fields."""
+    c = item.glow_color
+    return {"name": item.name, "shape": item.shape, "x_length": item.x_length,
+            "y_length": item.y_length, "radius": item.radius, "cone": item.cone,
+            "positions": [point(p) for p in item.positions],
             "direction": [item.direction.x, item.direction.y, item.direction.z],
-            "color": [c.r, c.g, c.b], "level": item.level, "on": item.on,
-            "cutoff": item.cutoff}
+            "intensity": item.intensity, "cct_k": item.cct_k,
+            "cast_shadows": item.cast_shadows, "level": item.level,
+            "alive": [bool(a) for a in item.alive], "intrinsic": item.intrinsic,
+            "glow_prim": item.glow_prim, "glow_color": [c.r, c.g, c.b, c.a]}
+
+
+def light_state(item) -> dict:
+    """A LightState (SetLights): level and alive mask, or a move."""
+    return {"name": item.name, "level": item.level, "alive": [bool(a) for a in item.alive],
+            "move": item.move, "position": point(item.position), "yaw": item.yaw}
 
 
 def urdf(q) -> dict:
@@ -102,7 +119,7 @@ SERVICES: dict[str, tuple[type, str, Callable | None, Callable]] = {
     "SpawnLights": (mj.SpawnLights, "arena_spawn_lights", lambda q: q.lights,
                     lambda q: with_env(q, {"lights": [light(x) for x in q.lights]})),
     "SetLights": (mj.SetLights, "arena_set_lights", lambda q: q.lights,
-                  lambda q: with_env(q, {"lights": [light(x) for x in q.lights]})),
+                  lambda q: with_env(q, {"lights": [light_state(x) for x in q.lights]})),
     "DeleteLights": (mj.DeleteLights, "arena_delete_lights", lambda q: q.names,
                      lambda q: with_env(q, {"names": list(q.names)})),
     "SpawnPedestrians": (people.SpawnPedestrians, "arena_spawn_pedestrians",

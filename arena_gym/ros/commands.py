@@ -20,9 +20,10 @@ Reply = dict[str, Any]
 
 
 class Commands:
-    """Executes commands on `sim`; `robot` is the bridged robot (cmd_vel's target)."""
+    """Executes commands on `sim`; `robot` is the bridged robot (cmd_vel's target; None: the
+    bridge has none, an Arena session)."""
 
-    def __init__(self, sim: Simulator, robot: str, on_reset: Callable[[int], None],
+    def __init__(self, sim: Simulator, robot: str | None, on_reset: Callable[[int], None],
                  runner: Runner | None = None) -> None:
         self.sim, self.store, self.robot = sim, sim.store, robot
         self.runner = runner  # the initial states (reset, reset_to_keyframe)

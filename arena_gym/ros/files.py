@@ -10,6 +10,11 @@ mesh prim, an actor) to these roots: the robot's folder (the URDF's, or the fold
 its ROS package when a package.xml is above the URDF: its sibling packages resolve too),
 arena_gym's own assets, $ARENA_GYM_ASSETS when set, and the folders given with --allow-root.
 
+An Arena session (`arena-gym bridge --arena`) has no robot folder: its roots are the Arena
+workspace (`--arena-root DIR`, else $ARENA_WS_DIR as Arena's arena.bash sets it: Arena's
+sources, install, assets and the robot URDFs it generates under it), arena_gym's assets,
+$ARENA_GYM_ASSETS and the --allow-root folders.
+
 `package://NAME/...` resolves in the folders given, in `packages/` beside the URDF (the
 Arena robots' layout: `jackal/jackal.urdf`, `jackal/packages/jackal_description/...`), and
 in every folder above the URDF inside the roots.
@@ -24,6 +29,7 @@ from pathlib import Path
 from arena_gym.assets.sources import is_xml_text
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"  # arena_gym's own robots
+ARENA_ROOT_ENV = "ARENA_WS_DIR"  # Arena's workspace root, as its arena.bash exports it
 
 
 def robot_root(urdf: Path) -> Path:
@@ -35,10 +41,23 @@ def robot_root(urdf: Path) -> Path:
     return folder
 
 
-def file_roots(urdf: Path | str, extra: Iterable[str | Path] = ()) -> tuple[Path, ...]:
+def arena_root(given: str | Path | None) -> Path:
+    """An Arena session's workspace root: `given`, else $ARENA_WS_DIR."""
+    raw = given if given else os.environ.get(ARENA_ROOT_ENV, "")
+    if not raw:
+        raise ValueError(f"--arena: expected Arena's workspace root (--arena-root DIR, or "
+                         f"${ARENA_ROOT_ENV} as Arena's arena.bash sets it), got neither")
+    path = Path(raw).expanduser()
+    if not path.is_dir():
+        raise ValueError(f"--arena-root: expected a folder, got {str(raw)!r}")
+    return path
+
+
+def file_roots(urdf: Path | str | None, extra: Iterable[str | Path] = ()) -> tuple[Path, ...]:
     """The folders spawn requests may read from (see the module docstring); URDF text (a
-    description from a topic) has no robot folder: the assets and `extra` only."""
-    roots = [ASSETS] if isinstance(urdf, str) else [robot_root(urdf), ASSETS]
+    description from a topic) or no robot (an Arena session, its root among `extra`) has
+    no robot folder: the assets and `extra` only."""
+    roots = [robot_root(urdf), ASSETS] if isinstance(urdf, Path) else [ASSETS]
     if os.environ.get("ARENA_GYM_ASSETS"):
         roots.append(Path(os.environ["ARENA_GYM_ASSETS"]))
     for folder in extra:

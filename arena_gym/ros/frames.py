@@ -182,8 +182,11 @@ def describe(sim: Simulator, suite: SensorSuite, robot: str,
             topics |= listed_topics
         r["topics"] = {key: _publishable(robot, name) for key, name in topics.items()}
         robots.append(r)
+    model = store[envs[0]].model
+    link_names = [model.body(b).name.removeprefix(info.prefix) for b in range(model.nbody)
+                  if model.body(b).name.startswith(info.prefix)]
     return {"robot": robot, "dt": sim.timestep, "tick_steps": sim.tick_steps,
-            "robots": robots, "static": static, "sensors": sensors,
+            "robots": robots, "static": static, "sensors": sensors, "links": link_names,
             "layout": layout(readings, store.num_envs, len(names))}
 
 

@@ -250,8 +250,11 @@ def clock_message(ns: int) -> bytes:
 
 def static_messages(metas: list[dict]) -> Iterator[Message]:
     """/tf_static: every sensor mount of every bridged robot (of each meta: a robot name) in
-    one message (a latched topic keeps only the last)."""
-    mounts = [(r, m) for meta in metas for r in meta["robots"] for m in meta["static"]]
+    one message (a latched topic keeps only the last). A robot of an Arena session
+    (`arena`) leaves out the frames that are links of its URDF: the runtime's
+    robot_state_publisher latches those along the URDF's chain."""
+    mounts = [(r, m) for meta in metas for r in meta["robots"] for m in meta["static"]
+              if not (r.get("arena") and m["child"] in meta.get("links", ()))]
     template = tf_template([(frame_id(r, m.get("parent", r["base"])), frame_id(r, m["child"]))
                             for r, m in mounts])
     w_last = [[*m["xyz"], *m["quat"][1:], m["quat"][0]] for _, m in mounts]  # ROS: x, y, z, w

@@ -52,7 +52,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from arena_services import ArenaServices  # noqa: E402
 from messages import (  # noqa: E402
     KIND_TOPICS,
+    clock_message,
     frame_messages,
+    nanos,
     static_messages,
     topics_of,
 )
@@ -151,17 +153,20 @@ class BridgeNode:
 
     def _commands(self, robot: str, r: dict) -> list:
         """The cmd_vel and joint command subscriptions of one robot (one namespace; the
-        topics its spawn request named, if any)."""
+        topics its spawn request named, if any). A robot of an Arena session (`arena`) is
+        driven by its joint commands alone, entry by entry, as Arena's server drives it."""
         node, qos, ns = self.node, QoSProfile(depth=DEPTH), "/" + r["ns"]
         target = {"env": r["env"], "robot": robot}
-        subs = [node.create_subscription(Twist, r.get("cmd_vel") or f"{ns}/cmd_vel",
-                                         lambda msg, t=target: self._cmd_vel(t, msg), qos,
-                                         callback_group=self.group)]
+        subs = [] if r.get("arena") else [
+            node.create_subscription(Twist, r.get("cmd_vel") or f"{ns}/cmd_vel",
+                                     lambda msg, t=target: self._cmd_vel(t, msg), qos,
+                                     callback_group=self.group)]
         commands = r.get("commands") or f"{ns}/mujoco"
+        op = "arena_joint_commands" if r.get("arena") else "joint_commands"
         for mode in JOINT_MODES:
             subs.append(node.create_subscription(
                 JointState, f"{commands}/joint_commands_{mode}",
-                lambda msg, t=target, mode=mode: self._joints(t, mode, msg), qos,
+                lambda msg, t=target, mode=mode: self._joints(t, mode, msg, op), qos,
                 callback_group=self.group))
         return subs
 
@@ -301,11 +306,11 @@ class BridgeNode:
         self.link.send({"op": "cmd_vel", **target,
                         "twist": [msg.linear.x, msg.linear.y, msg.angular.z]})
 
-    def _joints(self, target: dict, mode: str, msg: JointState) -> None:
+    def _joints(self, target: dict, mode: str, msg: JointState, op: str) -> None:
         if not self.serving:
             return  # a sidecar: the env's policy drives
         values = msg.velocity if mode == "velocity" else msg.position
-        self.link.send({"op": "joint_commands", **target, "mode": mode,
+        self.link.send({"op": op, **target, "mode": mode,
                         "names": list(msg.name), "values": [float(v) for v in values]})
 
     def watch(self) -> None:
@@ -335,7 +340,7 @@ class BridgeNode:
         for message in self.link.messages():
             op = message.get("op")
             if op == "frame":
-                self.publish(message["slot"])
+                self.publish(message["slot"], message.get("clock"))
                 self.link.send({"op": "ack", "slot": message["slot"]})
             elif op == "robot":
                 self.bridge(message["meta"])
@@ -349,13 +354,19 @@ class BridgeNode:
             elif op == "quit":
                 break
 
-    def publish(self, slot: int) -> None:
+    def publish(self, slot: int, clock: float | None = None) -> None:
         """One frame (slot `slot` of every robot name's frames): the serialized messages of
-        messages.py, of the topics with subscribers, published as they are."""
+        messages.py, of the topics with subscribers, published as they are. With no robot
+        (a served model's world, an Arena session before its first SpawnUrdf) the frame's
+        `clock` alone: /clock (None: paused, nothing)."""
         if time.monotonic() >= self._next_watch:
             self.watch()
         wanted = self.wanted
-        if not self.groups or not wanted:
+        if not self.groups:
+            if clock is not None and "/clock" in wanted:
+                self.publishers["/clock"].publish(clock_message(nanos(clock)))
+            return
+        if not wanted:
             return
         for topic, _, data, _ in frame_messages([(m, frames.slots[slot])
                                                  for m, frames in self.groups.values()],
@@ -374,12 +385,15 @@ def main() -> int:
     # Ctrl-C reaches the whole process group: the simulator process stops this node itself
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
-    node = rclpy.create_node("arena_gym_bridge")
+    node = rclpy.create_node(meta.get("node", "arena_gym_bridge"))
     executor = SingleThreadedExecutor()
     bridge = BridgeNode(node, link, meta, executor)
     executor.add_node(node)
     threading.Thread(target=spin, args=(executor,), name="bridge-executor", daemon=True).start()
-    threading.Thread(target=rivals, args=(node,), name="bridge-rivals", daemon=True).start()
+    # another server of our services (an Arena session: another of Arena's, run_mujoco too)
+    rival = "/mujoco/Step" if meta.get("node") == "mujoco" else "/mujoco/step"
+    threading.Thread(target=rivals, args=(node, rival), name="bridge-rivals",
+                     daemon=True).start()
     link.send({"op": "ready"})
     try:
         bridge.read()  # until the simulator process ends (EOF) or says quit

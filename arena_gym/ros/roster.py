@@ -41,9 +41,10 @@ class Member:
 
 
 class Roster:
-    """The bridged robots of `sim` (their readings in `suite`), `robot` first."""
+    """The bridged robots of `sim` (their readings in `suite`), `robot` first (None: the
+    bridge has no robot of its own, an Arena session)."""
 
-    def __init__(self, sim: Simulator, suite: SensorSuite, robot: str) -> None:
+    def __init__(self, sim: Simulator, suite: SensorSuite, robot: str | None) -> None:
         self.sim, self.suite, self.robot = sim, suite, robot
         self.members: dict[str, Member] = {}
         # per (env, robot): the topics and frames its spawn request named (frames.describe)
@@ -76,6 +77,12 @@ class Roster:
             found[name] = member  # type: ignore[assignment]
         self.members = found  # type: ignore[assignment]
         return changed, gone
+
+    def forget(self) -> None:
+        """Describe every robot anew at the next sync (the env count changed: every layout
+        and reading with it)."""
+        self.members = {}
+        self._version = None
 
     def frame_body(self, frame: str, env: int = 0) -> str | None:
         """The body of env `env` that TF frame id `frame` (as the bridge publishes it)

@@ -4,6 +4,8 @@
     arena-gym bridge --robot jackal/jackal.urdf --allow-root /data/obstacles
     arena-gym bridge --envs 1 --max-envs 4     # envs 1 .. 3 empty, filled by requests
     arena-gym bridge --robot-description-topic /robot_description --allow-root ~/ws/src
+    arena-gym bridge --model humanoid.xml --envs 2  # an MJCF model as the world, as written
+    arena-gym bridge --arena --lockstep --arena-root ~/arena4_ws   # an Arena-Rosnav session
 
 Spawn requests read files only inside the robot's and the asset folders (files.py; more
 with --allow-root). Exit status 0 after Ctrl-C or SIGTERM, 1 when the ROS node died.
@@ -15,6 +17,7 @@ import faulthandler
 import signal
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -23,7 +26,11 @@ from arena_gym.scene.store import SceneStore
 from arena_gym.sensors.suite import SensorSuite
 from arena_gym.sim.simulator import Simulator
 
+if TYPE_CHECKING:
+    from arena_gym.ros.server import ArenaSession
+
 BUILT_IN = ("default", "empty")
+ARENA_MAX_ENVS = 64  # an Arena session's bound on envs made on first contact (memory)
 DEFAULT_RADIUS = 0.3  # m: a URDF robot's footprint when no model_params.yaml comes with it
 
 
@@ -131,13 +138,70 @@ def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
+def arena_store(num_envs: int, max_envs: int | None, arena_root: str | None,
+                allow_roots: tuple[str, ...]) -> tuple[SceneStore, tuple[Path, ...], int]:
+    """An Arena session's store: `num_envs` empty envs (more made on first contact, up to
+    `max_envs`), files read in the Arena root and the allowed folders; (store, roots,
+    bound)."""
+    from arena_gym.ros.files import arena_root as find_root
+    from arena_gym.ros.files import file_roots
+
+    bound = ARENA_MAX_ENVS if max_envs is None else max_envs
+    if bound < num_envs:
+        raise ValueError(f"--max-envs: expected at least --envs ({num_envs}), got {bound}")
+    roots = file_roots(None, (find_root(arena_root), *allow_roots))
+    return SceneStore(num_envs=num_envs, path_roots=roots), roots, bound
+
+
+def check_arena(world: str, robot: str, topic: str | None, model: str | None) -> None:
+    """An Arena session spawns its world and robots itself: no world or robot of ours."""
+    for flag, value, default in (("--world", world, "default"), ("--robot", robot, "builtin"),
+                                 ("--robot-description-topic", topic, None),
+                                 ("--model", model, None)):
+        if value != default:
+            raise ValueError(f"--arena: expected no {flag} (an Arena session spawns its "
+                             f"world and robots over /mujoco/Spawn*), got {value!r}")
+
+
+def model_envs(model: str, num_envs: int, seed: int, roots: tuple[Path, ...]
+               ) -> tuple[Simulator, SensorSuite, str]:
+    """`--model`: the MJCF (or URDF) file as the world of every env, as `Simulation(
+    model_path=...)` builds it (nothing added; its sensors, live); the simulator, its
+    suite (sampled every tick) and the model's entity name."""
+    from arena_gym.envs.model_world import MODEL, ModelWorld
+
+    path = Path(model)
+    if not path.is_file():
+        raise ValueError(f"--model: expected an MJCF or URDF file, got {model!r}")
+    loaded = ModelWorld.load(path, num_envs, seed, path_roots=roots)
+    suite = loaded.sensor_suite
+    loaded.sim.hooks.tick.append(lambda sim: suite.update())
+    return loaded.sim, suite, MODEL
+
+
 def run(world: str, robot: str, num_envs: int, lockstep: bool, rt_factor: float, seed: int,
         venv: str | None, view: bool = False, allow_roots: tuple[str, ...] = (),
         package_paths: tuple[str, ...] = (), max_envs: int | None = None,
-        robot_description_topic: str | None = None) -> int:
+        robot_description_topic: str | None = None, model: str | None = None,
+        arena: bool = False, arena_root: str | None = None) -> int:
     from arena_gym.ros.files import file_roots
-    from arena_gym.ros.server import Bridge, NodeExited
+    from arena_gym.ros.server import ArenaSession
 
+    if arena:
+        check_arena(world, robot, robot_description_topic, model)
+        store, roots, bound = arena_store(num_envs, max_envs, arena_root, allow_roots)
+        sim = Simulator(store)
+        return _serve(sim, SensorSuite(sim, seed=seed), None,
+                      f"an Arena session (node 'mujoco', no robot of ours, envs made on first "
+                      f"contact up to {bound})", lockstep, rt_factor, venv, view, roots,
+                      package_paths, session=ArenaSession(bound))
+    if arena_root is not None:
+        raise ValueError("--arena-root: expected it with --arena, got it alone")
+    if model is not None:
+        roots = file_roots(Path(model), allow_roots)
+        sim, suite, name = model_envs(model, num_envs, seed, roots)
+        return _serve(sim, suite, name, f"{num_envs} env(s) of model {Path(model).name!r}",
+                      lockstep, rt_factor, venv, view, roots, package_paths)
     if robot_description_topic is not None:
         if robot != "builtin":
             raise ValueError("--robot-description-topic: expected it instead of --robot, got "
@@ -150,20 +214,31 @@ def run(world: str, robot: str, num_envs: int, lockstep: bool, rt_factor: float,
               f"({len(robot)} characters)", flush=True)
     roots = file_roots(robot_urdf(robot), allow_roots)
     store, name = build_envs(world, robot, num_envs, seed, roots, max_envs)
+    sim = Simulator(store)
+    suite = SensorSuite(sim, seed=seed)
+    empty = store.num_envs - num_envs
+    more = f" and {empty} empty one(s) for requests to fill" if empty else ""
+    return _serve(sim, suite, name, f"{num_envs} env(s) of {world!r}{more}, robot {name!r}",
+                  lockstep, rt_factor, venv, view, roots, package_paths)
+
+
+def _serve(sim: Simulator, suite: SensorSuite, name: str | None, what: str, lockstep: bool,
+           rt_factor: float, venv: str | None, view: bool, roots: tuple[Path, ...],
+           package_paths: tuple[str, ...], session: ArenaSession | None = None) -> int:
+    """Start the node for `sim` (its bridged entity `name`; None: no robot of ours) and
+    serve until interrupted; `what` says what it serves, `session` an Arena session."""
+    from arena_gym.ros.server import Bridge, NodeExited
+
     # kill -USR1: every thread's stack to the real stderr, the server keeps running
     faulthandler.register(signal.SIGUSR1, file=sys.__stderr__, all_threads=True)
     signal.signal(signal.SIGTERM, _interrupt)  # clean up (node, shared memory) as on Ctrl-C
-    sim = Simulator(store)
-    suite = SensorSuite(sim, seed=seed)
-    bridge = Bridge.start(sim, suite, name, venv=Path(venv) if venv else None)
+    bridge = Bridge.start(sim, suite, name, venv=Path(venv) if venv else None,
+                          session=session)
     bridge.rt_factor = rt_factor
     bridge.commands.package_paths = tuple(Path(p) for p in package_paths)
     mode = (f"free-running x{rt_factor:g}" if not lockstep
             else "lockstep (paused; /mujoco/step advances)")
-    empty = store.num_envs - num_envs
-    more = f" and {empty} empty one(s) for requests to fill" if empty else ""
-    print(f"bridge up: {num_envs} env(s) of {world!r}{more}, robot {name!r}, {mode}",
-          flush=True)
+    print(f"bridge up: {what}, {mode}", flush=True)
     print(f"bridge: spawn requests may read files in {', '.join(map(str, roots))}",
           flush=True)
     viewer = None

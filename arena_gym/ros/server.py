@@ -23,6 +23,13 @@ publishes.
 
 The node dying (killed, crashed) ends `serve` with NodeExited; a Step running when the
 bridge stops (a signal) ends at its next tick.
+
+An Arena session (`session=ArenaSession(...)`, `arena-gym bridge --arena`): no robot of
+ours (robot None), the node named `mujoco` as Arena's server, an env made on an Arena
+request's first contact up to `max_envs` (the simulator, the sensor suite and the roster
+grow with it), robots of Arena's SpawnUrdf driven by their joint commands alone (their
+names one by one), and /tf and joint states going on at the frozen clock in lockstep too,
+between Steps.
 """
 
 from __future__ import annotations
@@ -41,6 +48,7 @@ import time
 import traceback
 from collections import Counter, deque
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from arena_gym.ros import camera
@@ -58,6 +66,7 @@ from arena_gym.sim.runner import Runner
 from arena_gym.sim.simulator import Simulator
 
 NODE = Path(__file__).resolve().parent / "node.py"
+NODE_NAME, ARENA_NODE = "arena_gym_bridge", "mujoco"  # ours; an Arena session's (Arena's)
 READY_TIMEOUT = 120.0  # s: the node's first start imports rclpy (the wheels re-exec Python)
 # commands that may spawn or delete a robot (reset_world deletes all but the bridged one)
 SCENE_OPS = frozenset({"spawn_urdf", "delete_prims", "reset_world"})
@@ -70,6 +79,14 @@ class NodeExited(RuntimeError):
     """The bridge's ROS node ended while the bridge was serving (killed, crashed)."""
 
 
+@dataclass(frozen=True)
+class ArenaSession:
+    """How a bridge serves an Arena session (module docstring): envs made on first contact
+    up to `max_envs`, a bound on the memory their models take."""
+
+    max_envs: int = 64
+
+
 def frames_file(meta: dict, path: Path) -> Frames:
     """A robot name's frames file (its layout), named in its description for the node."""
     meta["shm"] = str(path)
@@ -80,10 +97,12 @@ class Bridge:
     """The simulator side of the ROS bridge: its node process, the frames it publishes and
     the commands it serves (see the module docstring)."""
 
-    def __init__(self, sim: Simulator, suite: SensorSuite, robot: str, link: Link,
+    def __init__(self, sim: Simulator, suite: SensorSuite, robot: str | None, link: Link,
                  roster: Roster, frames: dict[str, Frames], process: subprocess.Popen,
-                 folder: tempfile.TemporaryDirectory) -> None:
+                 folder: tempfile.TemporaryDirectory,
+                 session: ArenaSession | None = None) -> None:
         self.sim, self.suite, self.robot = sim, suite, robot
+        self.session = session
         self.runner = Runner(sim)  # the loop that serves: steps, commands, captures
         self.link, self.process, self._folder = link, process, folder
         # every robot of every env (roster.py), each robot name with a frames file of its own
@@ -94,8 +113,11 @@ class Bridge:
         self.commands = Commands(sim, robot, on_reset=lambda env: suite.reset([env]),
                                  runner=self.runner)
         self.runner.capture_initial_state()  # what /mujoco/reset goes back to
-        self.arena = ArenaCommands(self.commands, roster.naming, self.runner)  # /mujoco/...
-        suite.renderers.lighting = self.arena.lighting  # robot cameras see the light tables
+        self.arena = ArenaCommands(  # /mujoco/CamelCase
+            self.commands, roster.naming, self.runner,
+            grow=None if session is None else self._grow,
+            max_envs=session.max_envs if session is not None else None)
+        suite.renderers.lighting = self.arena.lights.lighting  # robot cameras: the tables
         self.viewport = ViewportRequests(
             ViewportControl(sim, lambda env: self.arena.lights.get(env), roster.frame_body,
                             runner=self.runner), Path(folder.name))
@@ -123,11 +145,13 @@ class Bridge:
         self._reader: threading.Thread | None = None
 
     @classmethod
-    def start(cls, sim: Simulator, suite: SensorSuite, robot: str, venv: Path | None = None,
-              serving: bool = True) -> Bridge:
+    def start(cls, sim: Simulator, suite: SensorSuite, robot: str | None,
+              venv: Path | None = None, serving: bool = True,
+              session: ArenaSession | None = None) -> Bridge:
         """Start the node process; returns once it has created its topics and services.
         serving=False (a sidecar): the node refuses service calls and drops cmd_vel itself,
-        for someone else drives the simulator."""
+        for someone else drives the simulator. `session`: an Arena session (module
+        docstring); `robot` None: no robot of ours."""
         venv = Path(venv) if venv is not None else default_venv()
         if not venv_python(venv).exists():
             raise RosSetupError(f"no ROS venv at {venv}; expected one made by "
@@ -139,8 +163,8 @@ class Bridge:
         frames = {m.robot: frames_file(m.meta, Path(folder.name) / f"frames_{k}")
                   for k, m in enumerate(members)}
         meta_path = Path(folder.name) / "meta.json"
-        meta_path.write_text(json.dumps({"serving": serving,
-                                         "members": [m.meta for m in members]}))
+        meta_path.write_text(json.dumps({"serving": serving, "node": ARENA_NODE if session
+                                         else NODE_NAME, "members": [m.meta for m in members]}))
         ours, theirs = socket.socketpair()
         env = {k: v for k, v in os.environ.items() if k != "_ROS_WHEELS_BOOTSTRAP_COMPLETE"}
         env.pop("PYTHONPATH", None)  # the ROS venv's own packages only
@@ -166,9 +190,19 @@ class Bridge:
                     f"the bridge's ROS node did not start (exit status {process.poll()}; "
                     f"its error is printed above); expected a venv made by "
                     f"'arena-gym ros setup' at {venv}")
-        bridge = cls(sim, suite, robot, link, roster, frames, process, folder)
+        bridge = cls(sim, suite, robot, link, roster, frames, process, folder, session)
         bridge.serving = serving
         return bridge
+
+    def _grow(self, env: int) -> None:
+        """Envs up to `env` made (an Arena request's first contact; on the loop): the
+        simulator steps them, the suite reads them, their initial state is kept for
+        /mujoco/reset, and every robot is described again for the new env count before
+        the next frame."""
+        new = self.sim.add_envs(env + 1 - self.sim.store.num_envs)
+        self.suite.add_envs()
+        self.runner.capture_initial_state(new)
+        self.roster.forget()
 
     def follow(self) -> None:
         """Follow robots spawned or deleted since the last call (roster.py): once the node
@@ -232,7 +266,11 @@ class Bridge:
             member.writer.write(self.frames[name].slots[slot], paused)
         with self._acks:
             self._busy[slot] = True
-        if not self._send({"op": "frame", "slot": slot}):
+        # the clock rides along for a world without robots (a served model, an Arena session
+        # before its first SpawnUrdf): the node publishes /clock from it when no robot's
+        # frame carries one
+        clock = None if paused else self.sim.clock
+        if not self._send({"op": "frame", "slot": slot, "clock": clock}):
             return
         self.frames_sent += 1
         self._slot = (slot + 1) % SLOTS
@@ -350,6 +388,9 @@ class Bridge:
         ends without close() having asked it to."""
         sim, runner = self.sim, self.runner
         self.commands.paused = lockstep
+        # while the clock stands: /tf and joint states go on (in lockstep only an Arena
+        # session's, as Arena's server keeps joint states flowing between Steps)
+        flowing = not lockstep or self.session is not None
         end = None if duration is None else time.perf_counter() + duration
         runner.rt_factor = self.rt_factor
         self._may_wait = False
@@ -364,7 +405,7 @@ class Bridge:
             while runner.error is None:
                 paused = self.commands.paused
                 wait = max(0.0, next_frame - time.perf_counter()) \
-                    if paused and not lockstep else 0.05
+                    if paused and flowing else 0.05
                 if end is not None and time.perf_counter() >= end:
                     return
                 try:
@@ -382,7 +423,7 @@ class Bridge:
                         next_frame = time.perf_counter()
                 elif self.viewport.waiting:  # their wait may run out while nothing ticks
                     runner.call_soon(self.captures_due)
-                if message is None and paused and not lockstep and \
+                if message is None and paused and flowing and \
                         time.perf_counter() >= next_frame:
                     # paused while free-running: the clock stands, tf and joint states go on
                     if self.publishing:
@@ -425,7 +466,7 @@ class Bridge:
         self._closed = True
         if self.publishing:
             self.sim.hooks.tick.remove(self._on_tick)
-        if self.suite.renderers.lighting == self.arena.lighting:
+        if self.suite.renderers.lighting == self.arena.lights.lighting:
             self.suite.renderers.lighting = None  # the suite may outlive the bridge
         self._send({"op": "quit"})
         try:

@@ -104,13 +104,24 @@ def base_world(timestep: float) -> mujoco.MjSpec:
     # Sleeping lets MuJoCo skip the kinematics of static geometry (a map's walls: ~20 ns a
     # geom and step otherwise); robots never sleep (never_sleep), so dynamics are unchanged.
     spec.option.enableflags |= mujoco.mjtEnableBit.mjENBL_SLEEP
-    spec.worldbody.add_light(name=SUN, pos=[0, 0, 10], dir=[0, 0, -1],
-                             type=mujoco.mjtLightType.mjLIGHT_DIRECTIONAL)
+    add_sun(spec)
     # fixed slots: lights are spawned, switched, dimmed and moved in a table outside the
     # model (arena_gym.render.lights) and written into these per view, never recompiling
     for k in range(LIGHT_SLOTS):
         spec.worldbody.add_light(name=LIGHT_SLOT.format(k), active=False, pos=[0, 0, 0],
                                  dir=[0, 0, -1])
+    add_ground(spec)
+    return spec
+
+
+def add_sun(spec: mujoco.MjSpec) -> None:
+    """The default light: a sun straight above."""
+    spec.worldbody.add_light(name=SUN, pos=[0, 0, 10], dir=[0, 0, -1],
+                             type=mujoco.mjtLightType.mjLIGHT_DIRECTIONAL)
+
+
+def add_ground(spec: mujoco.MjSpec) -> None:
+    """The ground: an endless plane at z = 0 that the world's geoms' collision bits meet."""
     # the plane in a static body of its own, not the world body's: its endless box would
     # make every node of the world's bounding-volume tree endless (a map's walls live there),
     # and the midphase would descend it to the leaves for every robot body at every step
@@ -123,7 +134,6 @@ def base_world(timestep: float) -> mujoco.MjSpec:
         group=GROUP_STATIC,
         conaffinity=WORLD_CONAFFINITY,
     )
-    return spec
 
 
 def exclude_ground(spec: mujoco.MjSpec, prefix: str) -> None:

@@ -13,7 +13,10 @@ In the spec, visual parts are geoms that cameras and lidar see and physics ignor
 (contype = conaffinity = 0, GROUP_STATIC); collision pieces collide in GROUP_HIDDEN
 (invisible to cameras and lidar). Meshes, materials and textures are assets named by their
 content (ASSET_PREFIX), shared by every prim that uses them; `prune_assets` frees the ones
-no geom uses any more.
+no geom uses any more. A visual named `glow_<material>` (Shape.name, as a Gazebo model names
+its glowing parts) gets materials of its own placement, `<prim>:glow_<material>/<part>`
+(GLOW_MATERIAL), with no emission: a light whose `glow_prim` is this prim sets it
+(arena_gym.render.lights), in this prim only.
 """
 
 from __future__ import annotations
@@ -33,6 +36,9 @@ from arena_gym.geometry.groups import GROUP_HIDDEN, GROUP_STATIC, WORLD_CONAFFIN
 from arena_gym.scene.requests import Prim
 
 ASSET_PREFIX = "prim_asset/"
+GLOW = "glow_"  # a visual whose name starts so glows with a light
+GLOW_MATERIAL = "{prim}:{visual}/{part}"  # its parts' materials, one set per placement
+MATERIAL_RGBA = [0.5, 0.5, 0.5, 1.0]  # a geom of this rgba shows its material's colour
 HULL_RGBA = (0.9, 0.3, 0.3, 0.4)  # how the viewer shows collision pieces when asked to
 
 
@@ -111,14 +117,29 @@ def _mesh(spec: mujoco.MjSpec, file: Path, scale: np.ndarray, hull: bool) -> str
     return name
 
 
-def _material(spec: mujoco.MjSpec, texture: Path) -> str:
+def _texture(spec: mujoco.MjSpec, texture: Path) -> str:
     tex = f"{ASSET_PREFIX}tex/{_key(str(texture))}"
     if spec.texture(tex) is None:
         spec.add_texture(name=tex, file=str(texture), type=mujoco.mjtTexture.mjTEXTURE_2D)
+    return tex
+
+
+def _material(spec: mujoco.MjSpec, texture: Path) -> str:
+    tex = _texture(spec, texture)
     name = f"{ASSET_PREFIX}mat/{_key(str(texture))}"
     if spec.material(name) is None:
         material = spec.add_material(name=name)
         material.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = tex
+    return name
+
+
+def _glow_material(spec: mujoco.MjSpec, name: str, rgba: list[float],
+                   texture: Path | None) -> str:
+    """A glow part's own material (its colour, its texture, no emission until lit); its
+    geom keeps MATERIAL_RGBA, so a light can colour it through the material."""
+    material = spec.add_material(name=name, rgba=rgba, emission=0.0)
+    if texture is not None:
+        material.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = _texture(spec, texture)
     return name
 
 
@@ -131,21 +152,35 @@ def add_model(spec: mujoco.MjSpec, name: str, prepared: Prepared) -> mujoco.MjsB
                                    mocap=prim.movable)
     scale = np.asarray(prim.scale)
     k = 0
+    glow_parts: dict[str, int] = {}  # a glow visual's parts numbered on across its namesakes
+
+    def glow(shape: Shape, rgba: list[float], texture: Path | None) -> str:
+        part = glow_parts[shape.name] = glow_parts.get(shape.name, -1) + 1
+        return _glow_material(spec, GLOW_MATERIAL.format(prim=name, visual=shape.name,
+                                                         part=part), rgba, texture)
+
     for shape, parts in prepared.visuals:
+        glowing = shape.name.startswith(GLOW)
         where = {"pos": list(scale * shape.pos), "quat": list(shape.quat)}
         common = {"group": GROUP_STATIC, "contype": 0, "conaffinity": 0, **where}
         if parts is None:
-            body.add_geom(name=f"{name}/visual_{k}", type=mujoco.mjtGeom.mjGEOM_BOX,
-                          size=list(scale * shape.size / 2), rgba=list(shape.rgba or prim.rgba),
-                          **common)
+            rgba = list(shape.rgba or prim.rgba)
+            geom = body.add_geom(name=f"{name}/visual_{k}", type=mujoco.mjtGeom.mjGEOM_BOX,
+                                 size=list(scale * shape.size / 2),
+                                 rgba=MATERIAL_RGBA if glowing else rgba, **common)
+            if glowing:
+                geom.material = glow(shape, rgba, None)
             k += 1
             continue
         for part in parts:
+            rgba = list(part.rgba or shape.rgba or prim.rgba)
             geom = body.add_geom(
                 name=f"{name}/visual_{k}", type=mujoco.mjtGeom.mjGEOM_MESH,
                 meshname=_mesh(spec, part.file, scale * shape.scale, hull=False),
-                rgba=list(part.rgba or shape.rgba or prim.rgba), **common)
-            if part.texture is not None:
+                rgba=MATERIAL_RGBA if glowing else rgba, **common)
+            if glowing:
+                geom.material = glow(shape, rgba, part.texture)
+            elif part.texture is not None:
                 geom.material = _material(spec, part.texture)
             k += 1
     k = 0
@@ -165,14 +200,16 @@ def add_model(spec: mujoco.MjSpec, name: str, prepared: Prepared) -> mujoco.MjsB
 
 
 def prune_assets(spec: mujoco.MjSpec) -> None:
-    """Delete the prims' meshes, materials and textures that no geom uses any more."""
+    """Delete the prims' meshes, materials (glow materials among them) and textures that
+    no geom uses any more."""
     used_meshes = {g.meshname for g in spec.geoms}
     used_materials = {g.material for g in spec.geoms}
     for mesh in list(spec.meshes):
         if mesh.name.startswith(ASSET_PREFIX) and mesh.name not in used_meshes:
             spec.delete(mesh)
     for material in list(spec.materials):
-        if material.name.startswith(ASSET_PREFIX) and material.name not in used_materials:
+        ours = material.name.startswith(ASSET_PREFIX) or f":{GLOW}" in material.name
+        if ours and material.name not in used_materials:
             spec.delete(material)
     used_textures = {t for m in spec.materials for t in m.textures}
     for texture in list(spec.textures):

@@ -11,7 +11,8 @@ drive's kinematics and limits:
 - Three velocity actuators on a site at the root link's origin (the drive's reference
   point) push along the base's own x and y and turn it about z; MuJoCo integrates their
   damping implicitly (`implicitfast`), so any gain is stable. Forward (and, for a holonomic
-  drive, sideways) and yaw follow their command with the wheel servos' time constant, their
+  drive, sideways) and yaw follow their command as a first-order lag of the wheel servos'
+  time constant, exactly at every physics step whatever its length (`servo_rate`), their
   force capped at what accelerates the robot at the wheels' limit (`WHEEL_MAX_ACCEL`).
 - A differential or skid-steer drive has no lateral velocity: its sideways actuator holds
   zero with a gain that leaves 1 / LATERAL_GRIP of any sideways speed after one physics
@@ -111,8 +112,9 @@ def build(spec: mujoco.MjSpec, urdf: RewrittenUrdf, wheels: list[str], feet: lis
         joint.limited = mujoco.mjtLimited.mjLIMITED_FALSE
     site = root.add_site(name=SITE, group=GROUP_HIDDEN)
     lateral = mass / timestep * LATERAL_GRIP
-    gains = {"base_vx": mass / time_constant, "base_wz": izz / time_constant,
-             "base_vy": mass / time_constant if holo else lateral}
+    rate = servo_rate(time_constant, timestep)
+    gains = {"base_vx": mass * rate, "base_wz": izz * rate,
+             "base_vy": mass * rate if holo else lateral}
     reach = _reach(model, data, model.body(root.name).id)
     forces = {"base_vx": mass * max_accel, "base_wz": izz * max_accel / reach,
               "base_vy": mass * max_accel if holo else None}
@@ -130,6 +132,14 @@ def build(spec: mujoco.MjSpec, urdf: RewrittenUrdf, wheels: list[str], feet: lis
             act.ctrllimited = mujoco.mjtLimited.mjLIMITED_TRUE
             act.ctrlrange = list(limits[name])
     return list(ACTUATORS), holo
+
+
+def servo_rate(time_constant: float, timestep: float) -> float:
+    """kv / mass (1/s) of a velocity servo that MuJoCo's implicit step makes follow its
+    command as the first-order lag exp(-t / time_constant) does, exactly at every physics
+    step whatever the step: one implicit step keeps 1 / (1 + timestep * rate) of the error,
+    the lag exp(-timestep / time_constant) of it."""
+    return math.expm1(timestep / time_constant) / timestep
 
 
 def _reach(model: mujoco.MjModel, data: mujoco.MjData, root: int) -> float:

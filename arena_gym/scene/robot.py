@@ -28,8 +28,8 @@ WHEEL_TIME_CONSTANT = 0.08  # s: 1 / natural frequency of a wheel servo carrying
 WHEEL_MAX_ACCEL = 20.0  # m/s^2 the wheel torques can give the robot (they saturate beyond)
 # s: the planar base's first-order servos, set so that a step in the twist carries it as far
 # as the wheels' critically damped servos carry the wheeled base (arena_diffbot: within
-# 5 mm after 0.5 s at 0.22 m/s)
-PLANAR_TIME_CONSTANT = 0.12
+# 1.3 mm and 0.032 rad over 2 s of twists at the planar base's 0.02 s step)
+PLANAR_TIME_CONSTANT = 0.13
 VEL_SUFFIX = "_vel"
 POS_SUFFIX = "_pos"
 

@@ -58,10 +58,14 @@ class Scene:
     compiles = 0
 
     def __init__(self, env_id: int, timestep: float = 0.002,
-                 pedestrian_pool: int = POOL_SIZE) -> None:
+                 pedestrian_pool: int = POOL_SIZE, world: mujoco.MjSpec | None = None) -> None:
+        """`world`: the spec the env starts from (a copy of it; models.model_world: a loaded
+        model's empty world); None: the navigation base world at `timestep`."""
         self.env_id = env_id
         self.prefix = f"env_{env_id}/"
-        self.spec = builders.base_world(timestep)
+        # a navigation world: its own options, ground, lights, static bodies asleep
+        self.navigation = world is None
+        self.spec = builders.base_world(timestep) if world is None else world.copy()
         self.path_roots: tuple[Path, ...] | None = None  # set by SceneStore(path_roots=...)
         self.entities: dict[str, Entity] = {}
         # the env's pedestrians (arena_gym.people.pool): built by the first one spawned
@@ -76,6 +80,9 @@ class Scene:
         self.on_access: Callable[[int], None] | None = None
         # set by a simulator to learn, without polling every env, that something changed
         self.on_change: Callable[[], None] | None = None
+        # stepped with mj_step on its own MjData, never in a batch: a Python function fills
+        # its user sensors inside the step (arena_gym.sim.sensor_callbacks)
+        self.steps_alone = False
         self.compile()
 
     # ---------------------------------------------------------------- compiling
@@ -269,39 +276,44 @@ class Scene:
 
     def spawn_mjcf(self, name: str, mjcf: str | Path,
                    pose: tuple[float, float, float] = (0.0, 0.0, 0.0),
-                   srdf: str | Path | None = None) -> models.ModelInfo:
+                   srdf: str | Path | None = None,
+                   base: str | Path | None = None) -> models.ModelInfo:
         """Attach an MJCF model (a path, or the XML text) under a frame at `pose` (x, y, yaw;
         heights are the model's own), every element prefixed `env_<i>/<name>/`, its
         sensors, actuators, tendons, keyframes and assets along. The scene's options and
         sizes apply (an AssetWarning names the model's that differ). All or nothing: a
         model that does not compile leaves the scene as it was. A URDF (a `.urdf` path or
-        `<robot>` text) loads as a model too, with an optional SRDF (urdf_models.py)."""
+        `<robot>` text) loads as a model too, with an optional SRDF (urdf_models.py).
+        `base`: the folder MJCF text resolves its includes and assets in."""
         if not isinstance(name, str) or not name or "/" in name:
             raise SpawnError(f"model name: expected a non-empty name without '/', got {name!r}")
         self._claim(name)
         pose = _pose3(name, pose, "model")
         label = f"model {name!r}"
-        spec, source = urdf_models.load_model(mjcf, label, self.path_roots, srdf)
+        spec, source = urdf_models.load_model(mjcf, label, self.path_roots, srdf, base)
         self.flush()
         self.sync()
         prefix = self.full_name(name) + "/"
-        info, differ = models.prepare(spec, self.spec, name, source)
+        info, differ = models.prepare(spec, self.spec, name, source,
+                                      as_world=not self.navigation)
         self.check_fragment(spec, label, prefix)
         trial = self.spec.copy()
         frame = trial.worldbody.add_frame(name=prefix + "spawn", pos=[pose[0], pose[1], 0.0],
                                           quat=builders.yaw_quat(pose[2]))
+        where = f"env {self.env_id}: {label} ({source})"
         try:
-            alone = spec.compile()  # first: attaching (and copying) drops what names no target
-            bad = models.non_finite(alone)
-            if bad:  # MuJoCo takes NaN (with a warning) and steps it silently
-                raise ValueError(f"expected finite numbers, got {bad}")
-            trial.attach(spec, prefix=prefix, frame=frame)
-            model, data = self._compile_spec(trial)
+            with models.mujoco_warnings(where) as said:
+                alone = spec.compile()  # first: attaching (and copying) drops what names no target
+                bad = models.non_finite(alone)
+                if bad:  # MuJoCo takes NaN (with a warning) and steps it silently
+                    raise ValueError(f"expected finite numbers, got {bad}")
+                trial.attach(spec, prefix=prefix, frame=frame)
+                model, data = self._compile_spec(trial)
         except ValueError as exc:
-            raise SpawnError(f"env {self.env_id}: {label} ({source}) rejected: "
-                             f"{one_line(exc)}") from None
+            raise SpawnError(f"{where} rejected: {one_line(exc)}") from None
+        said.tell(stacklevel=2)
         if differ:
-            warnings.warn(f"env {self.env_id}: {label} ({source}) sets {', '.join(differ)}; "
+            warnings.warn(f"{where} sets {', '.join(differ)}; "
                           "the scene's values apply (every env steps alike)", AssetWarning,
                           stacklevel=2)
         info = info.prefixed(prefix)

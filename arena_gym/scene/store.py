@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
+import mujoco
 import numpy as np
 
 from arena_gym.errors import SceneError
@@ -27,11 +28,13 @@ class SceneStore:
 
     def __init__(self, num_envs: int = 1, timestep: float = 0.002,
                  path_roots: Iterable[str | Path] | None = None,
-                 pedestrian_pool: int = POOL_SIZE) -> None:
+                 pedestrian_pool: int = POOL_SIZE, world: mujoco.MjSpec | None = None) -> None:
         """`path_roots`: confine every file a spawn reads (URDF, package paths, plain mesh
         paths) to these folders, for servers that spawn what others send.
         `pedestrian_pool`: the slots each env's pedestrian pool gets (built by its first
-        pedestrian; every slot costs physics time, walking or not)."""
+        pedestrian; every slot costs physics time, walking or not). `world`: the spec each
+        env starts from (a copy; scene.models.model_world gives a loaded model's empty
+        world); None: the navigation base world (ground plane, sun) at `timestep`."""
         if not isinstance(num_envs, int) or isinstance(num_envs, bool) or num_envs < 1:
             raise SceneError(f"num_envs: expected an integer >= 1, got {num_envs!r}")
         if not timestep > 0:
@@ -43,9 +46,21 @@ class SceneStore:
             raise SceneError(f"pedestrian_pool: expected an integer in [1, 1000], got "
                              f"{pedestrian_pool!r}")
         roots = None if path_roots is None else tuple(Path(r).resolve() for r in path_roots)
-        self.scenes = [Scene(i, timestep, pedestrian_pool) for i in range(num_envs)]
-        for scene in self.scenes:
+        self._made = (timestep, pedestrian_pool, roots, world)  # how add_envs makes a scene
+        self.scenes: list[Scene] = []
+        self.add_envs(num_envs)
+
+    def add_envs(self, count: int) -> list[int]:
+        """`count` more envs, empty (as every env starts: the navigation base world, or a
+        copy of the store's `world`); returns their ids. A simulator stepping this store
+        takes them through its own `add_envs` (sim/simulator.py), which calls this."""
+        timestep, pool, roots, world = self._made
+        first = len(self.scenes)
+        for env in range(first, first + count):
+            scene = Scene(env, timestep, pool, world)
             scene.path_roots = roots
+            self.scenes.append(scene)
+        return list(range(first, first + count))
 
     @property
     def num_envs(self) -> int:

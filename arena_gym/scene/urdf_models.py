@@ -87,12 +87,18 @@ def _root_tag(text: str) -> str:
 
 
 def load_model(source: str | Path, label: str, path_roots: tuple[Path, ...] | None = None,
-               srdf: str | Path | None = None) -> tuple[mujoco.MjSpec, str]:
+               srdf: str | Path | None = None, base: str | Path | None = None
+               ) -> tuple[mujoco.MjSpec, str]:
     """A model source as an MjSpec: a URDF (is_urdf) through `urdf_model_spec`, else MJCF
-    (assets.mjcf.load_mjcf). An SRDF goes with a URDF only."""
+    (assets.mjcf.load_mjcf; `base`: the folder MJCF text resolves its files in). An SRDF
+    goes with a URDF only."""
     if is_urdf(source):
+        if base is not None:
+            raise SpawnError(f"{label}: base: expected MJCF text to go with, got a URDF "
+                             "(its package:// paths resolve beside the file or in the "
+                             "allowed roots)")
         return urdf_model_spec(source, label, srdf, path_roots)
     if srdf is not None:
         raise SpawnError(f"{label}: srdf: expected a URDF model (.urdf or <robot> text) to go "
                          f"with, got an MJCF model")
-    return load_mjcf(source, label, path_roots)
+    return load_mjcf(source, label, path_roots, base)

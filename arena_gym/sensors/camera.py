@@ -5,18 +5,29 @@ turns the MuJoCo camera accordingly). One render pass gives both RGB and depth (
 `mjr_render`, one `mjr_readPixels`), and only what a spec asks for is rendered: nothing
 when no spec names a camera.
 
+A model's own camera (`Optics.clips`) reads depth from the segmentation-colour pass, as
+`mujoco.Renderer` does: every drawn geom counts there as opaque, transparent ones too.
+
 Renderers: one per env and resolution (`RendererPool`), each with its own GL context, rebuilt
 when a recompile swaps the env's model; all made, used and freed on the pool's own thread, so
 closing works from any thread. Shadows, reflections and the skybox are off: they are most of a
-software render's cost (docs/performance.md). Cameras draw static geoms, robot visuals and
-ceilings (groups.CAMERA_GROUPS), not robot collision hulls, hidden hulls or sites. `MUJOCO_GL`
+software render's cost (docs/performance.md). What a camera draws is its world's: in a
+navigation world static geoms, robot visuals and ceilings (groups.CAMERA_GROUPS), not robot
+collision hulls, hidden hulls or sites; in a loaded model's world what MuJoCo draws by
+default (`mujoco.MjvOption`: geom and site groups 0, 1, 2); `CameraSpec.geomgroups`
+chooses the geom groups instead. Cameras draw the env's state after mj_forward (Frames.drawn),
+as `mujoco.Renderer` draws it: every camera mode posed as MuJoCo poses it (trackcom and
+targetbodycom follow the subtree's centre of mass), tendons and rangefinder rays where
+they are now. `MUJOCO_GL`
 defaults to `egl`; if no GL context can be made, cameras give no images (readings stay invalid)
 and one warning says why, never an exception.
 
 Depth is the distance along the optical axis at each pixel's centre (the renderer has no
 multisampling, which would sample off the centres K declares): +inf past the far clip,
 -inf before the near one (rendering uses a nearer plane, NEAR_RENDER, to tell "too close"
-from "nothing"). `points` are depth times each pixel's ray, so they are exact likewise.
+from "nothing"). A model's own camera clips as MuJoCo does instead (`Optics.clips`): what is
+nearer than its near plane (`znear` times the extent) is not drawn, and depth shows what
+lies behind it. `points` are depth times each pixel's ray, so they are exact likewise.
 """
 
 from __future__ import annotations
@@ -58,6 +69,13 @@ NEAR_RENDER = 0.01  # m: the render's near plane when the declared one is farthe
 _SEGMENT, _IDCOLOR = mujoco.mjtRndFlag.mjRND_SEGMENT, mujoco.mjtRndFlag.mjRND_IDCOLOR
 _OBJ_GEOM, _OBJ_BODY = int(mujoco.mjtObj.mjOBJ_GEOM), int(mujoco.mjtObj.mjOBJ_BODY)
 T = TypeVar("T")
+# the geom and site groups a camera draws, as mjvOption's masks (NAVIGATION: see above)
+Groups = tuple[np.ndarray, np.ndarray]
+_MUJOCO = mujoco.MjvOption()
+NAVIGATION_GROUPS: Groups = (np.isin(np.arange(mujoco.mjNGROUP), groups.CAMERA_GROUPS).astype(
+    np.uint8), np.zeros(mujoco.mjNGROUP, dtype=np.uint8))
+MUJOCO_GROUPS: Groups = (np.array(_MUJOCO.geomgroup, dtype=np.uint8),
+                         np.array(_MUJOCO.sitegroup, dtype=np.uint8))
 
 
 @dataclass(frozen=True)
@@ -69,6 +87,7 @@ class Optics:
     hfov: float  # rad
     near: float
     far: float
+    clips: bool = False  # MuJoCo's near plane: nothing nearer is drawn (a model's camera)
 
     @property
     def fovy(self) -> float:
@@ -87,7 +106,7 @@ class Optics:
     @property
     def signature(self) -> tuple:
         return ("resolution", self.width, self.height, "hfov", self.hfov, "clip", self.near,
-                self.far)
+                self.far, self.clips)
 
 
 def optics(decl: SensorDecl) -> Optics:
@@ -165,15 +184,12 @@ class Offscreen:
 
 
 class _Renderer(Offscreen):
-    """A camera sensor's renderer: exact depth, the cameras' geom groups."""
+    """A camera sensor's renderer: exact depth, the groups each render asks for."""
 
     def __init__(self, model: mujoco.MjModel, width: int, height: int) -> None:
         super().__init__(model, width, height)
         self.mjr.readDepthMap = mujoco.mjtDepthMap.mjDEPTH_ZEROFAR
         self.option = mujoco.MjvOption()
-        self.option.geomgroup[:] = 0
-        self.option.geomgroup[list(groups.CAMERA_GROUPS)] = 1
-        self.option.sitegroup[:] = 0
         self.camera = mujoco.MjvCamera()
         self.camera.type = mujoco.mjtCamera.mjCAMERA_FIXED
         self._depth = np.empty((height, width), dtype=np.float32)
@@ -181,45 +197,55 @@ class _Renderer(Offscreen):
     def render(self, data: mujoco.MjData, camera: int, lens: Optics,
                rgb: np.ndarray | None, depth: np.ndarray | None,
                lighting: Callable[[], contextlib.AbstractContextManager] | None = None,
-               segmentation: np.ndarray | None = None, by_body: bool = False) -> None:
+               segmentation: np.ndarray | None = None, by_body: bool = False,
+               drawn: Groups = NAVIGATION_GROUPS) -> None:
         """Render camera `camera` of `data` once; write the rows asked for (top row first).
-        `lighting()`: the context the scene is updated in (the env's lights).
+        `lighting()`: the context the scene is updated in (the env's lights); `drawn`: the
+        geom and site groups drawn.
         `segmentation` (H, W, 2) int32: a second pass of the same scene in MuJoCo's
         segmentation colours (mjRND_SEGMENT, mjRND_IDCOLOR), decoded to (id, mjtObj type)
         per pixel; `by_body`: a geom's body instead of the geom."""
         model = self.model
         extent = max(float(model.stat.extent), 1e-6)
-        near = min(lens.near, NEAR_RENDER)
+        near = lens.near if lens.clips else min(lens.near, NEAR_RENDER)
         saved = (model.vis.map.znear, model.vis.map.zfar)
         model.vis.map.znear, model.vis.map.zfar = near / extent, lens.far / extent
         try:
             self.context.make_current()
             self.camera.fixedcamid = camera
+            self.option.geomgroup[:], self.option.sitegroup[:] = drawn
             with lighting() if lighting is not None else contextlib.nullcontext():
                 mujoco.mjv_updateScene(model, data, self.option, None, self.camera,
                                        mujoco.mjtCatBit.mjCAT_ALL.value, self.scene)
-            if rgb is not None or depth is not None:
+            # a model's camera reads depth from the segmentation-colour pass, as
+            # mujoco.Renderer does: every geom drawn opaque (transparent ones too)
+            segment_depth = depth is not None and lens.clips
+            if rgb is not None or (depth is not None and not segment_depth):
                 mujoco.mjr_render(self.rect, self.scene, self.mjr)
                 mujoco.mjr_readPixels(self._rgb if rgb is not None else None,
-                                      self._depth if depth is not None else None, self.rect,
-                                      self.mjr)
+                                      None if depth is None or segment_depth else self._depth,
+                                      self.rect, self.mjr)
                 if rgb is not None:
                     rgb[...] = self._rgb[::-1]
-                if depth is not None:
-                    depth[...] = _linear_depth(self._depth[::-1], near, lens.near, lens.far)
-            if segmentation is not None:
-                segmentation[...] = self._segments(by_body)[::-1]
+            if segmentation is not None or segment_depth:
+                segments = self._segments(by_body, segment_depth)
+                if segmentation is not None:
+                    segmentation[...] = segments[::-1]
+            if depth is not None:
+                depth[...] = _linear_depth(self._depth[::-1], near, lens.near, lens.far)
         finally:
             model.vis.map.znear, model.vis.map.zfar = saved
 
-    def _segments(self, by_body: bool) -> np.ndarray:
+    def _segments(self, by_body: bool, depth: bool = False) -> np.ndarray:
         """The scene drawn again in segmentation colours, decoded (bottom row first): colour
-        k + 1 is the scene's geom with segid k, 0 the background."""
+        k + 1 is the scene's geom with segid k, 0 the background. `depth`: read the depth
+        buffer of that pass too."""
         flags = self.scene.flags
         flags[_SEGMENT] = flags[_IDCOLOR] = 1
         try:
             mujoco.mjr_render(self.rect, self.scene, self.mjr)
-            mujoco.mjr_readPixels(self._rgb, None, self.rect, self.mjr)
+            mujoco.mjr_readPixels(self._rgb, self._depth if depth else None, self.rect,
+                                  self.mjr)
         finally:
             flags[_SEGMENT] = flags[_IDCOLOR] = 0
         ngeom = self.scene.ngeom
@@ -261,7 +287,7 @@ class RendererPool:
 
     `lighting` (None: the model's own lights): how an env's cameras are lit, set by whoever
     holds that env's light table (the ROS bridge: its lights services' tables), applied as
-    the viewport applies it (render/lights.py: the lights nearest each camera)."""
+    the viewport applies it (render/lights.py: the lamps seen from each camera)."""
 
     def __init__(self) -> None:
         self.lighting: Lighting | None = None
@@ -288,21 +314,21 @@ class RendererPool:
             self._finalizer = weakref.finalize(self, _release, self._gl, self._renderers)
         return self._gl.submit(fn, *args).result()
 
-    def render(self, shots: list[tuple[int, mujoco.MjModel, mujoco.MjData, int]], lens: Optics,
-               rgb: np.ndarray | None, depth: np.ndarray | None,
+    def render(self, shots: list[tuple[int, mujoco.MjModel, mujoco.MjData, int, Groups]],
+               lens: Optics, rgb: np.ndarray | None, depth: np.ndarray | None,
                segmentation: np.ndarray | None = None, by_body: bool = False) -> list[bool]:
-        """Render each (env, model, data, camera id) into row env of `rgb`, `depth` and
-        `segmentation` (each may be None; `by_body`: ids of bodies, not geoms), on the GL
-        thread: one hand-over for all envs. Whether each rendered (False: GL is
+        """Render each (env, model, data, camera id, groups drawn) into row env of `rgb`,
+        `depth` and `segmentation` (each may be None; `by_body`: ids of bodies, not geoms),
+        on the GL thread: one hand-over for all envs. Whether each rendered (False: GL is
         unavailable)."""
         return self._on_gl(self._render, shots, lens, rgb, depth, segmentation, by_body)
 
-    def _render(self, shots: list[tuple[int, mujoco.MjModel, mujoco.MjData, int]],
+    def _render(self, shots: list[tuple[int, mujoco.MjModel, mujoco.MjData, int, Groups]],
                 lens: Optics, rgb: np.ndarray | None, depth: np.ndarray | None,
                 segmentation: np.ndarray | None, by_body: bool) -> list[bool]:
         done = []
         lighting = self.lighting
-        for env, model, data, camera in shots:
+        for env, model, data, camera, drawn in shots:
             renderer = self.get(env, model, lens.width, lens.height)
             if renderer is not None:
                 lit = None if lighting is None else (
@@ -310,7 +336,8 @@ class RendererPool:
                         env, model, data, data.cam_xpos[camera]))
                 renderer.render(data, camera, lens, None if rgb is None else rgb[env],
                                 None if depth is None else depth[env], lit,
-                                None if segmentation is None else segmentation[env], by_body)
+                                None if segmentation is None else segmentation[env], by_body,
+                                drawn)
             done.append(renderer is not None)
         return done
 
@@ -391,6 +418,9 @@ class CameraUnit(Unit):
         self.camera = np.full(num_envs, -1, dtype=np.int64)
         self.lens: Optics | None = None
         self.by_body = "segmentation" in spec.outputs and spec.segment_by == "body"
+        self.resolution = spec.resolution
+        self.geomgroups = spec.geomgroups
+        self.drawn: list[Groups] = [NAVIGATION_GROUPS] * num_envs  # per env: its world's
 
     def robot_info(self, scene: Scene) -> RobotInfo | None:
         entity = scene.entities.get(self.robot)
@@ -414,10 +444,22 @@ class CameraUnit(Unit):
             self._allocate(self.reference)
 
     def signature(self, mount: SensorMount | None) -> object:
-        return optics(mount.decl).signature  # type: ignore[union-attr]
+        return self._optics(mount).signature
+
+    def _optics(self, mount: SensorMount | None) -> Optics:
+        """The mount's optics at the spec's resolution, if it sets one: a model camera
+        keeps its vertical field of view (MuJoCo's fovy) and clips as MuJoCo does; a
+        robot's keeps its horizontal field of view."""
+        lens = optics(mount.decl)  # type: ignore[union-attr]
+        model = mount.source == "mjcf"  # type: ignore[union-attr]
+        width, height = self.resolution or (lens.width, lens.height)
+        hfov = lens.hfov
+        if model and self.resolution is not None:
+            hfov = 2 * math.atan(math.tan(lens.fovy / 2) * width / height)
+        return Optics(width, height, hfov, lens.near, lens.far, clips=model)
 
     def _allocate(self, mount: SensorMount | None) -> None:
-        self.lens = lens = optics(mount.decl)  # type: ignore[union-attr]
+        self.lens = lens = self._optics(mount)
         n, h, w = self.num_envs, lens.height, lens.width
         self.out = {}
         if "rgb" in self.outputs:
@@ -432,10 +474,14 @@ class CameraUnit(Unit):
 
     def _bind_env(self, env: int, scene: Scene, info: RobotInfo, mount: SensorMount | None) -> None:
         self.camera[env] = scene.compiled.camera(mount.camera).id  # type: ignore[union-attr]
+        geoms, sites = NAVIGATION_GROUPS if scene.navigation else MUJOCO_GROUPS
+        if self.geomgroups is not None:
+            geoms = np.isin(np.arange(mujoco.mjNGROUP), self.geomgroups).astype(np.uint8)
+        self.drawn[env] = (geoms, sites)
 
     def _compute(self, frames: Frames, envs: np.ndarray) -> None:
-        shots = [(int(env), frames.model(int(env)), frames.snapshot(int(env), cameras=True),
-                  int(self.camera[env])) for env in envs]
+        shots = [(int(env), frames.model(int(env)), frames.drawn(int(env)),
+                  int(self.camera[env]), self.drawn[env]) for env in envs]
         depth = self.out.get("depth")
         done = self.pool.render(shots, self.lens, self.out.get("rgb"), depth,
                                 self.out.get("segmentation"), self.by_body)

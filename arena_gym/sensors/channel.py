@@ -25,6 +25,7 @@ class Channel:
     def __init__(self, spec: SensorSpec, unit: Unit, reading: Reading, period: float) -> None:
         self.spec, self.unit, self.reading = spec, unit, reading
         self.schedule = Schedule(period)
+        self._every_tick = self.schedule.period <= 0
         self.line = DelayLine()
         self.window = Window(spec.nsample) if spec.nsample > 1 else None
         self.averaged = tuple(getattr(reading, "AVERAGED", ()))
@@ -45,6 +46,16 @@ class Channel:
         self.direct: tuple[str, ...] = ()
         self._copied = self.fields
 
+    @property
+    def every_tick(self) -> bool:
+        """Due at every tick (a period of 0)."""
+        return self._every_tick
+
+    @property
+    def shows_in_place(self) -> bool:
+        """Whether its unit computes every field straight into the reading (`direct`)."""
+        return not self._copied
+
     def enable(self, mask: np.ndarray) -> None:
         """Sample only the envs of the bool mask from now on (the others keep their last)."""
         self.enabled[:] = mask
@@ -61,6 +72,9 @@ class Channel:
         if not self._any_enabled:
             self.due = False
             return False
+        if self._every_tick:  # (period 0: due at every tick, nothing to advance)
+            self.due = True
+            return True
         due = self.schedule.due(clock)
         self.due = due
         return due or self.window is not None

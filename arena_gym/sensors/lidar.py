@@ -223,6 +223,23 @@ class LidarUnit(Unit):
         self.qpos_adr[env], self.width[env] = adr, width
 
     @property
+    def origins(self) -> np.ndarray:
+        """(num_envs, 3): where `rays` put each env's lidar origin last."""
+        return self._origins
+
+    @property
+    def directions(self) -> np.ndarray:
+        """(num_envs, nray, 3): the world directions `rays` wrote last."""
+        return self._directions
+
+    @property
+    def flat_ranges(self) -> np.ndarray:
+        """(num_envs, nray) view of the ranges (`out`) that `finish` writes."""
+        if self._flat_ranges is None:  # made once per bind
+            self._flat_ranges = self.out["ranges"].reshape(self.num_envs, -1)
+        return self._flat_ranges
+
+    @property
     def all_alone(self) -> bool:
         """Whether the carrier is the only robot a cast could see in every env."""
         if self._all_alone is None:
@@ -269,13 +286,12 @@ class LidarUnit(Unit):
     def finish(self, envs: np.ndarray) -> None:
         """REP 117 ranges of `envs` from their casts (`ranges_into`, compiled)."""
         p = self.pattern
-        if self._flat_ranges is None:  # a (num_envs, nray) view, made once per bind
-            self._flat_ranges = self.out["ranges"].reshape(self.num_envs, -1)
+        flat = self.flat_ranges
         if len(envs) == self.num_envs:  # envs are sorted and unique: all, in order
             dist, geomid = self.dist, self.geomid
         else:
             dist, geomid = self.dist[envs], self.geomid[envs]
-        ranges_into(dist, geomid, p.range_min, p.range_max, envs, self._flat_ranges)
+        ranges_into(dist, geomid, p.range_min, p.range_max, envs, flat)
 
     def _moved(self) -> None:
         self._flat_ranges = None

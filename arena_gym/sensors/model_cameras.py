@@ -10,8 +10,9 @@ from the resolution's aspect) and the model's clip planes (`<visual><map znear z
 times the extent). The image is what MuJoCo's camera sees (it looks along its -z, y up);
 `points` are in the frame the camera readings use, x along the optical axis, y left, z up.
 Cameras given by focal length and sensor size, or orthographic ones, are refused: the
-pinhole matrix K the readings carry would not describe them. Unnamed cameras cannot be
-named here.
+pinhole matrix K the readings carry would not describe them. Unnamed cameras are named
+`camera_<k>` (k: their index in the model). Every mode MuJoCo has (fixed, track, trackcom,
+targetbody, targetbodycom) is posed as MuJoCo poses it (sensors/state_access.py).
 """
 
 from __future__ import annotations

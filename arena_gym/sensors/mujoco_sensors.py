@@ -13,8 +13,13 @@ metadata since MuJoCo 3.1.4: we apply it with MuJoCo's former model (its add_noi
 the env's generator: real values get N(0, std), positive ones too where not zero, kept
 >= 0; axes and quaternions turn about a random axis by an N(0, std) angle (staying unit);
 then the cutoff holds again.
-User sensors (type user) hold what MuJoCo's sensor callback wrote, or what the spec's
-`user(name, model, data)` returns at sampling, on a copy of the env's data.
+User sensors (type user) hold what MuJoCo's sensor callback wrote: the spec's
+`user(name, model, data)` is that callback (arena_gym.sim.sensor_callbacks), called inside
+every physics step at the sensor's stage on the env's own MjData, so MuJoCo applies its
+cutoff and keeps its history, and every reading of `sensordata` sees the values. MuJoCo
+clips with `cutoff` per type: real values to +-cutoff, positive ones to <= cutoff, contact
+and geomfromto sensors never (geomfromto's bounds its search instead); our noise keeps to
+that.
 """
 
 from __future__ import annotations
@@ -30,12 +35,13 @@ from arena_gym.sensors.errors import SensorError
 from arena_gym.sensors.specs import MujocoSpec
 from arena_gym.sensors.state_access import Frames
 from arena_gym.sensors.units import Unit
+from arena_gym.sim.sensor_callbacks import Hook, SensorCallbackError, SensorCallbacks, UserSensor
 
 _REAL, _POSITIVE, _AXIS, _QUATERNION = (int(t) for t in (
     mujoco.mjtDataType.mjDATATYPE_REAL, mujoco.mjtDataType.mjDATATYPE_POSITIVE,
     mujoco.mjtDataType.mjDATATYPE_AXIS, mujoco.mjtDataType.mjDATATYPE_QUATERNION))
-_UNCUT = (int(mujoco.mjtSensor.mjSENS_GEOMFROMTO),)  # its cutoff bounds a search instead
-_USER = int(mujoco.mjtSensor.mjSENS_USER)
+# MuJoCo applies no cutoff to these (apply_cutoff): geomfromto's bounds its search instead
+_UNCUT = (int(mujoco.mjtSensor.mjSENS_GEOMFROMTO), int(mujoco.mjtSensor.mjSENS_CONTACT))
 INTERP = {"zoh": 0, "linear": 1, "cubic": 2}  # mj_readSensor's interpolation
 
 
@@ -48,7 +54,10 @@ class MujocoUnit(Unit):
 
     def __init__(self, spec: MujocoSpec, num_envs: int) -> None:
         super().__init__(spec, num_envs)
-        self.user = spec.user
+        self.user: UserSensor | None = None
+        self.hooks: dict[int, Hook] = {}  # env -> the user function's hook (its scene)
+        self._scenes: dict[int, Scene] = {}
+        self._prefix: dict[int, str] = {}
         self.names: list[str] = []
         self.layout: tuple[tuple[str, int, int], ...] | None = None  # (name, type, dim)
         self.slices: list[slice] = []
@@ -58,7 +67,6 @@ class MujocoUnit(Unit):
         self.declared = np.zeros(0)  # each sensor's `noise` (std)
         self.cutoff = np.zeros(0)
         self.datatype = np.zeros(0, dtype=np.int64)
-        self.user_fields: list[int] = []  # indices of the user sensors
 
     def describe(self) -> str:
         return (f"MuJoCo sensor {self.sensor!r} of {self.robot!r}" if self.sensor
@@ -73,6 +81,7 @@ class MujocoUnit(Unit):
         if entity is None or entity.kind not in self.entity_kinds:
             return
         prefix = entity.record.prefix  # type: ignore[attr-defined]
+        self._scenes[env], self._prefix[env] = scene, prefix
         model = scene.compiled
         found = [(i, model.sensor(i).name[len(prefix):]) for i in range(model.nsensor)
                  if model.sensor(i).name.startswith(prefix)]
@@ -99,6 +108,30 @@ class MujocoUnit(Unit):
             np.arange(model.sensor_adr[i], model.sensor_adr[i] + model.sensor_dim[i])
             for i, _ in found])
         self.present[env] = True
+        self._hook(env)
+
+    def join(self, spec: MujocoSpec) -> None:  # type: ignore[override]
+        """A spec with a user function makes it MuJoCo's sensor callback for these sensors
+        (in every env holding them, from the next step on); one function per sensor."""
+        if spec.user is None:
+            return
+        if self.user is not None and self.user is not spec.user:
+            raise SensorError(f"{self.describe()}: user sensors filled by {self.user!r}; "
+                              f"expected that function again, got {spec.user!r}")
+        self.user = spec.user
+        for env in self.present_ids.tolist():
+            self._hook(env)
+
+    def _hook(self, env: int) -> None:
+        if self.user is not None and env not in self.hooks:
+            self.hooks[env] = SensorCallbacks.add(self._scenes[env], self._prefix[env],
+                                                  self.user, self.sensor)
+
+    def close(self) -> None:
+        """Stop calling the user function (the envs step in batches again)."""
+        for hook in self.hooks.values():
+            hook.remove()
+        self.hooks.clear()
 
     def _allocate_for(self, model: mujoco.MjModel, layout: tuple, ids: list[int]) -> None:
         self.layout = layout
@@ -115,36 +148,22 @@ class MujocoUnit(Unit):
         self.declared = model.sensor_noise[ids].astype(float)
         self.cutoff = model.sensor_cutoff[ids].astype(float)
         self.datatype = model.sensor_datatype[ids].astype(np.int64)
-        self.user_fields = [k for k, (_, kind, _) in enumerate(layout) if kind == _USER]
 
     # ------------------------------------------------------------ sampling
     def _compute(self, frames: Frames, envs: np.ndarray) -> None:
+        for env in envs.tolist():  # what the user function failed with in the last steps
+            hook = self.hooks.get(env)
+            if hook is not None:
+                try:
+                    hook.check()
+                except SensorCallbackError as exc:
+                    raise SensorError(f"{self.describe()}: {exc}") from exc.__cause__
         whole = frames.whole("sensordata")
         if whole is not None:  # every env a row of one batch, in order: one gather
             self.flat[envs] = whole[envs[:, None], self.index[envs]]
         else:
             for env in envs.tolist():
                 self.flat[env] = frames.sensordata(env)[self.index[env]]
-        if self.user is not None and self.user_fields:
-            self._user(frames, envs)
-
-    def _user(self, frames: Frames, envs: np.ndarray) -> None:
-        for env in envs.tolist():
-            model, data = frames.model(env), frames.snapshot(env, full=True)
-            for k in self.user_fields:
-                name, _, dim = self.layout[k]  # type: ignore[index]
-                try:
-                    values = np.asarray(self.user(name, model, data), dtype=float)
-                except Exception as exc:
-                    raise SensorError(f"{self.describe()}: user sensor {name!r}: the callback "
-                                      f"raised {type(exc).__name__}: {exc}") from exc
-                if values.size != dim:
-                    raise SensorError(f"{self.describe()}: user sensor {name!r}: expected "
-                                      f"{dim} values from the callback, got shape "
-                                      f"{values.shape}")
-                row = self.flat[env, self.slices[k]]
-                row[:] = values.reshape(dim)
-                self._cut(row, k)
 
     def _cut(self, values: np.ndarray, k: int) -> None:
         """MuJoCo's cutoff on one sensor's values, in place."""

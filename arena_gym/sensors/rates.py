@@ -39,6 +39,10 @@ class Schedule:
         self.period = float(period)
         self.next_due = 0.0
 
+    def is_due(self, clock: float) -> bool:
+        """Whether a sample is due at `clock` (nothing moves on: `due` does)."""
+        return self.period <= 0 or clock + EPS >= self.next_due
+
     def due(self, clock: float) -> bool:
         """Whether a sample is due at `clock`; if so, move on to the next due time."""
         if self.period <= 0:

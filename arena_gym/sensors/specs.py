@@ -35,6 +35,8 @@ CAMERA_OUTPUTS = ("rgb", "depth", "points", "segmentation")
 SEGMENT_BY = ("geom", "body")
 MAX_HISTORY = 1024  # frames per env a camera spec may keep
 MAX_DELAY = 10.0  # s a sample may wait before it shows (each waits in memory)
+MAX_PIXELS = 8192  # a camera image's largest width or height
+GEOM_GROUPS = 6  # MuJoCo's geom groups (mjNGROUP)
 
 
 def _nonneg(spec: object, name: str, value: object) -> None:
@@ -173,7 +175,12 @@ class CameraSpec(SensorSpec):
     these render). "segmentation" is a second render pass, per pixel (object id, mjtObj
     type) as int32, (-1, -1) where nothing is drawn: `segment_by` "geom" gives the geom's
     id (type mjOBJ_GEOM), "body" the id of the geom's body (type mjOBJ_BODY).
-    `history` > 0 keeps that many of the latest frames per env (Simulation.cameras.buffer)."""
+    `history` > 0 keeps that many of the latest frames per env (Simulation.cameras.buffer).
+    `resolution` (width, height) overrides the declared one (a model camera keeps its
+    vertical field of view, as MuJoCo's renderer; a robot's keeps its horizontal one).
+    `geomgroups`: the geom groups drawn; None: the world's (a loaded model's: MuJoCo's
+    default 0, 1, 2, its sites too; a navigation world's: 0, 1, 3, arena_gym.geometry.groups:
+    robots' visuals and ceilings, not their collision geoms)."""
 
     kind: ClassVar[str] = "camera"
     outputs: tuple[str, ...] = ("rgb",)
@@ -181,6 +188,8 @@ class CameraSpec(SensorSpec):
     depth_noise_std: float = 0.0  # m
     segment_by: str = "geom"
     history: int = 0
+    resolution: tuple[int, int] | None = None
+    geomgroups: tuple[int, ...] | None = None
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -200,13 +209,35 @@ class CameraSpec(SensorSpec):
                 0 <= self.history <= MAX_HISTORY):
             raise SensorError(f"CameraSpec.history: expected an integer in [0, {MAX_HISTORY}] "
                               f"(frames kept per env), got {self.history!r}")
+        if self.resolution is not None:
+            size = tuple(self.resolution) if isinstance(self.resolution, (tuple, list)) else ()
+            if len(size) != 2 or not all(isinstance(v, int) and not isinstance(v, bool)
+                                         and 1 <= v <= MAX_PIXELS for v in size):
+                raise SensorError(f"CameraSpec.resolution: expected (width, height), integers "
+                                  f"in [1, {MAX_PIXELS}], got {self.resolution!r}")
+            object.__setattr__(self, "resolution", size)
+        if self.geomgroups is not None:
+            found = (tuple(self.geomgroups) if isinstance(self.geomgroups, (tuple, list))
+                     else None)
+            if found is None or not all(isinstance(g, int) and not isinstance(g, bool)
+                                        and 0 <= g < GEOM_GROUPS for g in found):
+                raise SensorError(f"CameraSpec.geomgroups: expected geom groups in [0, "
+                                  f"{GEOM_GROUPS}), got {self.geomgroups!r}")
+            object.__setattr__(self, "geomgroups", tuple(sorted(set(found))))
 
     @property
     def unit_key(self) -> tuple:
         """Specs with equal unit keys share one render per sim time; a segmentation by body
-        is a unit of its own (its pass writes other ids)."""
-        by_body = "segmentation" in self.outputs and self.segment_by == "body"
-        return super().unit_key + (("segment_by", "body"),) if by_body else super().unit_key
+        is a unit of its own (its pass writes other ids), and so is another resolution or
+        set of geom groups."""
+        key = super().unit_key
+        if "segmentation" in self.outputs and self.segment_by == "body":
+            key += (("segment_by", "body"),)
+        if self.resolution is not None:
+            key += (("resolution", self.resolution),)
+        if self.geomgroups is not None:
+            key += (("geomgroups", self.geomgroups),)
+        return key
 
 
 @dataclass(frozen=True)

@@ -7,10 +7,12 @@ through `Simulator.cast_rays`, and copy an env into a private MjData (a "snapsho
 for renders and contact lists (a collision to classify) and forced samples.
 
 At a tick (`forced=False`) a snapshot gets fresh kinematics at the current state (camera
-poses too, when asked); a light one (rays, renders) copies only the state vector, a full
-one (contacts) the whole MjData, whose contacts and sensor outputs are those MuJoCo
-computed in the last substep, as after any `mj_step`. A forced sampling (after a reset,
-when the last step's outputs are stale) runs `mj_forward` on a full snapshot instead.
+poses too, when asked: mj_comPos then mj_camlight, as mj_forward poses them); a light one
+(rays) copies only the state vector, a full one (contacts) the whole MjData, whose
+contacts and sensor outputs are those MuJoCo computed in the last substep, as after any
+`mj_step`. A forced sampling (after a reset, when the last step's outputs are stale) runs
+`mj_forward` on a full snapshot instead. Camera sensors draw `drawn(env)`: a second
+private MjData at the current state after `mj_forward`, what `mujoco.Renderer` draws.
 """
 
 from __future__ import annotations
@@ -37,6 +39,9 @@ class Frames:
         self._where: dict[int, tuple[object, int]] = {}
         self._scratch: dict[int, tuple[mujoco.MjModel, mujoco.MjData, np.ndarray]] = {}
         self._snapped: dict[int, tuple[int, bool]] = {}  # env -> (level loaded, cameras posed)
+        # what cameras draw: a second private MjData per env, after mj_forward (drawn())
+        self._drawing: dict[int, tuple[mujoco.MjModel, mujoco.MjData]] = {}
+        self._drawn: set[int] = set()  # envs drawn() brought to this round's state
         self._unbound: set[int] = set()  # batch groups whose bound outputs are not filled yet
         # the one batch group holding every env in row order (the usual case), while its
         # outputs are filled: reads of every env are then plain slices of its fields
@@ -67,6 +72,13 @@ class Frames:
         self.forced = forced
         self.round += 1
         self._snapped = {}
+        self._drawn = set()
+
+    @property
+    def whole_group(self) -> BatchGroup | None:
+        """The one batch group holding every env in row order with its outputs filled (the
+        usual case), else None (several groups, outputs not filled yet, a forced round)."""
+        return None if self.forced else self._whole
 
     def model(self, env: int) -> mujoco.MjModel:
         return self.scenes[env].compiled  # type: ignore[return-value]
@@ -91,9 +103,32 @@ class Frames:
                 mujoco.mj_kinematics(model, data)
             level, posed = need, self.forced
         if cameras and not posed:
+            mujoco.mj_comPos(model, data)  # subtree_com: trackcom, targetbodycom cameras
             mujoco.mj_camlight(model, data)
             posed = True
         self._snapped[env] = (level, posed)
+        return data
+
+    def drawn(self, env: int) -> mujoco.MjData:
+        """A private MjData of env at the current state after mj_forward, made at most once
+        a round: what MuJoCo draws there (camera and light poses, tendon paths, rangefinder
+        rays, contacts) as `mujoco.Renderer` draws it after mj_forward at that state."""
+        model = self.model(env)
+        cached = self._drawing.get(env)
+        if cached is None or cached[0] is not model:
+            cached = self._drawing[env] = (model, mujoco.MjData(model))
+        data = cached[1]
+        if env not in self._drawn:
+            group, row = self._where[env]
+            if isinstance(group, BatchGroup):
+                mujoco.mj_setState(model, data, group.batch.state[row], STATE)
+            else:
+                live = self.scenes[env].compiled_data
+                state = np.empty(mujoco.mj_stateSize(model, STATE))
+                mujoco.mj_getState(model, live, state, STATE)
+                mujoco.mj_setState(model, data, state, STATE)
+            mujoco.mj_forward(model, data)
+            self._drawn.add(env)
         return data
 
     def _load(self, env: int, model: mujoco.MjModel, data: mujoco.MjData, buffer: np.ndarray,
@@ -169,3 +204,4 @@ class Frames:
 
     def forget(self, env: int) -> None:
         self._scratch.pop(env, None)
+        self._drawing.pop(env, None)

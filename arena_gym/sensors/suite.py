@@ -37,6 +37,7 @@ from arena_gym.sensors.mujoco_sensors import INTERP, MujocoUnit
 from arena_gym.sensors.readings import Reading
 from arena_gym.sensors.specs import SensorSpec
 from arena_gym.sensors.state_access import Frames
+from arena_gym.sensors.steady import SteadyTick
 from arena_gym.sensors.units import Unit, mounted_kind
 from arena_gym.sensors.workers import Workers
 from arena_gym.sim.hooks import weakly
@@ -72,7 +73,10 @@ class SensorSuite:
         self._every: list[Channel] = []
         self._lidar_jobs: list[tuple[LidarUnit, np.ndarray]] = []
         self._due: tuple | None = None  # what _begin found due, for sample_due
+        self._tick: SteadyTick | None = None  # the usual tick's one call, where _plan found it
+        self._options: tuple = (None, None)  # env 0's model and its options (`frozen`)
         self._rngs: list[np.random.Generator] = []
+        self._seed: int | None = seed
         self.seed(seed)
         for spec in default_specs(sim.store) if specs is None else specs:
             self.add(spec)
@@ -190,7 +194,7 @@ class SensorSuite:
         history = getattr(reading, "history", None)  # a camera's kept frames (CameraSpec.history)
         if history is not None:
             channel.subscribers.append(history.record)
-        self._steady = None
+        self._steady = self._tick = None
         self._show_direct()
         return reading
 
@@ -223,18 +227,40 @@ class SensorSuite:
             mask[:] = False
             mask[envs] = True
         self.channels[key].enable(mask)
-        self._steady = None
+        self._steady = self._tick = None
         self._show_direct()
 
     def subscribe(self, key: str, subscriber: Subscriber) -> None:
         """Call `subscriber(reading, env_ids)` whenever `key` shows new samples."""
         self[key]
         self.channels[key].subscribers.append(subscriber)
+        self._steady = self._tick = None  # (a subscriber sees each sample shown)
         self._show_direct()
+
+    def add_envs(self) -> None:
+        """Follow envs the simulator added (Simulator.add_envs): every reading is made anew
+        for the new count, the same specs (readings taken before are stale: take them
+        again; `enable` masks start over), the old envs' noise generators kept and the new
+        ones seeded as `seed` would."""
+        specs = [channel.spec for channel in self.channels.values()]
+        rngs = self._rngs
+        for unit in self.units.values():
+            unit.close()  # (a user sensor function's hooks: the new units hook it anew)
+        self.num_envs = self.store.num_envs
+        self.units, self.channels = {}, {}
+        self._compiled = [-1] * self.num_envs
+        self._compiles = -1
+        self._steady, self._tick, self._every, self._lidar_jobs, self._due = (
+            None, None, [], [], None)
+        self.seed(self._seed)
+        self._rngs[:len(rngs)] = rngs
+        for spec in specs:
+            self.add(spec)
 
     # ------------------------------------------------------------ randomness
     def seed(self, seed: int | None) -> None:
         """Env i draws its noise from np.random.default_rng(seed + i) (fresh entropy: None)."""
+        self._seed = seed
         if seed is None:
             children = np.random.SeedSequence().spawn(self.num_envs)
             self._rngs = [np.random.default_rng(c) for c in children]
@@ -271,9 +297,31 @@ class SensorSuite:
         for channel in self.channels.values():
             channel.sample_now(frames, envs, self.sim.clock, self._rngs)
 
+    def sample_live(self) -> None:
+        """Sample now, at the current state, the readings of MuJoCo's own sensors (the
+        "mujoco" kind) that take every sample (no rate, interval or delay of the spec's),
+        and show them: after a `step(n)` that ended between ticks they read MuJoCo's
+        `sensordata` after those n steps, as a user of `mj_step` reads it. The other
+        kinds keep the tick's cadence. Nothing while `frozen`."""
+        live = [c for c in self.channels.values() if isinstance(c.unit, MujocoUnit)
+                and c.schedule.period <= 0 and c.spec.delay <= 0]
+        if not live or self.frozen:
+            return
+        self.frames.begin(forced=False)
+        self._rebind()
+        for channel in live:
+            channel.sample_now(self.frames, channel.unit.present_ids, self.sim.clock,
+                               self._rngs)
+
     def update(self) -> None:
         """Sample and publish what is due at the current sim time; the simulator's tick hook
-        calls this after every tick (call it yourself only outside stepping)."""
+        calls this after every tick (call it yourself only outside stepping). The usual
+        tick of one lidar and the collision rule is one compiled call (sensors/steady.py)
+        while nothing has recompiled since the suite planned it."""
+        tick = self._tick
+        if (tick is not None and Scene.compiles == self._compiles and not self.frozen
+                and tick.run(self.frames, self.sim.clock)):
+            return
         self._begin()
         self.sample_due()
 
@@ -315,7 +363,10 @@ class SensorSuite:
         takes a sample at a tick (lidar, camera, IMU, odometry, contact and MuJoCo's own
         keep their last values, none fresh) until it is unset; `reset` still samples. Read
         from env 0's options: the runtime options set every env alike."""
-        return bool(self.store.scenes[0].compiled.opt.disableflags & _SENSOR_OFF)
+        model = self.store.scenes[0].compiled
+        if self._options[0] is not model:  # (an MjOption view per compile: asked every tick)
+            self._options = (model, model.opt)
+        return bool(self._options[1].disableflags & _SENSOR_OFF)
 
     def _freeze(self) -> None:
         self._due = None
@@ -355,6 +406,7 @@ class SensorSuite:
         self._lidar_jobs = [(u, u.present_ids) for u in lidars.values()]
         self._every = channels
         self._steady = steady
+        self._tick = SteadyTick.plan(channels) if steady else None
         return steady
 
     def _show_direct(self) -> None:
@@ -382,7 +434,7 @@ class SensorSuite:
         if [scene.compile_count for scene in scenes] == self._compiled:
             self._compiles = compiles
             return  # others recompiled
-        self._steady = None  # update's plan: envs may hold other sensors now
+        self._steady = self._tick = None  # update's plan: envs may hold other sensors now
         for scene in scenes:
             env = scene.env_id
             if scene.compile_count == self._compiled[env]:
@@ -409,10 +461,13 @@ class SensorSuite:
 
     # ------------------------------------------------------------ lifetime
     def close(self) -> None:
-        """Stop sampling; free renderers and threads."""
+        """Stop sampling; free renderers, threads and what units hold (user sensor
+        functions)."""
         if self._hooked:
             self.sim.hooks.tick.remove(self._hook)
             self._hooked = False
+        for unit in self.units.values():
+            unit.close()
         self.renderers.close()
         self.workers.close()
 

@@ -120,6 +120,9 @@ class Unit:
     def _allocate(self, mount: SensorMount | None) -> None:
         raise NotImplementedError
 
+    def close(self) -> None:
+        """Release what the unit holds outside itself (SensorSuite.close)."""
+
     def _bind_env(self, env: int, scene: Scene, info: RobotInfo, mount: SensorMount | None) -> None:
         raise NotImplementedError
 

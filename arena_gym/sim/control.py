@@ -98,6 +98,20 @@ class Controller:
         self._staging = threading.Lock()
         self._envs_dirty = False  # some env's controls or forces wait to be written
 
+    def add_envs(self, count: int) -> None:
+        """Commands for `count` more envs (the store grew); staged twists kept."""
+        with self._staging:
+            self.commands += [_EnvCommands() for _ in range(count)]
+            for robot, old in list(self._twists.items()):
+                grown = _Twists.make(len(self.commands))
+                m = len(old.values)
+                grown.values[:m], grown.staged[:m] = old.values, old.staged
+                grown.dirty[:m], grown.integral[:m] = old.dirty, old.integral
+                self._twists[robot] = grown
+            self._plans.clear()
+            self._checked.clear()
+            self._loop_of.clear()
+
     def drive(self, env_id: int, robot: str) -> WheelDrive:
         """The robot's wheel drive, rebuilt after a recompile."""
         scene = self.store.scene(env_id)
@@ -159,16 +173,19 @@ class Controller:
                 f"cmd_vel for {robot!r}: expected an array of shape ({n}, 2) or ({n}, 3), "
                 f"got shape {twists.shape}"
             )
+        if twists.shape[1] == 2:  # (v, omega): staged as (v, 0, omega), if all are finite
+            with self._staging:
+                staged = self._staged(robot)
+                bad = stage_planar(twists, staged.values)
+                if bad >= 0:
+                    raise _not_finite(robot, twists, bad)
+                self._stage(robot, slice(None), None)
+            return
         # a finite sum (one reduction) means every value is finite; else look closer
         if not math.isfinite(np.add.reduce(twists, axis=None)) and not np.isfinite(twists).all():
-            bad = int(np.flatnonzero(~np.isfinite(twists).all(axis=1))[0])
-            raise ValueError(
-                f"cmd_vel for {robot!r}: expected finite numbers, "
-                f"got {tuple(twists[bad].tolist())} in env {bad}"
-            )
-        if twists.shape[1] == 2:
-            twists = np.column_stack([twists[:, 0], np.zeros(n), twists[:, 1]])
-        elif twists[:, 1].any():
+            raise _not_finite(robot, twists, int(np.flatnonzero(
+                ~np.isfinite(twists).all(axis=1))[0]))
+        if twists[:, 1].any():
             sideways = (twists[:, 1] != 0.0) & ~self._holonomic(robot)
             if sideways.any():
                 e = int(np.flatnonzero(sideways)[0])
@@ -188,18 +205,26 @@ class Controller:
             self._checked[robot] = cached = (counts, flags)
         return cached[1]
 
-    def _stage(self, robot: str, envs: np.ndarray | slice, twists: np.ndarray) -> None:
+    def _staged(self, robot: str) -> _Twists:
         staged = self._twists.get(robot)
         if staged is None:
             staged = self._twists[robot] = _Twists.make(self.store.num_envs)
+        return staged
+
+    def _stage(self, robot: str, envs: np.ndarray | slice, twists: np.ndarray | None) -> None:
+        """Stage `twists` (rows (vx, vy, omega); None: written into the values already) for
+        `envs`."""
+        staged = self._staged(robot)
         if not staged.all_staged:
             if not staged.staged[envs].all():
                 self._plans.pop(robot, None)  # an env joins: where it lives is not planned
             staged.staged[envs] = True
             staged.all_staged = bool(staged.staged.all())
-        staged.values[envs] = twists
-        staged.dirty[envs] = True
-        staged.all_dirty = staged.all_dirty or isinstance(envs, slice)  # slice(None): all
+        if twists is not None:
+            staged.values[envs] = twists
+        if not staged.all_dirty:
+            staged.dirty[envs] = True
+            staged.all_dirty = isinstance(envs, slice)  # slice(None): all
 
     def set_joint(self, env_id: int, joint: str, value: float, kind: str) -> None:
         """Stage a servo target: the ctrl of the joint's position or velocity actuator."""
@@ -415,3 +440,20 @@ def write(twists, matrix, actuators, bases, ctrl, envs, rows):  # pragma: no cov
             ctrl[r, actuators[w]] = matrix[w, 0] * vx + matrix[w, 1] * vy + matrix[w, 2] * omega
         for b in range(bases.shape[0]):
             ctrl[r, bases[b]] = twists[e, b]
+
+
+def _not_finite(robot: str, twists: np.ndarray, env: int) -> ValueError:
+    return ValueError(f"cmd_vel for {robot!r}: expected finite numbers, "
+                      f"got {tuple(twists[env].tolist())} in env {env}")
+
+
+@kernel
+def stage_planar(twists, values):  # pragma: no cover - compiled
+    """values[i] = (v, 0, omega) of every row (v, omega) of twists (n, 2), where every value
+    is finite; returns the first row that is not (nothing written then), else -1."""
+    for i in range(twists.shape[0]):
+        if not (np.isfinite(twists[i, 0]) and np.isfinite(twists[i, 1])):
+            return i
+    for i in range(twists.shape[0]):
+        values[i, 0], values[i, 1], values[i, 2] = twists[i, 0], 0.0, twists[i, 1]
+    return -1

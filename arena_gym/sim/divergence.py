@@ -63,6 +63,29 @@ def clock_checks(before, after, dt, nstep, checked, lag, fresh):  # pragma: no c
     return lagging, starting
 
 
+@kernel
+def before_step(first, second, third, out, time, before):  # pragma: no cover - compiled
+    """`bad_rows` of the fields about to step, and each row's clock into `before`."""
+    for i in range(time.shape[0]):
+        before[i] = time[i]
+    return bad_rows(first, second, third, out)
+
+
+@kernel
+def after_step(first, second, third, out, before, after, dt, nstep, lag,
+               fresh):  # pragma: no cover - compiled
+    """`bad_rows` of the stepped fields and `clock_checks` of every row after `nstep` steps
+    from the clocks `before`: (bad rows, lagging rows, fresh rows)."""
+    bad = bad_rows(first, second, third, out)
+    lagging = starting = 0
+    for i in range(lag.shape[0]):
+        lag[i] = after[i] < before[i] + (nstep - 0.5) * dt[i]
+        fresh[i] = before[i] < 0.5 * dt[i]
+        lagging += lag[i]
+        starting += fresh[i]
+    return bad, lagging, starting
+
+
 def bad_state(data: mujoco.MjData) -> bool:
     """Whether one MjData's qpos, qvel or qacc diverges."""
     return bool(bad_rows(data.qpos[None], data.qvel[None], data.qacc[None], np.zeros(1, bool)))

@@ -16,12 +16,20 @@ import mujoco.batch
 import numpy as np
 
 from arena_gym.scene.scene import Scene
-from arena_gym.sim.divergence import auto_reset, bad_rows, bad_state, clock_checks
+from arena_gym.sim.divergence import (
+    after_step,
+    auto_reset,
+    bad_rows,
+    bad_state,
+    before_step,
+    clock_checks,
+)
+from arena_gym.sim.geom_rays import GeomRays
 from arena_gym.sim.mesh_rays import MeshRays
 from arena_gym.sim.ray_copy import RayCopies
-from arena_gym.sim.wall_rays import WallRays
 
-_UNSET = object()  # a group's WallRays before the first cast asks for them
+_UNSET = object()  # a group's GeomRays before the first cast asks for them
+_EVERY_GROUP = np.ones(mujoco.mjNGROUP, np.uint8)  # a cast's mask where none is given
 
 STATE = mujoco.mjtState.mjSTATE_INTEGRATION
 _TIME = mujoco.mjtState.mjSTATE_TIME
@@ -67,7 +75,9 @@ class BatchGroup:
         # timesteps are fixed for a group's life (an option change regroups)
         self.dt = np.array([s.compiled.opt.timestep for s in scenes])
         self.nthread = nthread
-        self._walls: object = _UNSET
+        self._prims: object = _UNSET
+        self._rows = np.arange(len(models), dtype=np.int64)
+        self._checked: tuple[np.ndarray, np.ndarray] | None = None  # _checked_exclusion's
         self._meshes: dict[bytes, MeshRays | None] = {}  # per geomgroup mask
         self._copies: dict[bytes, RayCopies | None] = {}  # likewise
         # the thread casting on the copies beside the mesh test (made on first use; its
@@ -83,6 +93,9 @@ class BatchGroup:
         self.lag = np.zeros(n, dtype=bool)  # rows whose clock fell behind (clock_checks)
         self.fresh = np.zeros(n, dtype=bool)  # rows whose clock started at 0 (ditto)
         self.every = np.ones(n, dtype=bool)  # every row (clock_checks' `checked`)
+        self.time = self.bound("time")
+        self.mocap_pos, self.mocap_quat = self.bound("mocap_pos"), self.bound("mocap_quat")
+        self.before = np.zeros(n)  # the clocks before step_checked's steps
         self._scratch: mujoco.MjData | None = None  # a row's whole MjData, to read warnings
         self._rays: tuple | None = None  # (shape, origins buffer) of the last full cast
         # (key, bodyexclude, the read-only array it came from or None) likewise
@@ -140,16 +153,63 @@ class BatchGroup:
              ) -> tuple[np.ndarray, np.ndarray]:
         """Cast from each env's origin (n, 3) along vecs (n, R, 3): dist, geomid (n, R), for
         `env_ids` of the group (None: all of them, in order; then `ray_origins` (n, R, 3),
-        given, are the origins per ray). Map walls go through WallRays, and for all of the
-        group's envs, meshes through MeshRays (hits beyond `cutoff` may then read as
-        misses)."""
+        given, are the origins per ray). The primitive geoms of static and mocap bodies
+        (walls, boxes, people, the floor) go through GeomRays; whatever else a cast could
+        see (meshes, bodies with joints) through MuJoCo, meshes through MeshRays for all of
+        the group's envs; hits beyond `cutoff` may then read as misses."""
+        prims = self.geom_rays()
+        if prims is None:
+            return self._mujoco_rays(origins, vecs, geomgroup, bodyexclude, env_ids, cutoff,
+                                     ray_origins)
+        rows = self._rows if env_ids is None else np.array([self.row[int(e)] for e in env_ids],
+                                                           dtype=np.int64)
+        exclude = self._checked_exclusion(bodyexclude, len(rows))
+        if (exclude is None or getattr(vecs, "ndim", 0) != 3 or vecs.shape[2] != 3
+                or getattr(origins, "shape", None) != (len(rows), 3)
+                or vecs.shape[0] != len(rows)):
+            return self.batch.ray(np.asarray(origins)[:, None, :], vecs, geomgroup=geomgroup,
+                                  bodyexclude=np.asarray(bodyexclude)[:, None],
+                                  ids=rows)  # raises its error for what it would refuse
+        mask = _EVERY_GROUP if geomgroup is None else geomgroup
+        dist, geomid, rest = prims.cast(origins, vecs, mask, exclude, cutoff, self.mocap_pos,
+                                        self.mocap_quat, rows)
+        if rest is not None:  # some env could see a geom of another kind: MuJoCo's cast too
+            some = np.flatnonzero(rest)
+            ids = None if len(some) == len(rows) and env_ids is None else [
+                self.env_ids[r] for r in rows[some]]
+            more, more_id = self._mujoco_rays(
+                origins[some], vecs[some], geomgroup, bodyexclude[some], ids, cutoff,
+                None if ids is not None else ray_origins)
+            dist[some], geomid[some] = nearer(dist[some], geomid[some], more, more_id)
+        return dist, geomid
+
+    def geom_rays(self) -> GeomRays | None:
+        """The group's GeomRays (made on first use), None where its models have no geom of
+        theirs."""
+        if self._prims is _UNSET:
+            self._prims = GeomRays.for_models([s.compiled for s in self.scenes])
+        return self._prims  # type: ignore[return-value]
+
+    def _checked_exclusion(self, bodyexclude: np.ndarray, n: int) -> np.ndarray | None:
+        """`bodyexclude` as (n,) int32 body ids, None where Batch.ray would refuse it; kept
+        for the read-only array Simulator.cast_rays passes every cast (it cannot change)."""
+        kept = self._checked
+        if kept is not None and kept[0] is bodyexclude:
+            return kept[1]
+        bodies = np.asarray(bodyexclude)
+        if bodies.shape != (n,) or ((bodies < -1) | (bodies >= self.batch.model.nbody)).any():
+            return None
+        exclude = bodies.astype(np.int32)
+        if bodies.base is None and not bodies.flags.writeable:
+            self._checked = (bodyexclude, exclude)
+        return exclude
+
+    def _mujoco_rays(self, origins: np.ndarray, vecs: np.ndarray, geomgroup: np.ndarray | None,
+                     bodyexclude: np.ndarray, env_ids: list[int] | None, cutoff: float,
+                     ray_origins: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """MuJoCo's cast (meshes by MeshRays for all envs with a cutoff)."""
         nray = vecs.shape[1]
         rows = None if env_ids is None else [self.row[int(e)] for e in env_ids]
-        if self._walls is _UNSET:
-            self._walls = WallRays.for_scenes(self.scenes, self.nthread)
-        if self._walls is not None:
-            return self._walls.rays(self.batch.state, origins, vecs, geomgroup, bodyexclude,
-                                    cutoff, rows)
         if rows is None:
             return self._ray_all(origins, vecs, geomgroup, bodyexclude, cutoff, ray_origins)
         exclude = bodyexclude[:, None] if (bodyexclude == -1).all() else np.repeat(
@@ -193,17 +253,18 @@ class BatchGroup:
         if geomgroup is not None:
             geomgroup = np.ascontiguousarray(geomgroup, dtype=np.uint8)
         vec = np.ascontiguousarray(vecs, dtype=np.float64)
-        if geomgroup is None or not math.isfinite(cutoff):
+        prims = self._prims if isinstance(self._prims, GeomRays) else None
+        cull = None
+        if geomgroup is not None and math.isfinite(cutoff):
+            key = geomgroup.tobytes()  # (six bytes: cheaper to ask than the array)
+            cull = self._meshes.get(key, _UNSET) if not all(key) else None  # all: no cull
+            if cull is _UNSET:
+                cull = self._meshes[key] = MeshRays.for_models(
+                    [s.compiled for s in self.scenes], geomgroup)
+        if cull is None and prims is None:
             return self._cast(pnt, vec, geomgroup, self._exclude[1])
-        key = geomgroup.tobytes()  # (six bytes: cheaper to ask than the array)
-        cull = self._meshes.get(key, _UNSET) if not all(key) else None  # all groups: no cull
-        if cull is _UNSET:
-            cull = self._meshes[key] = MeshRays.for_models([s.compiled for s in self.scenes],
-                                                           geomgroup)
-        if cull is None:
-            return self._cast(pnt, vec, geomgroup, self._exclude[1])
-        return self._cast_meshes_apart(cull, origins, pnt, vec, geomgroup, self._exclude[1],
-                                       cutoff)
+        return self._cast_apart(cull, prims, origins, pnt, vec, geomgroup, self._exclude[1],
+                                cutoff)
 
     def _cast(self, pnt: np.ndarray, vec: np.ndarray, geomgroup: np.ndarray | None,
               exclude: np.ndarray,
@@ -217,33 +278,44 @@ class BatchGroup:
             batch._check(None, failed)  # raises Batch.ray's SimulationError
         return dist, geomid
 
-    def _cast_meshes_apart(self, meshes: MeshRays, origins: np.ndarray, pnt: np.ndarray,
-                           vec: np.ndarray, geomgroup: np.ndarray, exclude: np.ndarray,
-                           cutoff: float) -> tuple[np.ndarray, np.ndarray]:
-        """Every ray without the seen meshes, the meshes by `MeshRays` (sim/mesh_rays.py),
-        the nearer hit per ray (the lower geom id on a tie, as mj_ray): MuJoCo's values for
-        the whole scene. Without the meshes: on copies of the scenes that lack them and the
-        geoms the mask skips (sim/ray_copy.py), or, while a skipped geom is switched into a
-        seen group, on the scenes with the meshes switched to a group the mask skips."""
-        seen = meshes.seen(geomgroup)
-        if not seen.any() or (exclude != -1).any():  # a body excluded: MuJoCo's cast
+    def _cast_apart(self, meshes: MeshRays | None, prims: GeomRays | None, origins: np.ndarray,
+                    pnt: np.ndarray, vec: np.ndarray, geomgroup: np.ndarray | None,
+                    exclude: np.ndarray, cutoff: float) -> tuple[np.ndarray, np.ndarray]:
+        """Every ray without the seen meshes and the geoms GeomRays casts (its caller's),
+        the meshes by `MeshRays` (sim/mesh_rays.py), the nearer hit per ray (the lower
+        geom id on a tie, as mj_ray): with the caller's, MuJoCo's values for the whole
+        scene. On copies of the scenes that lack them and the geoms the mask skips
+        (sim/ray_copy.py), or, while a skipped geom is switched into a seen group, on the
+        scenes themselves (with the meshes switched to a group the mask skips)."""
+        seen = meshes.seen(geomgroup) if meshes is not None else None
+        if seen is not None and not seen.any():
+            meshes = seen = None
+        if (meshes is None and prims is None) or (exclude != -1).any():  # MuJoCo's own cast
             return self._cast(pnt, vec, geomgroup, exclude)
-        key = geomgroup.tobytes()
+        mask = _EVERY_GROUP if geomgroup is None else geomgroup
+        key = mask.tobytes() + (b"meshes" if meshes is not None else b"")
         if key not in self._copies:
-            skipped = [np.flatnonzero(geomgroup[np.clip(s.compiled.geom_group, 0,
-                                                        mujoco.mjNGROUP - 1)] == 0)
+            skipped = [np.flatnonzero(mask[np.clip(s.compiled.geom_group, 0,
+                                                   mujoco.mjNGROUP - 1)] == 0)
                        for s in self.scenes]
-            self._copies[key] = RayCopies.build(
-                self.scenes, [np.union1d(k, g[g >= 0]) for k, g in zip(skipped, meshes.geoms,
-                                                                        strict=True)],
-                self.nthread, skipped=skipped)
+            drop = [np.union1d(k, prims.handled[e]) if prims is not None else k
+                    for e, k in enumerate(skipped)]
+            if meshes is not None:
+                drop = [np.union1d(k, g[g >= 0]) for k, g in zip(drop, meshes.geoms,
+                                                                 strict=True)]
+            self._copies[key] = RayCopies.build(self.scenes, drop, self.nthread,
+                                                skipped=skipped)
         copies = self._copies[key]
+
         def mesh_hits() -> tuple[np.ndarray, np.ndarray]:
-            return meshes.hits(origins, vec, cutoff, self.bound("mocap_pos"),
+            return meshes.hits(origins, vec, cutoff, self.bound("mocap_pos"),  # type: ignore
                                self.bound("mocap_quat"), seen)
 
-        if copies is not None and copies.dropped_unseen(geomgroup):
+        if copies is not None and copies.dropped_unseen(mask):
             copies.sync(list(range(len(self.scenes))), self.batch.state)
+            if meshes is None:
+                dist, geomid = self._cast(pnt, vec, geomgroup, exclude, copies.batch)
+                return dist, copies.to_scene(None, geomid)
             # MuJoCo's cast on the copies releases the GIL: it runs on a worker thread while
             # this one tests the meshes (numpy, one thread); both only read the states
             if self._caster is None:
@@ -252,11 +324,12 @@ class BatchGroup:
             near, which = mesh_hits()
             dist, geomid = rest.result()
             geomid = copies.to_scene(None, geomid)
-        else:  # the scenes' own groups are switched during this cast: nothing beside it
-            dist, geomid = self._cast_hiding(meshes.geoms, seen, pnt, vec, geomgroup, exclude)
+        elif meshes is None:  # the scenes' own groups are switched: the whole scene
+            return self._cast(pnt, vec, geomgroup, exclude)
+        else:  # likewise, with the meshes switched out of the cast
+            dist, geomid = self._cast_hiding(meshes.geoms, seen, pnt, vec, mask, exclude)
             near, which = mesh_hits()
-        wins = (near >= 0) & ((dist < 0) | (near < dist) | ((near == dist) & (which < geomid)))
-        return np.where(wins, near, dist), np.where(wins, which, geomid)
+        return nearer(dist, geomid, near, which)
 
     def _cast_hiding(self, geoms: np.ndarray, seen: np.ndarray, pnt: np.ndarray,
                      vec: np.ndarray, geomgroup: np.ndarray,
@@ -311,6 +384,20 @@ class BatchGroup:
         self.errored = set()
         return sorted(self.env_ids[i] for i in rows)
 
+    def step_checked(self, nstep: int) -> list[int]:
+        """`step` and `diverged_since` in one: `nstep` physics steps, then the env ids
+        reset as diverged in them (sorted)."""
+        if before_step(*self.checks_before, self.bad, self.time, self.before):
+            self.reset_bad()
+        self.physics(nstep)
+        bad, lagging, fresh = after_step(*self.checks_after, self.bad, self.before, self.time,
+                                         self.dt, nstep, self.lag, self.fresh)
+        if bad:
+            self.reset_bad()
+        if fresh:
+            lagging += self.check_fresh()
+        return self.take_diverged(lagging)
+
     def step(self, nstep: int) -> None:
         """`nstep` physics steps. Checked before (a bad control MuJoCo would zero with only a
         warning, or a bad state written since the last step, which MuJoCo's auto-reset would
@@ -325,7 +412,9 @@ class BatchGroup:
     def physics(self, nstep: int) -> None:
         """The batch's step; the rows MuJoCo raised in are reset (the others went on)."""
         try:
-            self.batch.step(nstep=nstep)
+            failed = self.batch._b.step(None, nstep, 0)  # Batch.step's own call, all rows
+            if failed:
+                self.batch._check(None, failed)  # raises Batch.step's SimulationError
         except mujoco.batch.SimulationError as exc:
             self.batch.reset(exc.ids)
             self.errored.update(int(i) for i in exc.ids)
@@ -336,6 +425,14 @@ class BatchGroup:
         if rows:
             self.batch.reset(rows)
             self.errored.update(rows)
+
+
+def nearer(dist: np.ndarray, geomid: np.ndarray, other: np.ndarray, other_id: np.ndarray
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """Per ray the nearer of two casts' hits (-1: a miss), the lower geom id on a tie (as
+    mj_ray's scan over geoms keeps it)."""
+    wins = (other >= 0) & ((dist < 0) | (other < dist) | ((other == dist) & (other_id < geomid)))
+    return np.where(wins, other, dist), np.where(wins, other_id, geomid)
 
 
 def _motion_fields(batch: mujoco.batch.Batch, model: mujoco.MjModel) -> tuple[np.ndarray, ...]:
@@ -360,7 +457,7 @@ class PoolGroup:
         self.env_ids = [s.env_id for s in scenes]
         self.pool = pool
         self.errored: set[int] = set()  # envs reset as diverged since the last check
-        self._walls: list = [_UNSET] * len(scenes)  # one WallRays (or None) per scene
+        self._prims: list = [_UNSET] * len(scenes)  # one GeomRays (or None) per scene
 
     def push(self, scene: Scene) -> None:  # the scene's own MjData is the state
         pass
@@ -394,20 +491,27 @@ class PoolGroup:
 
         def cast(i: int) -> None:
             scene = self.scenes[index[i]]
-            if self._walls[index[i]] is _UNSET:
-                self._walls[index[i]] = WallRays.for_scenes([scene], 1)
-            walls = self._walls[index[i]]
-            if walls is not None:
-                state = np.empty((1, mujoco.mj_stateSize(scene.compiled, STATE)))
-                mujoco.mj_getState(scene.compiled, scene.compiled_data, state[0], STATE)
-                dist[i], geomid[i] = (a[0] for a in walls.rays(
-                    state, origins[i : i + 1], vecs[i : i + 1], geomgroup, bodyexclude[i : i + 1],
-                    cutoff))
-                return
             model, data = scene.compiled, scene.compiled_data
+            if self._prims[index[i]] is _UNSET:
+                self._prims[index[i]] = GeomRays.for_models([model])
+            prims = self._prims[index[i]]
+            if prims is not None:
+                near, which, rest = prims.cast(
+                    origins[i : i + 1], vecs[i : i + 1],
+                    _EVERY_GROUP if geomgroup is None else geomgroup,
+                    np.asarray(bodyexclude[i : i + 1], np.int32), cutoff,
+                    data.mocap_pos[None], data.mocap_quat[None], np.zeros(1, np.int64))
+                dist[i], geomid[i] = near[0], which[0]
+                if rest is None:
+                    return
             mujoco.mj_kinematics(model, data)
+            more, more_id = np.empty(nray), np.empty(nray, dtype=np.int32)
             mujoco.mj_multiRay(model, data, origins[i], vecs[i].ravel(), geomgroup, 1,
-                               int(bodyexclude[i]), geomid[i], dist[i], None, nray, 1e9)
+                               int(bodyexclude[i]), more_id, more, None, nray, 1e9)
+            if prims is None:
+                dist[i], geomid[i] = more, more_id
+            else:
+                dist[i], geomid[i] = nearer(dist[i], geomid[i], more, more_id)
 
         if self.pool is None or n == 1:
             for i in range(n):
@@ -449,6 +553,12 @@ class PoolGroup:
         self.errored = set()
         return sorted(rows)
 
+    def step_checked(self, nstep: int) -> list[int]:
+        """As BatchGroup.step_checked."""
+        times = self.times()
+        self.step(nstep)
+        return self.diverged_since(times, nstep)
+
     def step(self, nstep: int) -> None:
         one = np.zeros(1, dtype=bool)
         for scene in self.scenes:  # as BatchGroup.step: bad controls and bad written state
@@ -474,10 +584,11 @@ def make_groups(
     scenes: list[Scene], nthread: int, pool: ThreadPoolExecutor | None
 ) -> list[BatchGroup | PoolGroup]:
     by_layout: dict[tuple[int, ...], list[Scene]] = {}
+    odd: list[Scene] = [s for s in scenes if s.steps_alone]  # a Python sensor callback's
     for scene in scenes:
-        by_layout.setdefault(layout_signature(scene.compiled), []).append(scene)
+        if not scene.steps_alone:
+            by_layout.setdefault(layout_signature(scene.compiled), []).append(scene)
     groups: list[BatchGroup | PoolGroup] = []
-    odd: list[Scene] = []
     for members in by_layout.values():
         if len(members) < 2 and len(by_layout) > 1:  # one env of one layout steps in a
             odd += members  # batch too (the envs' one path); odd ones share a thread pool

@@ -41,6 +41,7 @@ class RayCopies:
         the scene's."""
         models, keep = [], []
         for scene, gone in zip(scenes, drop, strict=True):
+            gone = np.setdiff1d(gone, _named_by_sensors(scene.compiled))  # they stay
             spec = scene.spec.copy()
             geoms = list(spec.geoms)
             framed = set()
@@ -96,6 +97,14 @@ class RayCopies:
             hit = geomid[i] >= 0
             geomid[i][hit] = self.keep[r][geomid[i][hit]]
         return geomid
+
+
+def _named_by_sensors(model: mujoco.MjModel) -> np.ndarray:
+    """Geoms a sensor names (a contact sensor's, say): a copy keeps them (a cast that sees
+    them there too finds the same hits), for the sensors, which make part of the state."""
+    geom = mujoco.mjtObj.mjOBJ_GEOM
+    return np.union1d(model.sensor_objid[model.sensor_objtype == geom],
+                      model.sensor_refid[model.sensor_reftype == geom])
 
 
 def _lined_up(copy: mujoco.MjModel, model: mujoco.MjModel, keep: np.ndarray) -> bool:

@@ -80,6 +80,24 @@ class Simulator:
             scene.on_access = weakly(self._on_access)
             scene.on_change = weakly(self._on_change)
 
+    def add_envs(self, count: int) -> list[int]:
+        """Grow the store by `count` empty envs, at this simulator's clock, stepped from the
+        next tick on (a server making an env on first contact); returns their ids. What is
+        sized by the env count follows with its own add_envs (SensorSuite.add_envs)."""
+        with self._lock:
+            new = self.store.add_envs(count)
+            for env in new:
+                scene = self.store.scenes[env]
+                scene.on_access, scene.on_change = self._on_access, self._on_change
+            self._versions += [-1] * count
+            self._stale += [False] * count
+            self._touched += [False] * count
+            self.controller.add_envs(count)
+            for env in new:
+                self.store.scenes[env].data.time = self._clock
+            self._changed = True
+            return new
+
     # ------------------------------------------------------------ state sync
     def _on_access(self, env_id: int) -> None:
         if self._stale[env_id]:
@@ -161,6 +179,10 @@ class Simulator:
         """Write (num_envs, len(cols)) into a state field's columns of every env."""
         with self._lock:
             self._prepare()
+            if self._whole is not None and not self._any_touched:  # the usual: one write
+                self._whole.scatter(field, cols, values)
+                self._stale = [True] * len(self._stale)
+                return
             for group in self._groups:
                 ids = group.env_ids
                 if self._touched_any(ids):
@@ -233,8 +255,8 @@ class Simulator:
             self._observe()
 
     def _keyframe_ids(self, name: str | int, env_ids: list[int]) -> dict[int, int]:
-        """The id of keyframe `name` (full or env-relative, or an index) in each env's
-        model."""
+        """The id of keyframe `name` (full or env-relative, an MJCF model's own name for
+        it, or an index) in each env's model."""
         ids = {}
         for env in env_ids:
             scene = self.store.scenes[env]
@@ -246,13 +268,17 @@ class Simulator:
                                      f"index < {model.nkey} (keyframes {names})")
                 ids[env] = int(name)
                 continue
-            for candidate in (name, scene.full_name(name)):
+            # full, env-relative, or a loaded model's own name for it ("home": model/home)
+            models = [scene.full_name(f"{e}/") for e, entity in scene.entities.items()
+                      if entity.kind == "model"]
+            for candidate in (name, scene.full_name(name), *(m + name for m in models)):
                 key = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, candidate)
                 if key >= 0:
                     ids[env] = key
                     break
             else:
-                raise unknown(f"keyframe in env {env}", name, names)
+                own = [n.removeprefix(m) for n in names for m in models if n.startswith(m)]
+                raise unknown(f"keyframe in env {env}", name, own + names)
         return ids
 
     def cast_rays(
@@ -355,17 +381,22 @@ class Simulator:
         registered, the n steps run as one call per group (same result: commands only
         change between calls then), and observers see the end of the call.
         """
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+        if n.__class__ is not int and (isinstance(n, bool)
+                                       or not isinstance(n, (int, np.integer))) or n < 0:
             raise ValueError(f"n: expected an integer number of steps >= 0, got {n!r}")
         with self._lock:
-            self._prepare()
+            if self._changed or self._any_touched:
+                self._prepare()
             dt = self._opt.timestep  # read live: an edit of model.opt in place counts
-            before = [g.times() for g in self._groups]
-            remaining = int(n)
             # ticks: for hooks, and for closed-loop drives (their controls follow the state)
             hooks = self.hooks
             pre_step = hooks.physics_step
             ticked = hooks.editing or self.controller.closed_loop(self._groups)
+            if not ticked and n:  # the n steps in one call per group
+                self._step_through(int(n), dt)
+                return
+            before = [g.times() for g in self._groups]
+            remaining = int(n)
             while remaining:
                 if self.step_count % self.tick_steps == 0 or not ticked:
                     self.controller.apply(self._groups, self.tick_steps * dt if ticked else 0.0)
@@ -390,6 +421,21 @@ class Simulator:
             for group, times in zip(self._groups, before, strict=True):
                 diverged += group.diverged_since(times, int(n))
             self.diverged = sorted(diverged) if diverged else diverged
+
+    def _step_through(self, n: int, dt: float) -> None:
+        """`step`'s n steps where nothing needs a tick: commands written once, each group
+        stepped and checked in one call (the same result: commands only change between
+        calls then); observers see the end of the call when it ends on a tick."""
+        self.controller.apply(self._groups, 0.0)
+        diverged: list[int] = []
+        for group in self._groups:
+            diverged += group.step_checked(n)
+        self.step_count += n
+        self._clock += n * dt
+        if self.step_count % self.tick_steps == 0 and self.hooks.observers:
+            self._observe()
+        self._stale = [True] * len(self._stale)
+        self.diverged = sorted(diverged) if diverged else diverged
 
     def _observe(self) -> None:
         """The observers see the groups' state now (under the lock, between steps)."""

@@ -130,7 +130,9 @@ class Snapshots:
         with self._swap:
             buffer = self._free.pop() if self._free else None
         if buffer is None or buffer.groups != groups:  # the same group objects?
-            buffer = Snapshot(groups, self.num_envs)  # first, or the envs were regrouped
+            # first, or the envs were regrouped (maybe more of them: Simulator.add_envs)
+            self.num_envs = sum(len(g.env_ids) for g in groups)
+            buffer = Snapshot(groups, self.num_envs)
         buffer.fill(step_count, clock, self.published + 1)
         with self._swap:
             old, self._latest = self._latest, buffer

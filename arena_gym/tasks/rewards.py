@@ -101,15 +101,18 @@ def time(cfg: RewardConfig, out: StepOutcome) -> np.ndarray:
     return full(out.distance_after, cfg.time)
 
 
+@shared
 def pedestrian_collision(cfg: RewardConfig, out: StepOutcome) -> np.ndarray:
     return where(out.hit_pedestrian, cfg.pedestrian_collision, 0.0)
 
 
+@shared
 def pedestrian_safety(cfg: RewardConfig, out: StepOutcome) -> np.ndarray:
     return where(out.pedestrian_distance < cfg.pedestrian_safety_m,  # type: ignore[operator]
                  cfg.pedestrian_safety, 0.0)
 
 
+@shared
 def pedestrian_speed(cfg: RewardConfig, out: StepOutcome) -> np.ndarray:
     """Speed near people costs: the robot's speed while within pedestrian_safety_m."""
     near = out.pedestrian_distance < cfg.pedestrian_safety_m  # type: ignore[operator]
@@ -123,6 +126,13 @@ BUILTIN: tuple[tuple[str, TermFn], ...] = (
     ("abrupt_velocity", abrupt_velocity), ("time", time))
 # builtin_terms(weights, outcome, values): values[k] = BUILTIN's k-th term; returns their sum
 builtin_terms = Each(tuple(fn for _, fn in BUILTIN), "builtin_terms")
+# the pedestrian terms, in worlds with people (after the built-ins), the same way
+PEDESTRIAN: tuple[tuple[str, TermFn], ...] = (
+    ("pedestrian_collision", pedestrian_collision), ("pedestrian_safety", pedestrian_safety),
+    ("pedestrian_speed", pedestrian_speed))
+pedestrian_terms = Each(tuple(fn for _, fn in PEDESTRIAN), "pedestrian_terms")
+# StepOutcome's pedestrian fields, for one env of the compiled step
+PeopleOutcome = namedtuple("PeopleOutcome", ("pedestrian_distance", "hit_pedestrian", "speed"))
 # RewardConfig's weights as a tuple compiled code reads by name (cfg.goal, ...)
 Weights = namedtuple("Weights", [f.name for f in fields(RewardConfig) if f.name != "extra"])
 # StepOutcome's fields the built-in terms read, for one env of the compiled step
@@ -144,9 +154,7 @@ def weights(cfg: RewardConfig) -> Any:
 
 for _name, _fn in BUILTIN:
     REWARD_TERMS.register(_name, RewardTerm(_fn))
-for _name, _fn in (("pedestrian_collision", pedestrian_collision),
-                   ("pedestrian_safety", pedestrian_safety),
-                   ("pedestrian_speed", pedestrian_speed)):
+for _name, _fn in PEDESTRIAN:
     REWARD_TERMS.register(_name, RewardTerm(_fn, pedestrians=True))
 
 

@@ -26,7 +26,13 @@ from arena_gym.compiled import kernel
 from arena_gym.geometry.rotations import yaw
 from arena_gym.tasks.metrics import record_step
 from arena_gym.tasks.observation import clipped_range, polar
-from arena_gym.tasks.rewards import Outcome, builtin_terms
+from arena_gym.tasks.rewards import (
+    Outcome,
+    PeopleOutcome,
+    Weights,
+    builtin_terms,
+    pedestrian_terms,
+)
 from arena_gym.tasks.termination import end_flags, ends
 
 FLAGS = ("reached", "collided", "timed_out", "diverged", "terminated", "truncated", "ended")
@@ -154,3 +160,50 @@ def read_poses(qpos, rows, adr, width, height, pose):  # pragma: no cover - comp
         else:
             pose[i, 0], pose[i, 1], pose[i, 2] = q[0], q[1], q[2]
             pose[i, 3] = yaw(q[3], q[4], q[5], q[6])
+
+
+def plain(task: TaskArrays, inputs: StepInputs, out: StepOutputs) -> tuple[tuple, ...]:
+    """The three records as plain tuples (the weights too), for `evaluate_plain`: numba
+    types a plain tuple of arrays from its fingerprint, in C, and a named one in Python."""
+    return (*task[:6], tuple(task.weights), *task[7:]), tuple(inputs), tuple(out)
+
+
+@kernel
+def evaluate_plain(task, inputs, out):  # pragma: no cover - compiled
+    """`evaluate` of the records given as plain tuples (`plain`): the step's one call."""
+    records = TaskArrays(task[0], task[1], task[2], task[3], task[4], task[5],
+                         Weights(*task[6]), task[7], task[8], task[9], task[10], task[11],
+                         task[12], task[13], task[14], task[15])
+    return evaluate(records, StepInputs(*inputs), StepOutputs(*out))
+
+
+@kernel
+def people_step(weights, crowd_pos, crowd_active, pose, before, collided, kind, pedestrian,
+                counted, dt, personal_space, in_space, speed_in_space, min_distance, hits,
+                values, terms, reward):  # pragma: no cover - compiled
+    """The people's part of a step in every env e: the nearest walking person (centres),
+    whether the collision hit a person (kind == pedestrian), the speed the robot moved at
+    since `before` (its pose before the step) over `dt`; the social metrics of a counted
+    step (EpisodeMetrics.update_pedestrians); each pedestrian term into terms[:, e] (0 where
+    not counted) and added to reward[e] in order (as `rewards.total` sums them)."""
+    for e in range(pose.shape[0]):
+        nearest = np.inf
+        for p in range(crowd_pos.shape[1]):
+            if crowd_active[e, p]:
+                d = math.hypot(crowd_pos[e, p, 0] - pose[e, 0], crowd_pos[e, p, 1] - pose[e, 1])
+                nearest = min(nearest, d)
+        hit = collided[e] and kind[e] == pedestrian
+        c = counted[e]
+        speed = math.hypot(pose[e, 0] - before[e, 0], pose[e, 1] - before[e, 1]) * c / dt
+        inside = nearest < personal_space and c
+        in_space[e] += inside
+        speed_in_space[e] += abs(speed) if inside else 0.0
+        if c:
+            min_distance[e] = min(min_distance[e], nearest)
+        hits[e] += hit and c
+        pedestrian_terms(weights, PeopleOutcome(nearest, hit, speed), values)
+        total = reward[e]
+        for k in range(values.shape[0]):
+            terms[k, e] = values[k] if c else 0.0
+            total += terms[k, e]
+        reward[e] = total

@@ -31,9 +31,26 @@ from arena_gym.tasks import observation
 from arena_gym.tasks.curriculum import Curriculum
 from arena_gym.tasks.global_paths import GlobalPaths
 from arena_gym.tasks.metrics import EpisodeMetrics
-from arena_gym.tasks.rewards import BUILTIN, StepOutcome, applying, checked_term, total, weights
+from arena_gym.tasks.rewards import (
+    BUILTIN,
+    PEDESTRIAN,
+    StepOutcome,
+    applying,
+    checked_term,
+    total,
+    weights,
+)
 from arena_gym.tasks.sampling import PARKED_Z, Episode, EpisodeSampler, ObstaclePool, placement
-from arena_gym.tasks.step import FLAGS, StepInputs, StepOutputs, TaskArrays, evaluate, read_poses
+from arena_gym.tasks.step import (
+    FLAGS,
+    StepInputs,
+    StepOutputs,
+    TaskArrays,
+    evaluate_plain,
+    people_step,
+    plain,
+    read_poses,
+)
 from arena_gym.tasks.termination import Termination
 
 _NAMES = tuple(name for name, _ in BUILTIN)
@@ -117,6 +134,10 @@ class NavigationTask:
         self._all = np.arange(n, dtype=np.int64)
         self._views_version: tuple[int, ...] | None = None
         self._others_of: tuple[Any, list] = (None, [])  # _others', per registry version
+        self._people_only: list | None = None  # _others' list where it is PEDESTRIAN's
+        self._people_values = np.zeros(3)  # people_step's scratch: one env's terms
+        self._pedestrian_kind = world.classes.index("pedestrian") if (
+            "pedestrian" in world.classes) else -1
         self.sensors: Any = None  # what a plugin's term reads as outcome.sensors (env's)
         self._no_hits = np.full(n, "", dtype=object)  # StepResult.hit without collisions
         self._no_hits.flags.writeable = False
@@ -154,6 +175,7 @@ class NavigationTask:
             np.zeros((n, 2), np.float32), np.zeros((n, k), np.float32),
             np.zeros((n, 2), np.float32), np.zeros(len(BUILTIN)))
         self._subgoal = np.zeros((n, 2))
+        self._task_plain, _, self._out_plain = plain(self.arrays, (), self.outputs)
 
     def seed(self, env: int, seed: int | None) -> None:
         self.rngs[env] = np.random.default_rng(seed)
@@ -266,13 +288,13 @@ class NavigationTask:
 
     def observe(self, inputs: StepInputs) -> dict[str, np.ndarray]:
         """Every env's observation (inputs.active all False: nothing counts)."""
-        evaluate(self.arrays, inputs, self.outputs)
+        evaluate_plain(*plain(self.arrays, inputs, self.outputs))
         return self._observation()
 
     def evaluate(self, inputs: StepInputs, kind: np.ndarray) -> StepResult:
         """One control step of every env (`kind`: the collision class of each env's
         contact, an index into world.classes)."""
-        counts = evaluate(self.arrays, inputs, self.outputs)
+        counts = evaluate_plain(self._task_plain, tuple(inputs), self._out_plain)
         return self.finish(inputs, kind, *counts)
 
     def finish(self, inputs: StepInputs, kind: np.ndarray, num_ended: int,
@@ -281,7 +303,7 @@ class NavigationTask:
         a replaced built-in's), the observation, and the episodes that ended: their result
         and metrics (the curriculum counts them)."""
         out, active = self.outputs, inputs.active
-        end = Termination(*out.flags.copy())  # the outputs are written again next step
+        end = Termination.from_rows(out.flags.copy())  # (written again next step)
         terms, reward = self._terms(inputs, end, kind)
         hit = self._no_hits
         if num_collided:
@@ -311,11 +333,13 @@ class NavigationTask:
         apply besides (the people's, plugins', a built-in the registry replaced) from a
         StepOutcome; 0 where not counted (an env inactive or diverged)."""
         out = self.outputs
-        terms = dict(zip(_NAMES, out.terms.copy(), strict=True))
+        terms = dict(zip(_NAMES, out.terms.copy(), strict=False))  # a row per name
         others = self._others()
         if not others and self.walkers is None:
             return terms, out.reward.copy()
         counted = inputs.active & ~end.diverged
+        if others is self._people_only:  # the people's own terms, no one else's: compiled
+            return self._people_terms(terms, counted, end, kind)
         after = inputs.after if self.arrays.path_progress else out.polar[:, 0]
         outcome = StepOutcome(inputs.before, after, end.reached, end.collided, out.clearance,
                               inputs.twist[:, 0], out.change, sensors=None)
@@ -334,15 +358,33 @@ class NavigationTask:
             terms[name] = value if every else np.where(counted, value, 0.0)
         return terms, total(terms)
 
+    def _people_terms(self, terms: dict[str, np.ndarray], counted: np.ndarray,
+                      end: Termination, kind: np.ndarray
+                      ) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        """`_terms` in worlds with people whose terms are only the people's own: the
+        compiled `people_step` (the nearest person, what the collision hit, the speed, the
+        social metrics, each pedestrian term and the reward)."""
+        crowd, m, out = self.walkers.crowd, self.metrics, self.outputs  # type: ignore[union-attr]
+        values = np.zeros((len(PEDESTRIAN), self.n))
+        reward = out.reward.copy()
+        people_step(self.arrays.weights, crowd.pos, crowd.active, self.pose, self._prev_pose,
+                    end.collided, kind, self._pedestrian_kind, counted, self.cfg.control_dt,
+                    m.personal_space, m.in_space, m.speed_in_space, m.min_distance,
+                    m.pedestrian_collisions, self._people_values, values, reward)
+        terms.update(zip((name for name, _ in PEDESTRIAN), values, strict=True))
+        return terms, reward
+
     def _others(self) -> list[tuple[str, Any]]:
         """(name, fn) of the terms that apply besides the compiled built-ins: those after
-        them, and a built-in the registry replaced (kept until the registry changes)."""
+        them, and a built-in the registry replaced (kept until the registry changes). Where
+        they are exactly the pedestrian terms as registered, the list is `_people_only`."""
         version = (REWARD_TERMS.version, id(self.cfg.reward))
         if self._others_of[0] != version:
             terms = applying(self.cfg.reward, self.walkers is not None)
             builtin = dict(BUILTIN)
-            self._others_of = (version, [(name, fn) for name, fn in terms
-                                         if builtin.get(name) is not fn])
+            others = [(name, fn) for name, fn in terms if builtin.get(name) is not fn]
+            self._others_of = (version, others)
+            self._people_only = others if others == list(PEDESTRIAN) else None
         return self._others_of[1]
 
     def _finish(self, e: int, result: str, hit: str) -> dict[str, Any]:

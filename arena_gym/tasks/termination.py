@@ -6,7 +6,7 @@ and every consumer (evaluation, the SB3 adapter) read it from here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
@@ -35,6 +35,14 @@ class Termination:
                                         self.diverged), strict=True):
                 object.__setattr__(self, name, value)
 
+    @classmethod
+    def from_rows(cls, rows: np.ndarray) -> Termination:
+        """From the compiled step's flags, (7, num_envs) rows in the fields' order (every
+        field given: nothing to compute)."""
+        end = object.__new__(cls)
+        end.__dict__.update(zip(_FIELDS, rows, strict=False))  # (7 rows by construction)
+        return end
+
     def result(self, env: int) -> str:
         """"goal", "collision", "timeout" or "diverged" for an env whose episode ended."""
         flags_of = (self.reached, self.collided, self.timed_out, self.diverged)
@@ -42,6 +50,9 @@ class Termination:
             if flags[env]:
                 return name
         raise ValueError(f"env {env}: expected an env whose episode ended, got a running one")
+
+
+_FIELDS = tuple(f.name for f in fields(Termination))
 
 
 def classify(distance: np.ndarray, goal_radius: float, collided: np.ndarray,

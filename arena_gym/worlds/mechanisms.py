@@ -23,13 +23,14 @@
         speed: 0.5                     # m/s
         dwell: 1.0                     # s a rider stands in the cabin before it moves
 
-    lights:                            # the env's light table (arena_gym.render.lights)
+    lights:                            # the env's light table (arena_gym.scene.lights)
       - name: hall
-        kind: panel                    # dome, sun, spot, bulb or panel
-        pos: [2.0, 0.0, 2.8]
-        level: 0.8
+        shape: rect                    # dome, distant, sphere, cylinder, disk or rect
+        positions: [[2.0, 0.0, 2.8], [4.0, 0.0, 2.8]]   # one per fixture (m)
+        intensity: 3600                # lumens a fixture (dome, distant: lux)
+        level: 0.8                     # the dimmer, 0 .. 1
         regime: [60, 40]               # optional: on 40 s of every 60 s of sim time
-        glow: ""                       # optional: a material whose emission follows it
+        glow_prim: ""                  # optional: a prim whose glow visuals shine with it
 
 Every door and cabin is a movable box prim (a mocap body, so lidar, cameras and collisions
 see it wherever it stands); `arena_gym.sim.mechanism_tick.Mechanisms` moves them each tick in
@@ -318,8 +319,10 @@ def _lights(read: _Reader, items: object) -> tuple[Any, ...]:
         try:
             lights.append(Light(**raw))
         except TypeError as exc:
-            raise read.error(f"lights[{i}]", "the fields of a Light (name, kind, pos, dir, "
-                             "colour, level, on, cutoff, regime, glow)", exc) from None
+            raise read.error(f"lights[{i}]", "the fields of a Light (name, shape, positions, "
+                             "direction, intensity, cct_k, cone, x_length, y_length, radius, "
+                             "cast_shadows, level, alive, intrinsic, glow_prim, glow_color, "
+                             "regime)", exc) from None
         except SceneError as exc:
             raise read.error(f"lights[{i}]", "a valid light", str(exc)) from None
     names = [light.name for light in lights]

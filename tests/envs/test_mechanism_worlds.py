@@ -53,7 +53,7 @@ def test_episodes_in_a_world_with_a_door_never_recompile_nor_start_in_its_sweep(
 def test_a_world_declares_its_lights_and_frames_follow_their_regime(tmp_path):
     map_yaml = two_rooms(tmp_path)
     with open(tmp_path / "mechanisms.yaml", "a") as fh:
-        fh.write("lights:\n  - {name: hall, kind: sun, level: 0.9, regime: [2.0, 1.0]}\n")
+        fh.write("lights:\n  - {name: hall, shape: distant, level: 0.9, regime: [2.0, 1.0]}\n")
     env = ArenaVectorEnv(1, world=str(map_yaml), render_mode="rgb_array",
                          render={"view": "top_down", "width": 64, "height": 32})
     env.reset(seed=0)

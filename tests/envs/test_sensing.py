@@ -126,8 +126,10 @@ def test_the_default_robot_started_2_5_cm_inside_a_wall_collides_in_the_first_st
     _start(core, _wall_face(core) - _front(core) + 0.025)
     terminated = core.step(np.array([[0.0, 0.0]]), np.ones(1, bool)).terminated
     assert terminated[0] and core.sensor_suite["collision"].classes[0] == "wall"
-    # the wall pushed it out within the step: at the step's end nothing touches any more
-    assert core.task.pose[0, 0] + _front(core) <= _wall_face(core) + 1e-3
+    # the wall pushes it out within 0.2 s (the planar base's contacts are as soft as MuJoCo
+    # makes them at its 0.02 s step): then nothing touches any more
+    core.step(np.array([[0.0, 0.0]]), np.ones(1, bool))
+    assert core.task.pose[0, 0] + _front(core) <= _wall_face(core) - 1e-3
     core.close()
 
 

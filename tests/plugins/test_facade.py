@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import arena_gym
+from arena_gym.config import BASE_TIMESTEPS
 from arena_gym.plugins import Plugin, PluginError
 from arena_gym.registry import PLUGINS
 from arena_gym.scene.requests import Prim
@@ -29,7 +30,8 @@ def test_a_rejected_patch_changes_nothing(sim):
                                                    "[0, 0]")):
         sim.apply_runtime_options({"timestep": 0.002, "gravity": [0, 0]})
     assert sim.runtime_options == before and before.epoch == 0
-    assert [s.model.opt.timestep for s in sim.store.scenes] == [0.01, 0.01]  # planar base's
+    planar = BASE_TIMESTEPS["planar"]  # the default robot's base
+    assert [s.model.opt.timestep for s in sim.store.scenes] == [planar, planar]
 
 
 def test_an_accepted_patch_reaches_every_env_and_advances_the_epoch(sim):
@@ -57,7 +59,7 @@ def test_step_advances_the_clock_by_n_dt_and_info_counts_loads(sim):
     sim.step(40)
     info = sim.sim_info
     assert (info.load_count, info.step_count) == (1, 40)
-    assert info.clock == pytest.approx(40 * 0.01)  # the planar base's step
+    assert info.clock == pytest.approx(40 * BASE_TIMESTEPS["planar"])  # the default base
     with pytest.raises(ValueError, match=re.escape("step: expected an integer >= 1, got 0")):
         sim.step(0)
     sim.reload()

@@ -90,7 +90,8 @@ def test_random_srdf_text_is_refused_with_a_value_error_or_read(text):
 
 def test_gazebo_force_torque_magnetometer_gps_and_contact_read_as_mujoco_sensors():
     field = np.array([0.3, 0.0, -0.4])
-    with Simulation(model_path=SENSORS, num_envs=2,
+    # a URDF has no floor: floor=True puts the navigation world's ground plane under it
+    with Simulation(model_path=SENSORS, num_envs=2, floor=True,
                     options={"magnetic": field.tolist()}) as sim:
         sim.step(500)  # 1 s: the block settles on the floor
         reading = sim.sensor_suite["model/mujoco"]

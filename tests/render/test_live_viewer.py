@@ -123,14 +123,14 @@ def test_the_window_shows_the_light_table(display):
                                 rgba=(1, 1, 1, 1))])
     sim = Simulator(store)
     table = LightTable()
-    table.spawn(Light("sun", "sun", dir=(0.3, 0.2, -1.0), level=1.0))
+    table.spawn(Light("sun", "distant", direction=(0.3, 0.2, -1.0), intensity=400.0))
     viewer = LiveViewer(sim, fps=30, lights=lambda env: table).start()
     try:
         rect = viewer.handle.viewport
         lit = _brightness(display, rect, lambda mean: mean > 30)
-        table.switch("sun", False)  # the table is all the light: dark
+        table.dim("sun", 0.0)  # the table is all the light: dark
         dark = _brightness(display, rect, lambda mean: mean < 0.5 * lit)
-        table.switch("sun", True)
+        table.dim("sun", 1.0)
         again = _brightness(display, rect, lambda mean: mean > 0.9 * lit)
         assert lit > 30 and dark < 0.5 * lit and again > 0.9 * lit, (lit, dark, again)
         assert viewer.running and viewer.error is None

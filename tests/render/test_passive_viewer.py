@@ -38,7 +38,7 @@ def _shown_yaw(viewer) -> float:
 
 
 def test_the_viewer_shows_its_env_when_synced_and_after_each_step_with_auto_sync(display):
-    with Simulation(model_path=WORKBENCH, num_envs=2) as sim:
+    with Simulation(model_path=WORKBENCH, num_envs=2, floor=True) as sim:
         viewer = sim.viewer(1)
         assert viewer.is_running() and viewer.models_loaded == 1
         assert sim.viewer(1) is viewer  # one per env: the same live handle
@@ -65,6 +65,27 @@ def test_the_viewer_shows_its_env_when_synced_and_after_each_step_with_auto_sync
         again = sim.viewer(1)
         assert again is not viewer and again.is_running()
     assert not again.is_running()  # closed with the simulation
+
+
+def test_the_viewer_is_a_context_manager_and_syncs_the_state_alone(display):
+    with Simulation(model_path=WORKBENCH, num_envs=1, floor=True) as sim:
+        with sim.viewer(0) as viewer:
+            sim.simulator.set_ctrl(0, "model/yaw", 0.8)
+            sim.step(150)
+            with viewer.lock():
+                viewer.handle.d.qacc[:] = 7.0  # derived, not state: state_only leaves it
+            viewer.sync(state_only=True)
+            assert _shown_yaw(viewer) == _yaw(sim, 0) > 0.3
+            with viewer.lock():
+                np.testing.assert_array_equal(viewer.handle.d.ctrl, sim.store[0].data.ctrl)
+                assert (viewer.handle.d.qacc == 7.0).all()
+            viewer.sync()  # the whole MjData
+            with viewer.lock():
+                assert not (viewer.handle.d.qacc == 7.0).any()
+            with pytest.raises(ValueError, match=re.escape(
+                    "state_only: expected true or false, got 'yes'")):
+                viewer.sync(state_only="yes")
+        assert not viewer.is_running()  # the with closed it
 
 
 def test_the_viewer_without_a_display_says_so_as_the_cli_does(monkeypatch):

@@ -176,8 +176,9 @@ def main() -> None:
     c.call(Trigger, "/mujoco/PauseSimulation", Trigger.Request())
     first = world(c, config)
     c.call(SpawnLights, "/mujoco/SpawnLights", SpawnLights.Request(env_id=0, lights=[
-        Light(name="lamp", kind="bulb", position=Point(x=0.0, y=0.0, z=2.5), level=0.8,
-              on=True)]))
+        Light(name="sky", shape="dome", intensity=300.0),
+        Light(name="lamp", shape="sphere", positions=[Point(x=0.0, y=0.0, z=2.5)],
+              intensity=800.0, level=0.8)]))
     step = c.call(Step, "/mujoco/Step", Step.Request(n=15))
     seen = {
         "clock": seconds(c.wait("/clock", lambda m: seconds(m.clock) >= step.sim_time - 1e-9

@@ -65,7 +65,7 @@ def test_an_arena_client_drives_the_bridge_as_arenas_server(run):
     assert calls == [
         ("/mujoco/PauseSimulation", {"success": True, "message": ""}),
         *WORLD,
-        ("/mujoco/SpawnLights", {"ret": [True]}),
+        ("/mujoco/SpawnLights", {"ret": [True, True]}),
         ("/mujoco/Step", {"success": True, "sim_time": pytest.approx(0.03)}),
         ("/arena/viewport/set_view", {"success": True, "message": "ok"}),
         ("/arena/viewport/capture", "checked above"),

@@ -177,13 +177,14 @@ def brightness(probe: Probe) -> float:
 def test_a_light_switched_off_and_on_darkens_and_lights_a_robot_camera(bridge, probe, spawned):
     def lights(service: str, **light) -> dict:
         return probe.call(f"/mujoco/{service}", SRV + service, env_id=1, lights=[
-            {"name": "sun", "kind": "sun", "level": 0.9, **light}])
+            {"name": "sun", **light}])
 
-    assert lights("SpawnLights", on=True) == {"ret": [True]}
+    assert lights("SpawnLights", shape="distant", intensity=400.0,
+                  direction={"x": 0.3, "y": 0.2, "z": -1.0}, level=0.9) == {"ret": [True]}
     lit = brightness(probe)
-    assert lights("SetLights", on=False) == {"ret": [True]}
+    assert lights("SetLights", level=0.0) == {"ret": [True]}
     dark = brightness(probe)
-    assert lights("SetLights", on=True) == {"ret": [True]}
+    assert lights("SetLights", level=0.9) == {"ret": [True]}
     again = brightness(probe)
     assert lit > 40 and dark < 0.25 * lit  # the table is all the light there is
     assert again == pytest.approx(lit, rel=0.02)

@@ -25,7 +25,8 @@ GRIPPER = ("finger_l", "finger_r", "palm")
 
 @pytest.fixture
 def sim():
-    with Simulation(model_path=WORKBENCH, num_envs=3) as sim:
+    # the model has no floor of its own: its legs stand on the navigation world's ground
+    with Simulation(model_path=WORKBENCH, num_envs=3, floor=True) as sim:
         yield sim
 
 

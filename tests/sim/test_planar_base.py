@@ -156,7 +156,7 @@ def test_the_chassis_collides_with_a_box_and_the_floor_never_counts(tmp_path):
 def test_the_env_on_the_planar_base_ends_an_episode_on_a_collision():
     env = ArenaVectorEnv(2, base="planar")
     env.reset(seed=3)
-    assert env.core.cfg.substeps == 10  # the planar base's 0.01 s step
+    assert env.core.cfg.substeps == 5  # the planar base's 0.02 s step
     for _ in range(300):
         _, _, terminated, _, info = env.step(np.tile([0.22, 0.0], (2, 1)))
         if terminated.any():
@@ -169,7 +169,7 @@ def test_a_base_that_is_neither_is_named():
     with pytest.raises(ConfigError, match=re.escape(
             "base: expected one of ('wheeled', 'planar'), got 'legs'")):
         load_config(None, base="legs")
-    assert load_config(None).timestep == 0.01  # the planar base, the default
+    assert load_config(None).timestep == 0.02  # the planar base, the default
     assert load_config(None, base="wheeled").timestep == 0.005
     assert load_config(None, base="planar", physics_dt=0.005).substeps == 20
 
@@ -190,7 +190,8 @@ def _drive_sequence(base: str, dt: float) -> np.ndarray:
 
 def test_the_planar_base_drives_where_the_wheeled_base_does():
     """The same twists, 0.5 s each: the planar base's servos lag as the wheel servos do."""
-    wheeled, planar = _drive_sequence("wheeled", 0.005), _drive_sequence("planar", 0.01)
+    wheeled = _drive_sequence("wheeled", load_config(None, base="wheeled").timestep)
+    planar = _drive_sequence("planar", load_config(None, base="planar").timestep)
     assert np.abs(wheeled[:, :2]).max() > 0.15  # it drove 15 cm and turned
     np.testing.assert_allclose(planar[:, :2], wheeled[:, :2], atol=3e-3)
     np.testing.assert_allclose(planar[:, 2], wheeled[:, 2], atol=0.04)

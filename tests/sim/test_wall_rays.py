@@ -1,5 +1,6 @@
-"""Simulator.cast_rays on map worlds: map walls walked on their grid, the rest cast by MuJoCo
-on the scene without them; the result equals a plain MuJoCo cast of the whole scene."""
+"""Simulator.cast_rays on map worlds: the map's walls, boxes and floor cast by GeomRays (each
+ray against the walls near it), the robots by MuJoCo on copies of the scenes without them; the
+result equals a plain MuJoCo cast of the whole scene."""
 
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ from arena_gym.scene import Prim, SceneStore
 from arena_gym.sensors.lidar import geomgroup_mask
 from arena_gym.sim import Simulator
 from arena_gym.worlds.occupancy import free_cells, load_map, walls_from_map
-from arena_gym.worlds.raycast import MIN_WALLS
 from tests.conftest import ASSETS, spawn
 
 MAPS = sorted(p.parent.parent.name for p in ASSETS.glob("worlds/*/map/map.yaml"))
@@ -74,8 +74,10 @@ def test_cast_rays_equals_a_plain_cast_on_every_shared_map(assets, name):
                         for e in range(store.num_envs)])
     dist, geomid = sim.cast_rays(origins, directions, mask, exclude)
     assert [kind for kind, _ in sim.groups()] == ["batch"]
-    walls = sum(e.kind == "wall" for e in store.scenes[0].entities.values())
-    assert (sim._groups[0]._walls is not None) == (walls >= MIN_WALLS)  # the grid took them
+    prims = sim._groups[0]._prims  # GeomRays took every wall
+    walls = [g for g in range(store[0].model.ngeom)
+             if store[0].model.geom(g).name.startswith("env_0/map/wall_")]
+    assert set(walls) <= set(prims.handled[0].tolist())
     ref, ref_id = plain_cast(store, origins, directions, mask, exclude)
     np.testing.assert_allclose(dist, ref, rtol=0, atol=1e-9)
     same = geomid == ref_id
@@ -96,7 +98,7 @@ def test_a_cutoff_only_turns_far_hits_into_misses(assets):
     near, near_id = sim.cast_rays(origins, directions, cutoff=3.5)
     assert [kind for kind, _ in sim.groups()] == ["batch"]
     close = (full >= 0) & (full <= 3.5)
-    # short and long casts take different routes (worlds/raycast.py): equal to round-off
+    # short and long casts take different routes (a cutoff culls by square): equal to round-off
     np.testing.assert_allclose(near[close], full[close], rtol=0, atol=1e-9)
     assert np.mean(near_id[close] == full_id[close]) > 0.99  # all but ties of overlapping walls
     assert np.all(near[~close] == -1)

@@ -96,19 +96,19 @@ def test_random_documents_load_or_raise_a_mechanism_error(doc):
 
 
 def test_lights_are_declared_next_to_the_map_and_checked(tmp_path):
-    doc = {"lights": [{"name": "hall", "kind": "panel", "pos": [2, 0, 2.8], "level": 0.8,
-                       "regime": [60, 40]}]}
+    doc = {"lights": [{"name": "hall", "shape": "rect", "positions": [[2, 0, 2.8], [4, 0, 2.8]],
+                       "intensity": 3600, "level": 0.8, "regime": [60, 40]}]}
     found = parse_mechanisms(doc, "m.yaml")
     (hall,) = found.lights
-    assert (hall.kind, hall.pos, hall.level, hall.regime) == ("panel", (2.0, 0.0, 2.8), 0.8,
-                                                              (60.0, 40.0))
+    assert (hall.shape, hall.positions, hall.intensity, hall.level, hall.regime) == (
+        "rect", ((2.0, 0.0, 2.8), (4.0, 0.0, 2.8)), 3600.0, 0.8, (60.0, 40.0))
     assert hall.shines(39.0) and not hall.shines(41.0)
     assert not found  # lights alone move nothing: no mechanism tick
     with pytest.raises(MechanismError, match=re.escape(
             "m.yaml: lights[0]: expected a valid light, got \"Light 'hall' level: expected a "
-            "number in [0, 1000], got -1\"")):
-        parse_mechanisms({"lights": [{"name": "hall", "kind": "bulb", "level": -1}]}, "m.yaml")
+            "number in [0, 1], got -1\"")):
+        parse_mechanisms({"lights": [{"name": "hall", "shape": "dome", "level": -1}]}, "m.yaml")
     with pytest.raises(MechanismError, match=re.escape("m.yaml: lights: expected unique light "
                                                        "names, got \"'a' twice\"")):
-        parse_mechanisms({"lights": [{"name": "a", "kind": "sun"}, {"name": "a", "kind": "sun"}]},
-                         "m.yaml")
+        parse_mechanisms({"lights": [{"name": "a", "shape": "distant"},
+                                     {"name": "a", "shape": "distant"}]}, "m.yaml")
