@@ -136,7 +136,8 @@ def main() -> None:
                     "domain": os.environ.get("ROS_DOMAIN_ID")}
         elif do == "call_many":  # `count` requests at once; the answers that came
             kind = load(cmd["type"])
-            client = node.create_client(kind, cmd["service"])
+            # deep, as the bridge's: a burst is not cut on this side either
+            client = node.create_client(kind, cmd["service"], qos_profile=QoSProfile(depth=1000))
             if not client.wait_for_service(timeout_sec=20):
                 out = {"error": f"no service {cmd['service']}"}
             else:
