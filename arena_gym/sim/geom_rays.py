@@ -26,7 +26,8 @@ So the distances equal a MuJoCo cast of those geoms to round-off, with the scene
 ids. Every other geom (meshes, heightfields, geoms on bodies with joints: robots, doors)
 is left to the caller, who learns per env whether a cast could see any (`rest`). A static
 geom's pose is read when the group is made (a recompile makes a new group): a model field
-edited in place (geom_pos of a wall) goes unseen, as its bounding volumes do in MuJoCo.
+edited in place (geom_pos of a wall, where MuJoCo's own cast would follow it) goes unseen;
+the scene's edits recompile.
 """
 
 from __future__ import annotations
