@@ -94,6 +94,20 @@ class Kernel:
         """The Python function numba compiles (kernel_cache's source stamps)."""
         return [self.py_func]
 
+    def entry(self, *args: Any) -> Callable[..., Any]:
+        """The compiled function for the types of `args` (compiled now if need be), to call
+        without numba's typing of every argument: only with arguments of exactly these
+        types (the same arrays, or arrays of the same dtype, shape rank, layout and
+        writability; the same kinds of numbers) - nothing checks them. For a caller that
+        keeps its arguments (a prepared call made every step)."""
+        from numba import typeof
+
+        dispatcher = self.dispatcher
+        signature = tuple(typeof(a) for a in args)
+        if signature not in dispatcher.overloads:
+            dispatcher.compile(signature)
+        return dispatcher.overloads[signature].entry_point
+
     @property
     def _numba_type_(self) -> Any:  # a kernel called from a kernel: numba's own dispatcher
         return numba_module().types.Dispatcher(self.dispatcher)

@@ -29,8 +29,11 @@ def check_actions(actions: Any, space: spaces.Space, num_envs: int) -> np.ndarra
             raise index_error(array, int(space.nvec[0]))
         return array
     out = np.empty(array.shape)
-    bad = clip_into(array.reshape(len(array), -1), space.low.reshape(len(array), -1),
-                    space.high.reshape(len(array), -1), out.reshape(len(array), -1))
+    if array.ndim == 2:  # (num_envs, dim): the env's boxes, as they are
+        bad = clip_into(array, space.low, space.high, out)
+    else:
+        bad = clip_into(array.reshape(len(array), -1), space.low.reshape(len(array), -1),
+                        space.high.reshape(len(array), -1), out.reshape(len(array), -1))
     if bad >= 0:
         raise finite_error(array, bad)
     return out

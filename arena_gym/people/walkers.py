@@ -40,7 +40,7 @@ class Driven(Protocol):
 
     @property
     def layout_version(self) -> tuple[int, ...]: ...
-    def state(self, env_id: int, field: str) -> np.ndarray: ...
+    def state(self, env_id: int | None, field: str) -> np.ndarray | None: ...
     def scatter(self, field: str, cols: np.ndarray, values: np.ndarray) -> None: ...
 
 
@@ -70,6 +70,7 @@ class Walkers:
         self._detect(np.zeros((n, capacity), dtype=bool), np.zeros((n, capacity), dtype=bool))
         self._parked = parked(self.slots.ravel()).reshape(n, capacity, 3)
         self._poses = (np.zeros((n, capacity, 3)), np.zeros((n, capacity, 4)))  # written
+        self._all = np.arange(capacity, dtype=np.int64)  # the scratch poses' rows
 
     def _views(self) -> None:
         if self._version == self.sim.layout_version:
@@ -117,13 +118,19 @@ class Walkers:
         self._views()
         c = self.crowd
         contacts, rays = np.empty_like(self._contacts), np.empty_like(self._rays)
-        pos, quat = self._poses
+        # the usual: every env's pool on the same mocap rows of one batch group, written
+        # in place; else into the scratch poses, then scattered
+        pos = self.sim.state(None, "mocap_pos") if self._shared is not None else None
+        quat = self.sim.state(None, "mocap_quat") if pos is not None else None
+        rows = self._shared if quat is not None else self._all
         changed = poses_and_reach(c.pos, c.yaw, c.active, self._parked,
                                   np.ascontiguousarray(robots[:, :2], dtype=float),
                                   robot_radius + RADIUS + CONTACT_MARGIN,
-                                  self.lidar_range + RADIUS + CONTACT_MARGIN, pos, quat,
+                                  self.lidar_range + RADIUS + CONTACT_MARGIN,
+                                  *((pos, quat) if quat is not None else self._poses), rows,
                                   contacts, rays, self._contacts, self._rays)
-        self._scatter(pos, quat, None)
+        if quat is None:
+            self._scatter(*self._poses, None)
         if changed:
             self._detect(contacts, rays)
         else:
@@ -144,7 +151,8 @@ class Walkers:
         c = self.crowd
         pos, quat = self._poses
         poses_and_reach(c.pos, c.yaw, c.active, self._parked, np.zeros((0, 2)), 0.0, 0.0,
-                        pos, quat, self._contacts, self._rays, self._contacts, self._rays)
+                        pos, quat, self._all, self._contacts, self._rays, self._contacts,
+                        self._rays)
         self._scatter(pos, quat, envs)
 
     def _scatter(self, pos: np.ndarray, quat: np.ndarray, envs: Sequence[int] | None) -> None:
@@ -165,9 +173,10 @@ class Walkers:
 
 @kernel
 def poses_and_reach(xy, yaw, active, parked_pos, robots, contact_reach, ray_reach, pos, quat,
-                    contacts, rays, was_contacts, was_rays):  # pragma: no cover - compiled
-    """Each env's pedestrians' mocap poses (E, P): an active one standing at xy (z 0)
-    facing its yaw, the others at their parked rows; with robots (E, 2) given (else none),
+                    rows, contacts, rays, was_contacts, was_rays):  # pragma: no cover
+    """Each env's pedestrians' mocap poses, pedestrian p's into pos[e, rows[p]] and
+    quat[e, rows[p]]: an active one standing at xy (z 0) facing its yaw, the others at
+    their parked rows; with robots (E, 2) given (else none),
     whether each is within `contact_reach` of its env's robot (collision detection) and
     within `ray_reach` (ray casts), an inactive one neither. Returns how many envs' flags
     differ from was_contacts / was_rays."""
@@ -175,14 +184,15 @@ def poses_and_reach(xy, yaw, active, parked_pos, robots, contact_reach, ray_reac
     for e in range(xy.shape[0]):
         differs = False
         for p in range(xy.shape[1]):
+            r = rows[p]
             if active[e, p]:
-                pos[e, p, 0], pos[e, p, 1], pos[e, p, 2] = xy[e, p, 0], xy[e, p, 1], 0.0
+                pos[e, r, 0], pos[e, r, 1], pos[e, r, 2] = xy[e, p, 0], xy[e, p, 1], 0.0
             else:
-                pos[e, p, 0], pos[e, p, 1] = parked_pos[e, p, 0], parked_pos[e, p, 1]
-                pos[e, p, 2] = parked_pos[e, p, 2]
+                pos[e, r, 0], pos[e, r, 1] = parked_pos[e, p, 0], parked_pos[e, p, 1]
+                pos[e, r, 2] = parked_pos[e, p, 2]
             half = yaw[e, p] / 2
-            quat[e, p, 0], quat[e, p, 1] = math.cos(half), 0.0
-            quat[e, p, 2], quat[e, p, 3] = 0.0, math.sin(half)
+            quat[e, r, 0], quat[e, r, 1] = math.cos(half), 0.0
+            quat[e, r, 2], quat[e, r, 3] = 0.0, math.sin(half)
             if robots.shape[0]:
                 d = math.hypot(xy[e, p, 0] - robots[e, 0], xy[e, p, 1] - robots[e, 1])
                 near = active[e, p] and d < contact_reach

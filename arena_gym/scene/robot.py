@@ -28,8 +28,8 @@ WHEEL_TIME_CONSTANT = 0.08  # s: 1 / natural frequency of a wheel servo carrying
 WHEEL_MAX_ACCEL = 20.0  # m/s^2 the wheel torques can give the robot (they saturate beyond)
 # s: the planar base's first-order servos, set so that a step in the twist carries it as far
 # as the wheels' critically damped servos carry the wheeled base (arena_diffbot: within
-# 1.3 mm and 0.032 rad over 2 s of twists at the planar base's 0.02 s step)
-PLANAR_TIME_CONSTANT = 0.13
+# 1.0 mm and 0.019 rad over 2 s of twists at the planar base's 0.025 s step)
+PLANAR_TIME_CONSTANT = 0.14
 VEL_SUFFIX = "_vel"
 POS_SUFFIX = "_pos"
 

@@ -38,7 +38,8 @@ class SteadyTick:
         self.lidar, self.collision = lidar, collision
         self.envs = np.arange(lidar.reading.num_envs, dtype=np.int64)
         self._group: Any = None  # the batch group the arguments below are of
-        self._args: tuple = ()
+        self._args: tuple | None = None
+        self._tick: Any = None  # tick's compiled function for those arguments
 
     @classmethod
     def plan(cls, channels: list[Channel]) -> SteadyTick | None:
@@ -66,9 +67,13 @@ class SteadyTick:
         hit.needs(clock)
         frames.begin(forced=False)
         group = frames.whole_group
-        args = self._args if group is self._group and group is not None else (
-            self._arguments(group))
-        touched = -1 if args is None else tick(*args, clock, self.envs)
+        if group is not self._group or group is None:
+            self._args = self._arguments(group)
+            # the arguments are these very arrays at every tick: their compiled call
+            self._tick = None if self._args is None else tick.entry(*self._args, clock,
+                                                                   self.envs)
+        args = self._args
+        touched = -1 if args is None else self._tick(*args, clock, self.envs)
         if touched < 0:  # no such group, or the cast could see a geom GeomRays leaves to
             lidar.schedule.next_due, hit.schedule.next_due = before  # MuJoCo: the general
             return False  # path takes the tick

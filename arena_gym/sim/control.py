@@ -97,6 +97,7 @@ class Controller:
         # microseconds either takes, so a command staged during a write is never lost
         self._staging = threading.Lock()
         self._envs_dirty = False  # some env's controls or forces wait to be written
+        self._steady: tuple | None = None  # _apply's usual step (_steady_write)
 
     def add_envs(self, count: int) -> None:
         """Commands for `count` more envs (the store grew); staged twists kept."""
@@ -111,6 +112,7 @@ class Controller:
             self._plans.clear()
             self._checked.clear()
             self._loop_of.clear()
+            self._steady = None
 
     def drive(self, env_id: int, robot: str) -> WheelDrive:
         """The robot's wheel drive, rebuilt after a recompile."""
@@ -129,6 +131,8 @@ class Controller:
 
     def closed_loop(self, groups: Sequence[Any]) -> bool:
         """A closed-loop drive is commanded: its controls change at every tick."""
+        if self._steady is not None and self._steady[0] is groups:
+            return False  # (one open-loop robot)
         for robot, staged in self._twists.items():
             if (staged.all_staged or staged.staged.any()) and self._loops(
                     robot, self._plan(robot, groups)):
@@ -209,6 +213,7 @@ class Controller:
         staged = self._twists.get(robot)
         if staged is None:
             staged = self._twists[robot] = _Twists.make(self.store.num_envs)
+            self._steady = None  # a second robot: the usual step is no more
         return staged
 
     def _stage(self, robot: str, envs: np.ndarray | slice, twists: np.ndarray | None) -> None:
@@ -218,6 +223,7 @@ class Controller:
         if not staged.all_staged:
             if not staged.staged[envs].all():
                 self._plans.pop(robot, None)  # an env joins: where it lives is not planned
+                self._steady = None
             staged.staged[envs] = True
             staged.all_staged = bool(staged.staged.all())
         if twists is not None:
@@ -301,6 +307,7 @@ class Controller:
     def invalidate(self, env_id: int) -> None:
         """Rewrite this env's controls at the next tick (after a recompile or regroup)."""
         self.commands[env_id].dirty = self._envs_dirty = True
+        self._steady = None
         for staged in self._twists.values():
             staged.dirty[env_id] = True  # (all_dirty stays what it was: True stays true)
 
@@ -350,6 +357,16 @@ class Controller:
             self._apply(groups, dt)
 
     def _apply(self, groups: Sequence[Any], dt: float) -> None:
+        steady = self._steady
+        if steady is not None and steady[0] is groups and not self._envs_dirty:
+            staged = steady[1]
+            if staged.all_dirty:  # the usual step: every env's twist staged at once
+                write(staged.values, *steady[2])
+                staged.dirty.fill(False)
+                staged.all_dirty = False
+                return
+            if not staged.dirty.any():
+                return
         for robot, staged in self._twists.items():
             if not (staged.all_staged or staged.staged.any()):
                 continue
@@ -365,6 +382,27 @@ class Controller:
                 if commands.dirty:
                     self._write_env(env_id, commands)
             self._envs_dirty = False
+        self._steady = self._steady_write(groups)
+
+    def _steady_write(self, groups: Sequence[Any]) -> tuple | None:
+        """(groups, the staged twists, `write`'s arguments after them) where one robot's
+        twists are staged in every env, written by one open-loop drive into one batch
+        group holding every env in order: `_apply`'s usual step; else None."""
+        if len(self._twists) != 1:
+            return None
+        robot, staged = next(iter(self._twists.items()))
+        if not staged.all_staged:
+            return None
+        parts = self._plan(robot, groups)
+        if len(parts) != 1:
+            return None
+        part = parts[0]
+        drive = part.drive
+        if not part.every or drive.yaw_loop is not None or not isinstance(part.group,
+                                                                         BatchGroup):
+            return None
+        return groups, staged, (drive.matrix, drive.actuator_ids, drive.base_ids,
+                                part.group.ctrl, part.envs, part.rows)
 
     def _write(self, part: _Part, staged: _Twists, dt: float) -> None:
         drive, group = part.drive, part.group

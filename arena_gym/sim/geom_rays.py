@@ -15,13 +15,19 @@ so `GeomRays.cast` casts them in one compiled pass over every env of a group:
   within the cutoff of the origin, as mj_multiRay culls; then those a cast skips, read
   live from each env's model as mj_ray reads them (a group the mask leaves out, a
   transparent colour or material, the excluded body);
-- per ray, each candidate's test, the arithmetic of MuJoCo's own (sim/ray_shapes.py),
-  which starts with the same bounding-sphere test; the nearest hit wins, equal distances
-  going to the lower geom id as mj_ray's scan over geoms keeps them.
+- per candidate, the rays whose bearing in the plane passes it (`cull`: its bounding
+  circle, a box's outline, a plane's facing side; with many candidates, a map's walls, the
+  rays sorted by bearing once and each candidate's run found by bisection), each tried
+  with the arithmetic of MuJoCo's own test (sim/ray_shapes.py), which starts with the same
+  bounding-sphere test; the nearest hit wins, equal distances going to the lower geom id
+  as mj_ray's scan over geoms keeps them.
 
 So the distances equal a MuJoCo cast of those geoms to round-off, with the scene's geom
 ids. Every other geom (meshes, heightfields, geoms on bodies with joints: robots, doors)
-is left to the caller, who learns per env whether a cast could see any (`rest`).
+is left to the caller, who learns per env whether a cast could see any (`rest`). A static
+geom's pose is read when the group is made (a recompile makes a new group): a model field
+edited in place (geom_pos of a wall, where MuJoCo's own cast would follow it) goes unseen;
+the scene's edits recompile.
 """
 
 from __future__ import annotations

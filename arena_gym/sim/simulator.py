@@ -145,14 +145,21 @@ class Simulator:
         """The live, writable control vector of an env (valid until the next regroup)."""
         return self._group_of[env_id].ctrl_of(env_id)
 
-    def state(self, env_id: int, field: str) -> np.ndarray:
+    def state(self, env_id: int | None, field: str) -> np.ndarray | None:
         """A live, writable view of an env's state field (qpos, qvel, ctrl, mocap_pos,
         mocap_quat, qacc_warmstart, ...), valid until the next regroup (a recompile).
+        `env_id` None: every env's, (num_envs, ...), where one batch group holds them all in
+        order (the usual case), else None (write through `scatter` then).
 
         Writes take effect at the next step; read `store[env].data` for derived quantities.
         """
         with self._lock:
             self._prepare()
+            if env_id is None:
+                if self._whole is None or self._any_touched:
+                    return None
+                self._stale = [True] * len(self._stale)  # the scenes' MjData fall behind
+                return self._whole.bound(field)
             group = self._group_of[env_id]
             if self._touched[env_id]:  # hand edits to MjData go in first, not over these
                 group.push(self.store.scenes[env_id])

@@ -181,7 +181,8 @@ def evaluate_plain(task, inputs, out):  # pragma: no cover - compiled
 def people_step(weights, crowd_pos, crowd_active, pose, before, collided, kind, pedestrian,
                 counted, dt, personal_space, in_space, speed_in_space, min_distance, hits,
                 values, terms, reward):  # pragma: no cover - compiled
-    """The people's part of a step in every env e: the nearest walking person (centres),
+    """The people's part of a step in every env e (`weights`: rewards.Weights as a plain
+    tuple, which numba types at C speed): the nearest walking person (centres),
     whether the collision hit a person (kind == pedestrian), the speed the robot moved at
     since `before` (its pose before the step) over `dt`; the social metrics of a counted
     step (EpisodeMetrics.update_pedestrians); each pedestrian term into terms[:, e] (0 where
@@ -201,7 +202,7 @@ def people_step(weights, crowd_pos, crowd_active, pose, before, collided, kind, 
         if c:
             min_distance[e] = min(min_distance[e], nearest)
         hits[e] += hit and c
-        pedestrian_terms(weights, PeopleOutcome(nearest, hit, speed), values)
+        pedestrian_terms(Weights(*weights), PeopleOutcome(nearest, hit, speed), values)
         total = reward[e]
         for k in range(values.shape[0]):
             terms[k, e] = values[k] if c else 0.0

@@ -367,7 +367,7 @@ class NavigationTask:
         crowd, m, out = self.walkers.crowd, self.metrics, self.outputs  # type: ignore[union-attr]
         values = np.zeros((len(PEDESTRIAN), self.n))
         reward = out.reward.copy()
-        people_step(self.arrays.weights, crowd.pos, crowd.active, self.pose, self._prev_pose,
+        people_step(self._task_plain[6], crowd.pos, crowd.active, self.pose, self._prev_pose,
                     end.collided, kind, self._pedestrian_kind, counted, self.cfg.control_dt,
                     m.personal_space, m.in_space, m.speed_in_space, m.min_distance,
                     m.pedestrian_collisions, self._people_values, values, reward)

@@ -177,8 +177,8 @@ def test_unknown_config_key_suggests_the_close_one():
             "unknown config key 'reward.gaol'; did you mean 'reward.goal'?")):
         gym.make("ArenaMujoco-v0", reward={"gaol": 1.0})
     with pytest.raises(ConfigError, match=re.escape(
-            "control_dt: expected a whole multiple of physics_dt (0.02), got 0.05")):
-        gym.make("ArenaMujoco-v0", control_dt=0.05)
+            "control_dt: expected a whole multiple of physics_dt (0.025), got 0.06")):
+        gym.make("ArenaMujoco-v0", control_dt=0.06)
 
 
 def test_discrete_actions_come_from_model_params():

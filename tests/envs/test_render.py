@@ -35,9 +35,9 @@ def test_frame_has_the_configured_size_and_is_not_blank(view):
 
 
 def test_metadata_lists_the_modes_and_the_control_rate():
-    env = gym.make("ArenaMujoco-v0", control_dt=0.04, **SMALL)
+    env = gym.make("ArenaMujoco-v0", control_dt=0.05, **SMALL)
     assert env.metadata["render_modes"] == ["human", "rgb_array"]
-    assert env.metadata["render_fps"] == pytest.approx(25.0)
+    assert env.metadata["render_fps"] == pytest.approx(20.0)
     env.close()
 
 

@@ -127,7 +127,7 @@ def test_the_default_robot_started_2_5_cm_inside_a_wall_collides_in_the_first_st
     terminated = core.step(np.array([[0.0, 0.0]]), np.ones(1, bool)).terminated
     assert terminated[0] and core.sensor_suite["collision"].classes[0] == "wall"
     # the wall pushes it out within 0.2 s (the planar base's contacts are as soft as MuJoCo
-    # makes them at its 0.02 s step): then nothing touches any more
+    # makes them at its 0.025 s step): then nothing touches any more
     core.step(np.array([[0.0, 0.0]]), np.ones(1, bool))
     assert core.task.pose[0, 0] + _front(core) <= _wall_face(core) - 1e-3
     core.close()

@@ -156,7 +156,7 @@ def test_the_chassis_collides_with_a_box_and_the_floor_never_counts(tmp_path):
 def test_the_env_on_the_planar_base_ends_an_episode_on_a_collision():
     env = ArenaVectorEnv(2, base="planar")
     env.reset(seed=3)
-    assert env.core.cfg.substeps == 5  # the planar base's 0.02 s step
+    assert env.core.cfg.substeps == 4  # the planar base's 0.025 s step
     for _ in range(300):
         _, _, terminated, _, info = env.step(np.tile([0.22, 0.0], (2, 1)))
         if terminated.any():
@@ -169,7 +169,7 @@ def test_a_base_that_is_neither_is_named():
     with pytest.raises(ConfigError, match=re.escape(
             "base: expected one of ('wheeled', 'planar'), got 'legs'")):
         load_config(None, base="legs")
-    assert load_config(None).timestep == 0.02  # the planar base, the default
+    assert load_config(None).timestep == 0.025  # the planar base, the default
     assert load_config(None, base="wheeled").timestep == 0.005
     assert load_config(None, base="planar", physics_dt=0.005).substeps == 20
 

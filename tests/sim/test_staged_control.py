@@ -102,3 +102,32 @@ def test_bad_staged_commands_are_rejected_and_stage_nothing():
     sim.step(10)
     assert not store[0].data.xfrc_applied.any()
     assert not store[0].data.ctrl.any()
+
+
+def test_every_twist_staged_reaches_ctrl_after_a_run_of_all_env_steps():
+    """The controller's usual step (one robot's twists staged in every env at once) keeps
+    taking what else is staged: one env's twist, a second robot's."""
+    store = SceneStore(2)
+    for env in range(2):
+        store[env].spawn_urdf("a", builtin_robot_urdf(), pose=(0.0, 0.0, 0.0))
+        store[env].spawn_urdf("b", builtin_robot_urdf(), pose=(3.0, 0.0, 0.0))
+    sim = Simulator(store)
+    controller = sim.controller
+    drive_a, drive_b = controller.drive(0, "a"), controller.drive(0, "b")
+
+    def wheels(drive, env: int) -> np.ndarray:
+        return sim.ctrl(env)[drive.actuator_ids]
+
+    for _ in range(3):  # the usual step, again and again
+        controller.set_twists("a", np.array([[0.1, 0.0], [0.2, 0.0]]))
+        sim.step(10)
+    np.testing.assert_array_equal(wheels(drive_a, 1), drive_a.matrix @ [0.2, 0.0, 0.0])
+    sim.set_cmd_vel(1, "a", 0.05, 0.5)  # one env's, between steps of every env's
+    sim.step(10)
+    np.testing.assert_array_equal(wheels(drive_a, 1), drive_a.matrix @ [0.05, 0.0, 0.5])
+    np.testing.assert_array_equal(wheels(drive_a, 0), drive_a.matrix @ [0.1, 0.0, 0.0])
+    controller.set_twists("a", np.array([[0.1, 0.0], [0.2, 0.0]]))
+    controller.set_twists("b", np.array([[0.0, 1.0], [0.0, -1.0]]))  # a second robot
+    sim.step(10)
+    np.testing.assert_array_equal(wheels(drive_b, 1), drive_b.matrix @ [0.0, 0.0, -1.0])
+    np.testing.assert_array_equal(wheels(drive_a, 1), drive_a.matrix @ [0.2, 0.0, 0.0])

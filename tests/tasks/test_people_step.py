@@ -49,7 +49,7 @@ def test_people_step_equals_the_numpy_definitions(seed, n, people):
     # compiled
     values = np.zeros((len(PEDESTRIAN), n))
     reward = builtin.copy()
-    people_step(weights(cfg), crowd_pos, crowd_active, pose, before, collided, kind,
+    people_step(tuple(weights(cfg)), crowd_pos, crowd_active, pose, before, collided, kind,
                 PEDESTRIAN_KIND, counted, dt, mine.personal_space, mine.in_space,
                 mine.speed_in_space, mine.min_distance, mine.pedestrian_collisions,
                 np.zeros(len(PEDESTRIAN)), values, reward)
