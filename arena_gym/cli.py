@@ -499,9 +499,10 @@ def _train(args: argparse.Namespace) -> int:
 
 def _eval(args: argparse.Namespace) -> int:
     from arena_gym.envs.vector_env import ArenaVectorEnv
-    from arena_gym.train.evaluation import evaluate
+    from arena_gym.train.evaluation import check_episodes, evaluate
     from arena_gym.train.policies import is_named, make_policy
 
+    check_episodes(args.episodes)  # before anything is built
     _pretrained_config(args)
     config, overrides = _overrides(args)
     if not is_named(args.policy) and ":" not in args.policy.removesuffix(".zip"):

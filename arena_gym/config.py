@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
+import re
 import types
 import typing
 from collections.abc import Mapping
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
+from arena_gym.files import read_text
 from arena_gym.registry import REWARD_TERMS
 
 
@@ -371,6 +373,9 @@ def _check(ok: bool, key: str, expected: str) -> None:
         raise ConfigError(f"{key}: expected {expected}")
 
 
+_EXPONENT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+")  # 2e-3, 1.E5, .5e1
+
+
 def _convert(value: Any, hint: Any, key: str) -> Any:
     origin = typing.get_origin(hint)
     if origin is Annotated:  # a ranged number: convert, then check the range here (key known)
@@ -396,6 +401,8 @@ def _convert(value: Any, hint: Any, key: str) -> Any:
     if origin in (typing.Union, types.UnionType):
         return value
     if hint is float:
+        if isinstance(value, str) and _EXPONENT.fullmatch(value.strip()):
+            value = float(value)  # YAML 1.1 reads 2e-3 (no '.') as a string; YAML 1.2 a number
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ConfigError(f"{key}: expected a number, got {value!r}")
         if not math.isfinite(value):
@@ -469,7 +476,7 @@ def load_config(path: str | Path | None = None, **overrides: Any) -> EnvConfig:
 
         path = config_path(path)
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_text(path, str(path), error=ConfigError)
             data = yaml.safe_load(text) or {}
         except FileNotFoundError:
             raise ConfigError(f"{path}: expected an existing YAML file, got no such file") from None

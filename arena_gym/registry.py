@@ -32,8 +32,9 @@ class PluginWarning(UserWarning):
     """An installed plugin failed to load (the rest of arena_gym works without it)."""
 
 
-class RegistryError(LookupError):
-    """An unknown or clashing name in a registry."""
+class RegistryError(ValueError, LookupError):
+    """An unknown or clashing name in a registry (a ValueError: the command line says it in
+    one line)."""
 
     def __str__(self) -> str:  # LookupError would quote the message
         return str(self.args[0]) if self.args else ""

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,6 +57,7 @@ from arena_gym.scene.urdf_models import is_urdf
 from arena_gym.sensors import CameraReading, CameraSpec, SensorError, SensorSpec
 from arena_gym.sensors.camera_frames import CameraFrame, FrameLease
 from arena_gym.sim.options import read_options
+from arena_gym.sim.simulator import SimulatorClosed
 
 __all__ = ["MODEL", "RuntimeOptions", "Settings", "SettingsSnapshot", "Simulation",
            "SimulationInfo"]
@@ -139,7 +141,7 @@ class Settings:
     either applied whole or rejected with ValueError("field: message")."""
 
     def __init__(self, owner: Simulation) -> None:
-        self._owner = owner
+        self._owner = weakref.proxy(owner)  # (no cycle: a dropped Simulation frees at once)
 
     def snapshot(self) -> SettingsSnapshot:
         """A frozen copy of every setting now."""
@@ -203,7 +205,7 @@ class Cameras:
     load_from_string) starts without them."""
 
     def __init__(self, owner: Simulation) -> None:
-        self._owner = owner
+        self._owner = weakref.proxy(owner)  # (no cycle: a dropped Simulation frees at once)
         self._specs: list[SensorSpec] = []
 
     def add(self, spec: SensorSpec) -> CameraReading:
@@ -348,6 +350,7 @@ class Simulation:
         self._epoch = 0
         self._core: Any = None
         self._runner: Any = None
+        self._closed_info: Any = None  # the runner's last info, once closed
         self.settings = Settings(self)
         self.cameras = Cameras(self)
         self._viewers: dict[int, Any] = {}  # env -> PassiveViewer
@@ -371,8 +374,7 @@ class Simulation:
         except ValueError:
             core.close()
             raise
-        suite = core.sensor_suite
-        core.sim.hooks.tick.append(lambda sim: suite.update())
+        core.sensor_suite.hook_ticks()  # sampled at every tick (the env's core: by its step)
         self._core, self._runner, self._epoch = core, Runner(core.sim), 0
         self.load_count += 1
         self._options = self._snapshot()
@@ -382,6 +384,7 @@ class Simulation:
     def reload(self) -> None:
         """Close this load and build the world again from its source (the config or the
         model): load_count + 1, the source's options again (epoch 0), new plugin handles."""
+        self._live()
         self._runner.close()
         self._core.close()
         self._load()
@@ -421,35 +424,37 @@ class Simulation:
     # ------------------------------------------------------------ parts
     @property
     def simulator(self) -> Any:
-        return self._core.sim
+        return self._live().sim
 
     @property
     def runner(self) -> Any:
         """The Runner that runs this load's simulator free (snapshots, keyframes, ...)."""
+        self._live()
         return self._runner
 
     @property
     def store(self) -> Any:
-        return self._core.store
+        return self._live().store
 
     @property
     def sensor_suite(self) -> Any:
-        return self._core.sensor_suite
+        return self._live().sensor_suite
 
     @property
     def plugins(self) -> list[Any]:
-        return self._core.plugins
+        return self._live().plugins
 
     # ------------------------------------------------------------ stepping
     def step(self, n: int = 1) -> None:
         """`n` physics steps of every env (lockstep; works paused or not)."""
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
             raise ValueError(f"step: expected an integer >= 1, got {n!r}")
-        sim = self._core.sim
+        core = self._live()
+        sim = core.sim
         with sim.lock():
             sim.step(int(n))
             if sim.step_count % sim.tick_steps:  # ended between ticks: MuJoCo's own now
-                self._core.sensor_suite.sample_live()
+                core.sensor_suite.sample_live()
         for viewer in self._viewers.values():
             if viewer.auto_sync and viewer.is_running():
                 viewer.sync()
@@ -475,6 +480,7 @@ class Simulation:
         return viewer
 
     def start(self, paused: bool = False) -> None:
+        self._live()
         self._runner.start(paused=paused)
 
     def pause(self) -> None:
@@ -485,7 +491,7 @@ class Simulation:
 
     @property
     def sim_info(self) -> SimulationInfo:
-        info = self._runner.info
+        info = self._closed_info if self._runner is None else self._runner.info
         model = self._model
         path = "" if model is None or is_xml_text(model) else str(model)
         return SimulationInfo(self.load_count, **dataclasses.asdict(info), model_path=path,
@@ -515,15 +521,24 @@ class Simulation:
     def _container_hooks(self, core: Any) -> None:
         """A load's plugins step after every tick and reset (with the sensors) after every
         reset; the state as loaded is the initial state `reset()` goes back to."""
-        plugins, suite = core.plugins, core.sensor_suite
-        if plugins:
-            core.sim.hooks.tick.append(lambda sim: [h.step(core) for h in plugins])
+        # the hooks (held by the core's simulator) hold the core weakly: no cycle
+        held = weakref.ref(core)
+
+        def on_tick(sim: Any) -> None:
+            core = held()
+            for handle in core.plugins if core is not None else ():
+                handle.step(core)
 
         def on_reset(sim: Any, env_ids: list[int], fill_initial_state: bool) -> None:
-            suite.reset(env_ids)
-            for handle in plugins:
+            core = held()
+            if core is None:
+                return
+            core.sensor_suite.reset(env_ids)
+            for handle in core.plugins:
                 handle.reset(core, np.asarray(env_ids, dtype=np.int64))
 
+        if core.plugins:
+            core.sim.hooks.tick.append(on_tick)
         core.sim.hooks.reset.append(on_reset)
         self._runner.capture_initial_state()
 
@@ -566,14 +581,25 @@ class Simulation:
 
     # ------------------------------------------------------------ lifetime
     def close(self) -> None:
-        """Close the viewers, stop the loop and free the load (idempotent)."""
+        """Close the viewers, stop the loop and free the load (its memory goes now;
+        idempotent); a step, start or reload after it raises SimulatorClosed, as does a
+        handle taken from it."""
         for viewer in self._viewers.values():
             viewer.close()
         self._viewers.clear()
         if self._core is not None:
             self._runner.close()
             self._core.close()
-            self._core = None
+            self._closed_info = self._runner.info  # sim_info after close
+            self._core = self._runner = None  # (the runner holds the simulator)
+
+    def _live(self) -> Any:
+        """This load's core; SimulatorClosed after close()."""
+        if self._core is None:
+            raise SimulatorClosed("simulator: closed (by close(), or replaced by a "
+                                  "Simulation's reload() or load_from_*); expected the open "
+                                  "one (Simulation.simulator)")
+        return self._core
 
     def __enter__(self) -> Self:
         return self

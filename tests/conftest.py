@@ -3,6 +3,8 @@ assets are missing."""
 
 from __future__ import annotations
 
+import ctypes
+import gc
 import json
 import os
 import subprocess
@@ -32,6 +34,32 @@ def assets() -> Path:
             pytest.fail(message)
         pytest.skip(message)
     return ASSETS
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _memory_back_to_the_system():
+    """At the end of each test module, glibc's freed memory goes back to the system: MuJoCo's
+    models and data and large numpy arrays are blocks of megabytes, which glibc (its mmap
+    threshold rises to the largest block freed) serves from its heaps and keeps when they
+    are freed, so a process that builds many worlds one after another holds gigabytes it
+    does not use. What the suite builds is freed (tests/envs/test_memory_flat.py); this
+    hands the pages back, so one process runs the suite in a few GB."""
+    yield
+    gc.collect()
+    if _LIBC is not None:
+        _LIBC.malloc_trim(0)
+
+
+def _libc():
+    """glibc, for malloc_trim; None elsewhere."""
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        return libc if hasattr(libc, "malloc_trim") else None
+    except OSError:
+        return None
+
+
+_LIBC = _libc()
 
 
 def robot_paths(assets: Path, name: str) -> tuple[Path, list[Path]]:

@@ -16,7 +16,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "arena_gym"
 
 # lowest first; a name is a module or a package (then every module under it)
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("caches", "errors", "checks", "kernel_cache", "compiled", "registry", "geometry"),  # the base
+    ("caches", "errors", "checks", "files", "kernel_cache", "compiled", "registry",
+     "geometry"),  # the base
     ("config", "plugins"),  # what a user asks for; runtime plugins' base class
     ("assets",),  # file formats: URDF, Gazebo SDF, meshes and their cache, hulls, .mdl
     ("people",),  # pedestrian bodies, skins, skeletons, crowd motion

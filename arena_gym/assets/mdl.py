@@ -34,6 +34,7 @@ import mujoco
 
 from arena_gym.assets.meshes import inside
 from arena_gym.errors import AssetWarning, SceneError
+from arena_gym.files import check_file, read_text
 
 ASSET_PREFIX = "mdl/"
 MUTED = (0.3, 0.6)  # saturation, value of a colour made from a name
@@ -65,7 +66,7 @@ def read_mdl(path: str | Path) -> MdlMaterial:
     """The material of an .mdl file (see the module docstring for the order)."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path, str(path), error=SceneError)
     except (OSError, UnicodeDecodeError) as exc:
         raise SceneError(f"{path}: expected a readable UTF-8 .mdl file, got {exc}") from None
     code = _COMMENTS.sub(" ", text)  # step 2 reads the raw text: a path in a comment counts
@@ -121,6 +122,7 @@ def _image(mdl: Path, ref: str) -> Path | None:
     from PIL import Image
 
     try:
+        check_file(image, f"image {ref!r}")
         with Image.open(image) as img:
             img.verify()
     except Exception as exc:  # PIL raises many kinds on a broken file

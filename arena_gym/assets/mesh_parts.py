@@ -24,6 +24,7 @@ import numpy as np
 
 from arena_gym.assets import mesh_cache
 from arena_gym.assets.meshes import MeshUnavailable
+from arena_gym.files import MAX_DATA_BYTES, check_file
 
 MAX_FACES = 200_000  # MuJoCo's limit for a mesh's faces
 MAX_TEXTURE = 1024  # px a side of a part's texture
@@ -70,6 +71,7 @@ def mesh_parts(path: Path, cache: Path | None = None, root: Path | None = None
     path = Path(path)
     if not path.is_file():
         raise MeshUnavailable(f"missing file {str(path)!r}")
+    check_file(path, f"mesh {str(path)!r}", MAX_DATA_BYTES, error=MeshUnavailable)
     try:
         native = _native(path)
         st = path.stat()

@@ -21,6 +21,7 @@ import mujoco
 from arena_gym.assets.meshes import inside
 from arena_gym.assets.sources import is_xml_text
 from arena_gym.errors import SpawnError
+from arena_gym.files import read_text
 
 _DIRS = ("meshdir", "texturedir", "assetdir")
 MAX_INCLUDE_BYTES = 64_000_000  # an included XML file read for text with a base folder
@@ -43,15 +44,16 @@ def load_mjcf(mjcf: str | Path, label: str, path_roots: tuple[Path, ...] | None 
         if not path.is_file():
             raise SpawnError(f"{label}: MJCF file not found: expected a readable file, got "
                              f"{str(path)!r}")
+        text = read_text(path, f"{label}: MJCF file {str(path)!r}", error=SpawnError,
+                         errors="replace")
         if path_roots is not None:
-            _confine(path.read_text(encoding="utf-8", errors="replace"), path.parent,
-                     path.parent, path_roots, f"{label} ({source})", set())
+            _confine(text, path.parent, path_roots, f"{label} ({source})")
         return _parse(lambda: mujoco.MjSpec.from_file(str(path)), f"{label} ({source})"), source
     if not isinstance(mjcf, str):
         raise SpawnError(f"{label}: expected an MJCF path or XML text, got "
                          f"{type(mjcf).__name__}")
     if path_roots is not None:
-        _confine(mjcf, Path.cwd(), Path.cwd(), path_roots, f"{label} (MJCF text)", set())
+        _confine(mjcf, Path.cwd(), path_roots, f"{label} (MJCF text)")
     return _parse(lambda: mujoco.MjSpec.from_string(mjcf), f"{label} (MJCF text)"), "MJCF text"
 
 
@@ -115,29 +117,51 @@ def one_line(exc: Exception) -> str:
     return "; ".join(line.strip() for line in str(exc).strip().splitlines() if line.strip())
 
 
-def _confine(text: str, main: Path, here: Path, roots: tuple[Path, ...], where: str,
-             seen: set[Path]) -> None:
+def _confine(text: str, main: Path, roots: tuple[Path, ...], where: str) -> None:
     """Refuse any file the XML (and what it includes) names that resolves outside `roots`,
-    from any directory MuJoCo might resolve it against."""
+    from any directory MuJoCo might resolve it against: MuJoCo applies a `<compiler>` of any
+    included file to the whole model, so every file's references are checked against the
+    directories of every `<compiler>` in the tree."""
+    tree: list[tuple[ET.Element, Path]] = []  # each XML of the model and its folder
+    _include(text, main, main, roots, where, tree, set())
+    dirs = ["", *(d for root, _ in tree for c in root.iter("compiler") for k in _DIRS
+                  if (d := c.get(k)))]
+    bases = {folder / d for folder in {main, *(here for _, here in tree)} for d in dirs}
+    for root, _ in tree:  # (included XML was checked as it was read)
+        for element, attr, ref in _references(root):
+            if element.tag not in ("include", "model") and any(
+                    not inside(base / ref, roots) for base in bases):
+                raise SpawnError(f"{where}: <{element.tag} {attr}={ref!r}>: expected a file "
+                                 "inside the allowed roots")
+
+
+def _include(text: str, main: Path, here: Path, roots: tuple[Path, ...], where: str,
+             tree: list[tuple[ET.Element, Path]], seen: set[Path]) -> None:
+    """Parse `text` (an XML of the model, in folder `here`) into `tree`, then the XML files
+    it includes, each read only once it is known to lie inside `roots` (as a regular file
+    under the size bound)."""
     try:
         root = ET.fromstring(text)
     except ET.ParseError as exc:
         raise SpawnError(f"{where}: malformed XML: {exc}") from None
-    dirs = [d for c in root.iter("compiler") for k in _DIRS if (d := c.get(k))]
-    bases = {main, here, *(main / d for d in dirs), *(here / d for d in dirs)}
-    for element in root.iter():
-        for attr, ref in element.attrib.items():
-            if not attr.startswith("file") or not ref:
-                continue
-            candidates = [base / ref for base in bases]
-            outside = [c for c in candidates if not inside(c, roots)]
-            if outside:
-                raise SpawnError(f"{where}: <{element.tag} {attr}={ref!r}>: expected a file "
-                                 "inside the allowed roots")
-            if element.tag in ("include", "model"):  # XML that names files in turn
-                for candidate in candidates:
-                    real = candidate.resolve()
-                    if real.is_file() and real not in seen:
-                        seen.add(real)
-                        _confine(real.read_text(encoding="utf-8", errors="replace"), main,
-                                 real.parent, roots, where, seen)
+    tree.append((root, here))
+    dirs = ["", *(d for c in root.iter("compiler") for k in _DIRS if (d := c.get(k)))]
+    for element, attr, ref in _references(root):
+        if element.tag not in ("include", "model"):  # XML that names files in turn
+            continue
+        candidates = [base / d / ref for base in (main, here) for d in dirs]
+        if any(not inside(c, roots) for c in candidates):
+            raise SpawnError(f"{where}: <{element.tag} {attr}={ref!r}>: expected a file "
+                             "inside the allowed roots")
+        for real in sorted({c.resolve() for c in candidates} - seen):
+            if real.is_file():
+                seen.add(real)
+                _include(read_text(real, f"{where}: <{element.tag} {attr}={ref!r}>",
+                                   error=SpawnError, errors="replace"),
+                         main, real.parent, roots, where, tree, seen)
+
+
+def _references(root: ET.Element) -> list[tuple[ET.Element, str, str]]:
+    """(element, attribute, value) of every file an XML names (attributes `file*`)."""
+    return [(element, attr, ref) for element in root.iter()
+            for attr, ref in element.attrib.items() if attr.startswith("file") and ref]

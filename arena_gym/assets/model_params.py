@@ -10,6 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from arena_gym.files import read_text
+
 MODEL_PARAMS_FILE = "model_params.yaml"
 
 
@@ -22,8 +24,9 @@ def read_model_params(path: str | Path) -> dict[str, Any]:
     import yaml
 
     try:
-        data = yaml.safe_load(Path(path).read_text()) or {}
-    except (OSError, yaml.YAMLError) as exc:
+        data = yaml.safe_load(read_text(path, f"model_params {str(path)!r}",
+                                        error=ModelParamsError)) or {}
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise ModelParamsError(
             f"model_params {str(path)!r}: expected readable YAML, got {exc}") from None
     if isinstance(data, dict) and "/**" in data:

@@ -29,6 +29,7 @@ import numpy as np
 from arena_gym.assets.meshes import MeshUnavailable, PathRefused, resolve_uri
 from arena_gym.assets.shapes import Shape
 from arena_gym.errors import AssetWarning
+from arena_gym.files import read_bytes
 from arena_gym.geometry.rotations import mul_quat, quat_mats, rpy_quat
 
 MESH_SUFFIXES = (".obj", ".stl", ".dae", ".glb", ".gltf", ".ply", ".msh")
@@ -172,8 +173,8 @@ def _sdf_of(folder: Path) -> Path | None:
     named = []
     for config in (folder / "model.config", folder / "sdf" / "model.config"):
         try:
-            root = ET.parse(config).getroot()
-        except (OSError, ET.ParseError):
+            root = ET.fromstring(read_bytes(config, str(config)))
+        except (OSError, ValueError, ET.ParseError):
             continue
         entries = sorted(root.findall("sdf"), key=lambda e: _version(e.get("version")))
         named += [config.parent / (e.text or "").strip() for e in reversed(entries)]
@@ -195,8 +196,8 @@ def _version(text: str | None) -> tuple[int, ...]:
 
 def _read_sdf(path: Path, roots: tuple[Path, ...]) -> tuple[list[Shape], list[Shape], list[str]]:
     try:
-        root = ET.parse(path).getroot()
-    except (OSError, ET.ParseError) as exc:
+        root = ET.fromstring(read_bytes(path, str(path)))
+    except (OSError, ValueError, ET.ParseError) as exc:
         return [], [], [f"cannot read {path}: {exc}"]
     model = root.find("model") if root.tag == "sdf" else root
     if model is None:

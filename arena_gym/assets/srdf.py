@@ -17,6 +17,7 @@ from pathlib import Path
 from arena_gym.assets.meshes import inside
 from arena_gym.assets.sources import is_xml_text
 from arena_gym.assets.urdf import fold_name, robot_root
+from arena_gym.files import read_text
 
 
 def disabled_pairs(srdf: str | Path, links: Iterable[str],
@@ -54,7 +55,7 @@ def _read(srdf: str | Path, path_roots: tuple[Path, ...] | None) -> tuple[str, s
     if path_roots is not None and not inside(path, path_roots):
         raise ValueError(f"{where}: expected a path inside the allowed roots")
     try:
-        return path.read_text(encoding="utf-8"), where
+        return read_text(path, where), where
     except (OSError, UnicodeDecodeError) as exc:
         raise ValueError(f"{where}: expected a readable UTF-8 file, got "
                          f"{type(exc).__name__}: {exc}") from None

@@ -27,6 +27,7 @@ from arena_gym.assets.mesh_parts import mesh_parts
 from arena_gym.assets.meshes import MeshUnavailable, PathRefused, inside, resolve_uri
 from arena_gym.assets.sources import is_xml_text
 from arena_gym.errors import SpawnError
+from arena_gym.files import read_text
 
 DROPPED_TAGS = ("gazebo", "transmission", "ros2_control")
 _HOSTILE = re.compile(r"[^A-Za-z0-9_.]")
@@ -244,7 +245,7 @@ def _load(urdf: str | Path, roots: tuple[Path, ...] | None = None) -> tuple[str,
         if not path.is_file():
             raise SpawnError(f"URDF file not found: expected a readable file, got {str(path)!r}")
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_text(path, f"URDF file {str(path)!r}", error=SpawnError)
         except (OSError, UnicodeDecodeError) as exc:
             raise SpawnError(
                 f"URDF file {str(path)!r}: expected UTF-8 XML text, got {exc}") from None

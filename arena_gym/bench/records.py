@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from arena_gym.bench.suite import Stage, Suite
+from arena_gym.files import read_text
 from arena_gym.tasks.metrics import METRICS, SOCIAL
 
 KEYS = ("suite", "stage", "policy", "episode", "seed", "world", "robot", "obstacles_min",
@@ -79,11 +80,15 @@ def read_run(run: str | Path, name: str = "records.json") -> Any:
         raise ValueError(f"{run}: expected a benchmark run folder, got a file")
     path = folder / name
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        text = read_text(path, str(path))  # a regular file under the size bound
     except FileNotFoundError:
         raise ValueError(f"{run}: expected a benchmark run folder with {name}, "
                          f"got none") from None
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+    except OSError as exc:
+        raise ValueError(f"{path}: expected a readable file, got {exc}") from None
+    try:
+        return json.loads(text)
+    except ValueError as exc:
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         raise ValueError(f"{path}: expected the JSON {name} of a benchmark run, got "
                          f"{type(exc).__name__}: {reason}") from None

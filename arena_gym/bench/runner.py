@@ -47,8 +47,6 @@ def run_suite(suite: Suite, policy: PolicySpec, out: str | Path, envs: int | Non
     or an error (a later stage's world, say) still writes the records, summary and report
     of the episodes that ended (summary.json: `"complete": false` and what stopped it),
     says so on stderr, and raises what stopped it."""
-    from arena_gym.envs.vector_env import ArenaVectorEnv
-    from arena_gym.train.evaluation import run_episodes
 
     out = Path(out)
     if out.exists() and not out.is_dir():
@@ -60,7 +58,17 @@ def run_suite(suite: Suite, policy: PolicySpec, out: str | Path, envs: int | Non
         from arena_gym.train.model_files import check_model_file
 
         check_model_file(policy)
-    claim(out, RUN_FILES, overwrite, "benchmark run")
+    with claim(out, RUN_FILES, overwrite, "benchmark run"):
+        return _run(suite, policy, out, name, configs, envs, seed, video, progress, trust,
+                    report)
+
+
+def _run(suite: Suite, policy: Any, out: Path, name: str, configs: list, envs: int | None,
+         seed: int | None, video: int, progress: bool, trust: bool, report: bool) -> Path:
+    """run_suite's stages, episodes and files, in the folder it holds."""
+    from arena_gym.envs.vector_env import ArenaVectorEnv
+    from arena_gym.train.evaluation import run_episodes
+
     n = envs or suite.envs
     total = sum(s.episodes for s in suite.stages)
     bar = _progress(total, progress)

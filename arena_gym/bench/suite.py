@@ -39,9 +39,11 @@ from arena_gym.config import (
     from_dict,
     load_config,
 )
+from arena_gym.files import read_text
 
 BUILTIN_SUITES = Path(__file__).resolve().parents[1] / "configs" / "benchmark"
 STAGE_SEED_STRIDE = 1000  # seeds apart between stages: no episode shared up to 1000 a stage
+MAX_STAGE_NAME = 100  # characters: plots/trajectories_NAME.png stays a file name
 
 
 @dataclass(frozen=True)
@@ -60,9 +62,12 @@ class Stage:
 
     def __post_init__(self) -> None:
         _check_ranges(self)
-        if not re.fullmatch(r"[A-Za-z0-9_.-]+", self.name):
-            raise ConfigError(f"stage name: expected letters, digits, '_', '-' or '.', "
-                              f"got {self.name!r}")
+        if not isinstance(self.name, str) or not re.fullmatch(
+                rf"[A-Za-z0-9_.-]{{1,{MAX_STAGE_NAME}}}", self.name):
+            shown = repr(self.name) if len(str(self.name)) <= 60 else \
+                f"{str(self.name)[:60]!r}... ({len(str(self.name))} characters)"
+            raise ConfigError(f"stage name: expected 1 to {MAX_STAGE_NAME} letters, digits, "
+                              f"'_', '-' or '.' (it names the stage's files), got {shown}")
         for key in ("obstacles", "pedestrians"):
             lo, hi = getattr(self, key)
             if lo > hi:
@@ -128,7 +133,7 @@ def load_suite(name: str | Path) -> Suite:
 
     path = suite_path(name)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.safe_load(read_text(path, str(path), error=ConfigError))
     except FileNotFoundError:
         builtins = sorted(p.stem for p in BUILTIN_SUITES.glob("*.yaml"))
         raise ConfigError(f"{path}: expected a suite YAML file or a built-in suite "

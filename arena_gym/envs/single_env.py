@@ -29,7 +29,7 @@ import numpy as np
 from arena_gym.config import EnvConfig, load_config
 from arena_gym.envs.core import NavigationCore
 from arena_gym.envs.rendering import RENDER_MODES, check_render_mode
-from arena_gym.envs.validation import check_reset_first
+from arena_gym.envs.validation import check_options, check_reset_first
 from arena_gym.render.env_view import EnvView
 
 
@@ -62,6 +62,7 @@ class ArenaEnv(gym.Env):
         self._build(state["cfg"])
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
+        check_options(options, ())
         super().reset(seed=seed)
         if seed is not None or not self._reset_once:
             self.core.seed(0, seed)

@@ -6,12 +6,15 @@ are made here."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 
 from arena_gym.compiled import kernel
+
+_COMPILED = (np.dtype(np.float32), np.dtype(np.float64))  # float types the kernels take
 
 
 def check_actions(actions: Any, space: spaces.Space, num_envs: int) -> np.ndarray:
@@ -47,8 +50,8 @@ def checked_shape(actions: Any, space: spaces.Space, num_envs: int) -> np.ndarra
         raise ValueError(f"actions: expected shape {expected}, got {array.shape}")
     if isinstance(space, spaces.MultiDiscrete) and array.dtype.kind not in "iu":
         raise index_error(array, int(space.nvec[0]))
-    if array.dtype.kind == "b":  # numbers, as numpy would cast them
-        array = array.astype(np.float64)
+    if array.dtype.kind == "b" or (array.dtype.kind == "f" and array.dtype not in _COMPILED):
+        array = array.astype(np.float64)  # numbers, as numpy casts them (float16 too)
     return array
 
 
@@ -95,8 +98,24 @@ def check_num_envs(num_envs: Any) -> int:
     return num_envs
 
 
+def check_options(options: Any, allowed: tuple[str, ...]) -> None:
+    """ValueError unless `options` (reset's) is None or a mapping of `allowed` keys only: an
+    option this env does not take is never silently ignored."""
+    if options is None:
+        return
+    if not isinstance(options, Mapping):
+        raise ValueError(f"options: expected a dict, got {type(options).__name__}")
+    unknown = sorted(repr(k) for k in options if k not in allowed)
+    if unknown:
+        takes = f"only {', '.join(map(repr, allowed))}" if allowed else \
+            "none (this env takes no reset options)"
+        raise ValueError(f"options: expected {takes}, got {', '.join(unknown)}")
+
+
 def reset_mask(options: dict | None, num_envs: int) -> np.ndarray | None:
-    """`options["reset_mask"]` as a (num_envs,) bool array; None when not given."""
+    """`options["reset_mask"]` as a (num_envs,) bool array; None when not given (an
+    option other than reset_mask: ValueError)."""
+    check_options(options, ("reset_mask",))
     if not options or "reset_mask" not in options:
         return None
     mask = np.asarray(options["reset_mask"], dtype=bool)

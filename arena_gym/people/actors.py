@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from arena_gym.errors import SpawnError
+from arena_gym.files import MAX_DATA_BYTES, check_file, read_bytes
 from arena_gym.people import actor_cache
 
 LOADS = {"count": 0}  # COLLADA files parsed so far (each actor's once: tests count them)
@@ -95,7 +96,7 @@ def load_actor(sdf: str | Path, cache: Path | None = None) -> ActorAsset:
 @functools.lru_cache(maxsize=32)
 def _load(path: Path, _stamp: int, cache: Path | None) -> ActorAsset:
     try:
-        root = ET.parse(path).getroot()
+        root = ET.fromstring(read_bytes(path, f"actor {str(path)!r}", error=SpawnError))
     except (OSError, ET.ParseError) as exc:
         raise SpawnError(f"actor {str(path)!r}: expected an SDF file, got {exc}") from None
     actor = root if root.tag == "actor" else root.find(".//actor")
@@ -203,7 +204,8 @@ def _beside(sdf: Path, name: str) -> Path:
         raise SpawnError(f"actor {str(sdf)!r}: file {name!r} is outside the actor's folder")
     if not target.is_file():
         raise SpawnError(f"actor {str(sdf)!r}: expected file {name!r} next to it, got none")
-    return target
+    return check_file(target, f"actor {str(sdf)!r}: file {name!r}", MAX_DATA_BYTES,
+                      error=SpawnError)
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ posed from its walk clip or from joint angles (arena_gym.people.joint_rig).
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Protocol
@@ -78,7 +79,9 @@ class PedestrianPool:
     which mocap body of the pool, and the requests that take, move and return them."""
 
     def __init__(self, host: Host, size: int = POOL_SIZE) -> None:
-        self.host = host
+        # weakly: the scene holds its pool, and a scene nobody holds is freed at once (its
+        # model and data with it), not when the cyclic collector comes by
+        self.host = weakref.proxy(host)
         self.prefix, self.size = host.prefix, size
         self.built = False
         self.slots: dict[str, int] = {}  # pedestrian name -> slot

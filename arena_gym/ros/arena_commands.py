@@ -47,6 +47,7 @@ from arena_gym.errors import SceneError
 from arena_gym.people.pedestrians import Pedestrian, split_env
 from arena_gym.ros.arena_lights import ArenaLights, light_of, set_light
 from arena_gym.ros.commands import Commands
+from arena_gym.ros.topic_names import robot_name, topic
 from arena_gym.scene.requests import SLAB_THICKNESS, Prim, PrimEdit, Slab, Wall
 from arena_gym.scene.scene import Scene
 from arena_gym.sim.free_bodies import FreeBodyState
@@ -54,7 +55,6 @@ from arena_gym.sim.runner import Runner
 
 Reply = dict[str, Any]
 _ID_BAD = re.compile(r"[^0-9A-Za-z_]+")
-_TOPIC = re.compile(r"(/[A-Za-z_][A-Za-z0-9_]*)+")  # a ROS topic name, absolute
 TILT = 1e-6  # a quaternion's roll or pitch beyond this is a tilt our bodies cannot take
 SUCCESS, FAILED_PARSE, FAILED_CREATE, NOT_FOUND = 0, 1, 2, 1  # arena_people_msgs results
 _ERRORS = (SceneError, ValueError, KeyError, TypeError, OSError)
@@ -309,7 +309,9 @@ class ArenaCommands:
     def _spawn_walls(self, message: dict, problems: list[str]) -> Reply:
         def build(w: dict, name: str) -> Wall:
             (x0, y0, z0), (x1, y1, z1) = w["start"], w["end"]
-            return Wall(name, (x0, y0), (x1, y1), height=abs(z1 - z0), thickness=w["thickness"],
+            # Arena: a box of the z span, 1 mm high at least (as a prim's sides)
+            return Wall(name, (x0, y0), (x1, y1), height=max(abs(z1 - z0), 2 * MIN_HALF_EXTENT),
+                        thickness=w["thickness"],
                         z=min(z0, z1),
                         **self._look(w.get("material"), problems, f"wall {w['name']!r}",
                                      Wall.__dataclass_fields__["rgba"].default))
@@ -360,6 +362,10 @@ class ArenaCommands:
         name = self._unique(env, f"{body_id(message['name'])}_{base}" if base else
                             message["name"], taken)
         try:
+            if not _ID_BAD.sub("_", str(message["name"])).strip("_"):
+                raise ValueError(f"expected a name (letters, digits, '_'), got "
+                                 f"{message['name']!r}")
+            robot_name(name, max(self.store.num_envs, self.max_envs or 0))  # the envs to come
             x, y = message["pose"][:2]
             urdf = message["urdf_path"]
             self.naming[(env, name)] = naming(message) | (
@@ -535,15 +541,6 @@ def visual(v: dict) -> Shape:
                  scale=tuple(s if s else 1.0 for s in v["scale"]), name=v["name"])
 
 
-def topic(name: str, what: str) -> str:
-    """A topic a request names, absolute; ValueError for one ROS would refuse."""
-    absolute = name if name.startswith("/") else "/" + name
-    if not _TOPIC.fullmatch(absolute):
-        raise ValueError(f"{what}: expected a ROS topic name (letters, digits, '_', '/'), "
-                         f"got {name!r}")
-    return absolute
-
-
 def naming(m: dict) -> dict:
     """The topics and frames an Arena SpawnUrdf request names (frames.describe merges them
     into the robot's entry): frames `tf_prefix` + name, odom on `odom_topic` (none when
@@ -559,6 +556,8 @@ def naming(m: dict) -> dict:
             "/joint_states")
         topics["joint_states"] = f"{space}/mujoco/joint_states"
         out["commands"] = f"{space}/mujoco"
+        for mode in ("velocity", "position"):  # where the joint commands are taken
+            topic(f"{space}/mujoco/joint_commands_{mode}", "joint_states_topic's commands")
     if m["cmd_vel_topic"]:
         out["cmd_vel"] = topic(m["cmd_vel_topic"], "cmd_vel_topic")
     out["sensors"] = [{"type": s["type"], "frame": s["frame"], "sensor": s["sensor"],

@@ -11,6 +11,7 @@ from typing import Any
 
 from arena_gym.people.pedestrians import Pedestrian
 from arena_gym.ros.files import package_paths
+from arena_gym.ros.topic_names import robot_name
 from arena_gym.scene.requests import Prim, PrimEdit, Slab, Wall
 from arena_gym.sim.runner import Runner
 from arena_gym.sim.simulator import Simulator
@@ -179,6 +180,7 @@ class Commands:
 
     def _spawn_urdf(self, message: dict) -> Reply:
         env = self._env(message)
+        robot_name(message["name"], self.store.num_envs)  # its topics: ROS's rules
         urdf = message["urdf"]
         self.store[env].spawn_urdf(message["name"], urdf, pose=tuple(message["pose"]),
                               package_paths=self.packages(urdf))

@@ -11,11 +11,14 @@ columns of the robot's joints. Nothing here casts a ray or reads a sensor of its
 
 from __future__ import annotations
 
+import warnings
+
 import mujoco
 import numpy as np
 
 from arena_gym.ros.camera import camera_key
 from arena_gym.ros.sensor_topics import default_topics, listed, role_names
+from arena_gym.ros.topic_names import problem, robot_name, shown
 from arena_gym.scene.store import SceneStore
 from arena_gym.sensors.readings import (
     CameraReading,
@@ -150,6 +153,7 @@ def describe(sim: Simulator, suite: SensorSuite, robot: str,
     merged into that env's robot entry; its `sensors` list picks the sensors published and
     their topics (sensor_topics.listed)."""
     store = sim.store
+    robot_name(robot, store.num_envs)  # its namespace: a ROS name
     readings = role_readings(suite, robot)
     envs = holders(store, robot)
     if not envs:
@@ -176,7 +180,7 @@ def describe(sim: Simulator, suite: SensorSuite, robot: str,
         if items:  # only the listed sensors, on their topics and in their frames
             listed_topics, r["frames"] = listed(sensors, items)
             topics |= listed_topics
-        r["topics"] = topics
+        r["topics"] = {key: _publishable(robot, name) for key, name in topics.items()}
         robots.append(r)
     model = store[envs[0]].model
     link_names = [model.body(b).name.removeprefix(info.prefix) for b in range(model.nbody)
@@ -184,6 +188,17 @@ def describe(sim: Simulator, suite: SensorSuite, robot: str,
     return {"robot": robot, "dt": sim.timestep, "tick_steps": sim.tick_steps,
             "robots": robots, "static": static, "sensors": sensors, "links": link_names,
             "layout": layout(readings, store.num_envs, len(names))}
+
+
+def _publishable(robot: str, name: str) -> str:
+    """A topic as published: "" (not published, with a warning) where a sensor's name from
+    the robot's file makes it one ROS refuses."""
+    why = problem(name) if name else ""
+    if why:
+        warnings.warn(f"bridge: robot {robot!r}: topic {shown(name)} is not published: "
+                      f"expected a ROS topic name, got one where {why}", stacklevel=3)
+        return ""
+    return name
 
 
 def _sensor(role: str, reading: Reading, suite: SensorSuite, links: dict[str, str]) -> dict:

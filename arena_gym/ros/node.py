@@ -269,7 +269,7 @@ class BridgeNode:
                                 functools.partial(self._call, op, fields), qos_profile=qos,
                                 callback_group=self.group)
         ArenaServices(self, qos, too_many)  # the Arena server's, beside ours
-        self.viewport = ViewportServices(self, stamp)  # /arena/viewport
+        self.viewport = ViewportServices(self, stamp, qos)  # /arena/viewport
 
     async def request(self, op: str, fields: dict) -> dict:
         """Send a command and await the simulator's reply (the reader thread sets it)."""

@@ -60,11 +60,15 @@ def build_envs(world: str, robot: str, num_envs: int, seed: int,
     cells as walls); in those two the robot starts at a free spot drawn with seed + i.
     `path_roots`: the store reads spawned files only inside these folders (files.py)."""
     from arena_gym.ros.files import package_paths
+    from arena_gym.ros.topic_names import robot_name as check_name
     from arena_gym.worlds.default import ROBOT_NAME, build_default_world
 
     urdf = robot_urdf(robot)
     layout = None if world in BUILT_IN else world_layout(world)
     name = ROBOT_NAME if robot == "builtin" else robot_name(urdf)
+    check_name(name, max(num_envs, max_envs or 0),  # its topics: before anything is built
+               f"--robot {urdf.name}: robot name" if isinstance(urdf, Path)
+               else "robot description: robot name")
     packages = package_paths(urdf, path_roots, path_roots if isinstance(urdf, str) else ())
     if max_envs is not None and max_envs < num_envs:
         raise ValueError(f"--max-envs: expected at least --envs ({num_envs}), got {max_envs}")

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from arena_gym import checks
 from arena_gym.render.viewport import Viewport, ViewportCapture
 from arena_gym.scene.lights import LightTable
 from arena_gym.sim.runner import Runner
@@ -37,6 +38,23 @@ DEFAULT_HFOV = 1.047  # rad
 STREAM_TIMEOUT = 0.4  # s of wall time
 IDENTITY = (1.0, 0.0, 0.0, 0.0)
 Pose = tuple[tuple[float, float, float], tuple[float, float, float, float]]
+
+
+def lens(what: str, fov: float) -> float:
+    """A requested horizontal fov in radians (0 or less: keep the current one); ValueError
+    for one that is not a finite number below pi."""
+    (fov,) = checks.floats(what, (fov,), 1)
+    if fov >= math.pi:
+        raise ValueError(f"{what}: expected radians below pi (0 or less: keep the current "
+                         f"one), got {fov:g}")
+    return fov
+
+
+def checked(what: str, pose: Pose) -> Pose:
+    """A requested pose: a position within MAX_COORD and a quaternion of finite numbers."""
+    position, q = pose
+    return (checks.pose(f"{what} position", position, 3),  # type: ignore[return-value]
+            checks.floats(f"{what} orientation", q, 4))
 
 
 def qmul(a, b) -> tuple[float, float, float, float]:
@@ -126,6 +144,8 @@ class ViewportControl:
 
     # ------------------------------------------------------------ the contract
     def set_view(self, eye, target, fov: float) -> None:
+        eye, target = checks.pose("eye", eye, 3), checks.pose("target", target, 3)
+        fov = lens("fov", fov)
         self.keyframes.clear()
         self.local, self.world_orientation = (tuple(eye), look_at(eye, target)), False
         if fov > 0:
@@ -154,10 +174,12 @@ class ViewportControl:
     def push_message(self, message: dict) -> None:
         """A cmd_view keyframe: `time` in seconds of the system clock (ROS time), `pose`
         x, y, z, qw, qx, qy, qz in the reference."""
-        due = time.monotonic() + (float(message["time"]) - time.time())
+        (when,) = checks.floats("cmd_view target_time", (message["time"],), 1)
         values = message["pose"]
-        self.push(Keyframe(due, (tuple(values[:3]), unit(tuple(values[3:7]))),
-                           bool(message["world_orientation"]), float(message["fov"])))
+        position, q = checked("cmd_view pose", (values[:3], values[3:7]))
+        self.push(Keyframe(time.monotonic() + (when - time.time()), (position, unit(q)),
+                           bool(message["world_orientation"]), lens("cmd_view fov",
+                                                                    message["fov"])))
 
     # ------------------------------------------------------------ poses
     @staticmethod
@@ -211,6 +233,7 @@ class ViewportControl:
 
     def capture(self, local: Pose, world_orientation: bool, fov: float) -> np.ndarray:
         """Snap to `local` (in the reference) and render env 0 from there: (1080, 1920, 3)."""
+        local, fov = checked("pose", local), lens("fov", fov)
         self.keyframes.clear()
         self.local, self.world_orientation = (tuple(local[0]), unit(local[1])), world_orientation
         if fov > 0:

@@ -16,7 +16,7 @@ import itertools
 import time
 from pathlib import Path
 
-from arena_gym.ros.viewport_control import ViewportControl
+from arena_gym.ros.viewport_control import ViewportControl, checked, lens
 
 CAPTURE_TIMEOUT = 15.0  # s of wall time a capture waits for its min_sim_time
 Reply = dict
@@ -56,6 +56,8 @@ class ViewportRequests:
                 position, q = control.world()
                 return {"success": True, "message": "", "pose": [*position, *q]}
             if op == "capture":
+                checked("pose", _pose(message["pose"]))  # a bad request is told at once
+                lens("fov", message["fov"])
                 if message["min_sim_time"] > control.sim.clock + 1e-6:
                     self.waiting.append((message["min_sim_time"],
                                          time.monotonic() + CAPTURE_TIMEOUT, message))

@@ -47,7 +47,7 @@ def seconds(t) -> float:
 class ViewportServices:
     """The viewport endpoints on `bridge`'s node (a node.BridgeNode)."""
 
-    def __init__(self, bridge, stamp) -> None:
+    def __init__(self, bridge, stamp, qos: QoSProfile) -> None:
         self.bridge, self.stamp = bridge, stamp
         node, group = bridge.node, bridge.group
         for kind, name, callback in (
@@ -55,7 +55,8 @@ class ViewportServices:
                 (ViewportSetReferenceFrame, "set_reference_frame", self._set_reference),
                 (ViewportSetProjection, "set_projection", self._set_projection),
                 (ViewportCapture, "capture", self._capture)):
-            node.create_service(kind, f"{NAMESPACE}/{name}", callback, callback_group=group)
+            node.create_service(kind, f"{NAMESPACE}/{name}", callback, qos_profile=qos,
+                                callback_group=group)  # the bridge's depth: no burst is cut
         node.create_subscription(ViewportView, f"{NAMESPACE}/cmd_view", self._cmd_view,
                                  STREAM_QOS, callback_group=group)
         self.pose_pub = node.create_publisher(PoseStamped, f"{NAMESPACE}/camera_pose", 10)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from arena_gym.assets.gazebo import PluginDecl
 from arena_gym.assets.meshes import MeshUnavailable, resolve_uri
+from arena_gym.files import read_text
 
 PARAMETER_KEYS = ("parameters",)  # gazebo_ros2_control's <parameters> element
 MULTIPLIER = "wheel_separation_multiplier"
@@ -52,8 +53,8 @@ def separation_multiplier(
                 continue
             try:
                 path = resolve_uri(uri, base_dir, package_paths)
-                values = _find(yaml.safe_load(path.read_text()), MULTIPLIER)
-            except (MeshUnavailable, OSError, yaml.YAMLError) as exc:
+                values = _find(yaml.safe_load(read_text(path, str(path))), MULTIPLIER)
+            except (MeshUnavailable, OSError, ValueError, yaml.YAMLError) as exc:
                 warnings.warn(f"{source}: controller parameters {uri!r} not read: {exc}",
                               stacklevel=4)
                 continue

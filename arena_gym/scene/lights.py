@@ -33,6 +33,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any
 
+from arena_gym import checks
 from arena_gym.errors import SceneError, unknown
 
 SHAPES = ("dome", "distant", "sphere", "cylinder", "disk", "rect")
@@ -40,6 +41,7 @@ DIRECTIONAL = ("dome", "distant")  # no position: light from the sky
 DEFAULT_LUX = 400.0  # a dome's or sun's intensity when none is given (the reference)
 DEFAULT_LUMENS = 800.0  # a fixture's when none is given (a 60 W bulb's)
 MAX_FIXTURES = 10_000
+MAX_INTENSITY = 1e6  # lux or lumens: ten times full sunlight; beyond, MuJoCo's float32 overflows
 
 Point = tuple[float, float, float]
 
@@ -98,7 +100,8 @@ class Light:
         object.__setattr__(self, "direction", direction)
         default = DEFAULT_LUX if self.directional else DEFAULT_LUMENS
         object.__setattr__(self, "intensity", _number(
-            f"{what} intensity", default if self.intensity is None else self.intensity))
+            f"{what} intensity", default if self.intensity is None else self.intensity, 0.0,
+            MAX_INTENSITY))
         object.__setattr__(self, "cct_k", _number(f"{what} cct_k", self.cct_k, 0.0, 40_000.0))
         object.__setattr__(self, "cone", _number(f"{what} cone", self.cone, 0.0, 360.0))
         for field in ("x_length", "y_length", "radius"):
@@ -131,7 +134,7 @@ class Light:
         if not isinstance(raw, (list, tuple)) or len(raw) > MAX_FIXTURES:
             raise SceneError(f"{what} positions: expected a list of at most {MAX_FIXTURES} "
                              f"points (x, y, z), got {raw!r}")
-        points = tuple(_vector(f"{what} positions[{i}]", p) for i, p in enumerate(raw))
+        points = tuple(checks.pose(f"{what} positions[{i}]", p, 3) for i, p in enumerate(raw))
         if not points and not self.directional:
             raise SceneError(f"{what} positions: expected at least one point (x, y, z) for a "
                              f"{self.shape} fixture, got none")

@@ -16,6 +16,7 @@ MuJoCo compiles from the file (names aside: they carry the env's prefix).
 from __future__ import annotations
 
 import contextlib
+import functools
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
@@ -235,3 +236,37 @@ def _text(name: str, value: object) -> str:
 _ENUMS = {"integrator": mujoco.mjtIntegrator, "cone": mujoco.mjtCone,
           "jacobian": mujoco.mjtJacobian, "solver": mujoco.mjtSolver}
 _FLAGS = {"disableflags": mujoco.mjtDisableBit, "enableflags": mujoco.mjtEnableBit}
+
+
+# MjModel fields whose rows are elements with names (the rest: no name to give)
+_ELEMENTS = {"body": "body", "jnt": "joint", "geom": "geom", "site": "site", "cam": "camera",
+             "light": "light", "actuator": "actuator", "sensor": "sensor", "tendon": "tendon",
+             "mesh": "mesh", "eq": "equality", "key": "key"}
+
+
+def non_finite(model: mujoco.MjModel) -> str:
+    """"" when every number of `model` is finite (an infinite range: unbounded, as MuJoCo
+    reads it); else which field holds what, and of which element: "body_pos of body 'b'
+    = (nan, 0.0, 1.0)". The model's own fields come before those derived from them."""
+    found = []
+    for name in _float_fields():
+        values = getattr(model, name)
+        bad = ~np.isfinite(values) if not name.endswith("range") else np.isnan(values)
+        if bad.any():
+            found.append((name.endswith("0"), name, values, bad))
+    if not found:
+        return ""
+    _, name, values, bad = min(found, key=lambda f: f[:2])
+    row = int(np.argwhere(bad)[0][0])
+    kind = _ELEMENTS.get(name.split("_")[0])
+    owner = f" of {kind} {getattr(model, kind)(row).name or row!r}" if kind else ""
+    value = values[row] if values.ndim == 2 else values[row:row + 1]
+    return f"{name}{owner} = {tuple(float(v) for v in value)}"
+
+
+@functools.lru_cache(maxsize=1)
+def _float_fields() -> tuple[str, ...]:
+    """The names of MjModel's float array fields (learned once, on an empty model)."""
+    model = mujoco.MjSpec().compile()
+    return tuple(n for n in dir(model) if not n.startswith("_") and isinstance(
+        getattr(model, n, None), np.ndarray) and getattr(model, n).dtype.kind == "f")

@@ -303,7 +303,10 @@ class Scene:
         where = f"env {self.env_id}: {label} ({source})"
         try:
             with models.mujoco_warnings(where) as said:
-                spec.compile()  # alone first: attaching (and copying) drops what names no target
+                alone = spec.compile()  # first: attaching (and copying) drops what names no target
+                bad = models.non_finite(alone)
+                if bad:  # MuJoCo takes NaN (with a warning) and steps it silently
+                    raise ValueError(f"expected finite numbers, got {bad}")
                 trial.attach(spec, prefix=prefix, frame=frame)
                 model, data = self._compile_spec(trial)
         except ValueError as exc:

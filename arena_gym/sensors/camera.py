@@ -37,6 +37,7 @@ import math
 import os
 import threading
 import warnings
+import weakref
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -293,22 +294,25 @@ class RendererPool:
         self._renderers: dict[tuple[int, int, int], _Renderer] = {}
         self.failure: str | None = None  # why GL is unavailable, once it failed
         self._gl: ThreadPoolExecutor | None = None
-        self._gl_ident: int | None = None  # the GL thread's id
+        # the GL thread's id, in a list its initializer fills: the thread holds the list,
+        # not the pool, so a pool nobody holds is freed (its finalizer frees the renderers)
+        self._ident: list[int | None] = [None]
+        self._finalizer: weakref.finalize | None = None
         self._pid = os.getpid()  # a forked child has no GL thread: it starts its own
 
     def _on_gl(self, fn: Callable[..., T], *args: Any) -> T:
         """fn(*args) on the GL thread (its exceptions raised here)."""
-        if threading.get_ident() == self._gl_ident:
+        if threading.get_ident() == self._ident[0]:
             return fn(*args)
         if self._pid != os.getpid():  # forked: the parent's thread and contexts are not ours
+            if self._finalizer is not None:
+                self._finalizer.detach()
             self._renderers, self._gl, self._pid = {}, None, os.getpid()
         if self._gl is None:
             self._gl = ThreadPoolExecutor(1, thread_name_prefix="arena-gl",
-                                          initializer=self._mark_gl_thread)
+                                          initializer=_mark, initargs=(self._ident,))
+            self._finalizer = weakref.finalize(self, _release, self._gl, self._renderers)
         return self._gl.submit(fn, *args).result()
-
-    def _mark_gl_thread(self) -> None:
-        self._gl_ident = threading.get_ident()
 
     def render(self, shots: list[tuple[int, mujoco.MjModel, mujoco.MjData, int, Groups]],
                lens: Optics, rgb: np.ndarray | None, depth: np.ndarray | None,
@@ -368,16 +372,33 @@ class RendererPool:
         """Free every renderer (from any thread) and stop the GL thread."""
         if self._gl is not None and self._pid == os.getpid():
             self._on_gl(self._free)
-            if threading.get_ident() != self._gl_ident:
+            if threading.get_ident() != self._ident[0]:
                 self._gl.shutdown(wait=True)
-                self._gl, self._gl_ident = None, None
+                self._gl, self._ident[0] = None, None
+                if self._finalizer is not None:
+                    self._finalizer.detach()
         self._renderers.clear()
 
     def _free(self) -> None:
-        for renderer in self._renderers.values():
-            with contextlib.suppress(*GL_ERRORS):  # closing must not mask the caller's error
-                renderer.close()
-        self._renderers.clear()
+        _free(self._renderers)
+
+
+def _mark(ident: list[int | None]) -> None:
+    ident[0] = threading.get_ident()
+
+
+def _free(renderers: dict[tuple[int, int, int], _Renderer]) -> None:
+    for renderer in renderers.values():
+        with contextlib.suppress(*GL_ERRORS):  # closing must not mask the caller's error
+            renderer.close()
+    renderers.clear()
+
+
+def _release(gl: ThreadPoolExecutor, renderers: dict[tuple[int, int, int], _Renderer]) -> None:
+    """A pool dropped unclosed: its renderers freed on their GL thread, the thread ended."""
+    with contextlib.suppress(RuntimeError):  # (at interpreter exit no call is taken)
+        gl.submit(_free, renderers)
+    gl.shutdown(wait=False)
 
 
 class CameraUnit(Unit):

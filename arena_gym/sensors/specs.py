@@ -17,7 +17,8 @@ one computation per sim time (one ray cast, one render).
 Timing, common to all specs (see rates.py):
   rate      Hz; None: as declared (the URDF's update_rate; 0 there means every tick)
   interval  s; sample-and-hold period, overrides rate when > 0
-  delay     s, rounded up to whole physics steps: a sample shows that much later
+  delay     s (at most MAX_DELAY), rounded up to whole physics steps: a sample shows that
+            much later
   nsample   > 1 averages the last nsample samples (one per tick); imu only
 """
 
@@ -33,6 +34,7 @@ from arena_gym.sensors.errors import SensorError
 CAMERA_OUTPUTS = ("rgb", "depth", "points", "segmentation")
 SEGMENT_BY = ("geom", "body")
 MAX_HISTORY = 1024  # frames per env a camera spec may keep
+MAX_DELAY = 10.0  # s a sample may wait before it shows (each waits in memory)
 MAX_PIXELS = 8192  # a camera image's largest width or height
 GEOM_GROUPS = 6  # MuJoCo's geom groups (mjNGROUP)
 
@@ -72,6 +74,9 @@ class SensorSpec:
             _nonneg(self, "rate", self.rate)
         _nonneg(self, "interval", self.interval)
         _nonneg(self, "delay", self.delay)
+        if self.delay > MAX_DELAY:  # each tick's sample waits that long in memory
+            raise SensorError(f"{name}.delay: expected seconds in [0, {MAX_DELAY:g}], got "
+                              f"{self.delay!r}")
         if isinstance(self.nsample, bool) or not isinstance(self.nsample, int) or self.nsample < 1:
             raise SensorError(f"{name}.nsample: expected an integer >= 1, got {self.nsample!r}")
         if self.nsample > 1 and self.kind != "imu":

@@ -40,6 +40,7 @@ from arena_gym.sensors.state_access import Frames
 from arena_gym.sensors.steady import SteadyTick
 from arena_gym.sensors.units import Unit, mounted_kind
 from arena_gym.sensors.workers import Workers
+from arena_gym.sim.hooks import weakly
 from arena_gym.sim.simulator import Simulator
 
 _SENSOR_OFF = int(mujoco.mjtDisableBit.mjDSBL_SENSOR)
@@ -80,11 +81,18 @@ class SensorSuite:
         for spec in default_specs(sim.store) if specs is None else specs:
             self.add(spec)
         self._hooked = hook  # False: the caller calls update() itself
+        self._hook = weakly(self._on_tick)  # (the sim holds it: no cycle through the suite)
         if hook:
-            sim.hooks.tick.append(self._on_tick)
+            sim.hooks.tick.append(self._hook)
 
     def _on_tick(self, sim: Simulator) -> None:
         self.update()
+
+    def hook_ticks(self) -> None:
+        """Sample at every tick of the simulator from now on (as `hook=True` does)."""
+        if not self._hooked:
+            self.sim.hooks.tick.append(self._hook)
+            self._hooked = True
 
     # ------------------------------------------------------------ readings
     @property
@@ -456,7 +464,7 @@ class SensorSuite:
         """Stop sampling; free renderers, threads and what units hold (user sensor
         functions)."""
         if self._hooked:
-            self.sim.hooks.tick.remove(self._on_tick)
+            self.sim.hooks.tick.remove(self._hook)
             self._hooked = False
         for unit in self.units.values():
             unit.close()

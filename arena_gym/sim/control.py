@@ -409,7 +409,7 @@ class Controller:
         twists, envs, rows = staged.values, part.envs, part.rows
         loop = drive.yaw_loop
         if loop is not None:
-            measured = group.gather("qvel", np.array([loop.dof]))[rows, 0]
+            measured = _yaw_rates(group, rows, loop.dof)
             integral = staged.integral[envs]
             twists = loop.correct(twists[envs], measured, integral, dt)
             staged.integral[envs] = integral
@@ -448,6 +448,14 @@ class Controller:
             else:  # a spawn or delete changed the dofs since: it fits no more
                 commands.qfrc = None
         commands.dirty = False
+
+
+def _yaw_rates(group: Any, rows: np.ndarray, dof: int) -> np.ndarray:
+    """The base's yaw rate (qvel[dof]) in these rows of the group: a Batch's rows share one
+    layout, a pool's envs may not (the robot's dof is only in the rows that hold it)."""
+    if isinstance(group, BatchGroup):
+        return group.gather("qvel", np.array([dof]))[rows, 0]
+    return np.array([group.state_of(group.env_ids[r], "qvel")[dof] for r in rows.tolist()])
 
 
 def _actuators(scene: Any) -> list[str]:

@@ -24,9 +24,26 @@ model defaults, a restored snapshot), already written when the hook runs either 
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+
+def weakly(method: Callable[..., None]) -> Callable[..., None]:
+    """`method` (a bound method), called through a weak reference to its object: nothing
+    once the object is gone. A hook of an object that holds the simulator (a sensor suite)
+    makes no reference cycle, so a world nobody holds is freed at once, not when Python's
+    cyclic collector comes by (which seldom runs in a large process)."""
+    ref = weakref.WeakMethod(method)
+
+    def call(*args: Any) -> None:
+        bound = ref()
+        if bound is not None:
+            bound(*args)
+
+    return call
+
 
 TickHook = Callable[[Any], None]  # called with the Simulator
 ResetHook = Callable[[Any, list[int], bool], None]  # (Simulator, env ids, fill_initial_state)

@@ -37,7 +37,7 @@ import numpy as np
 
 from arena_gym.sim import state as whole
 from arena_gym.sim.free_bodies import FreeBodyState, check_free_bodies
-from arena_gym.sim.simulator import SavedState, Simulator
+from arena_gym.sim.simulator import SavedState, Simulator, SimulatorClosed
 from arena_gym.sim.snapshots import Snapshots
 
 CATCH_UP = 1.0  # s of wall time the loop may fall behind its pace before it stops catching up
@@ -84,7 +84,12 @@ class Runner:
         return self._thread is not None and not self._paused
 
     def start(self, paused: bool = False) -> None:
-        """Run ticks in a background thread at `rt_factor` (<= 0: as fast as possible)."""
+        """Run ticks in a background thread at `rt_factor` (<= 0: as fast as possible);
+        SimulatorClosed for a closed simulator (a runner kept past its world's reload)."""
+        if self.sim.closed:
+            raise SimulatorClosed("runner: its simulator is closed (by close(), or replaced "
+                                  "by a Simulation's reload() or load_from_*); expected the "
+                                  "open one's runner (Simulation.runner)")
         if self._thread is not None:
             return
         self._running, self._paused = True, paused

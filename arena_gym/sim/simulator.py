@@ -28,10 +28,14 @@ from arena_gym.errors import unknown
 from arena_gym.scene.store import SceneStore
 from arena_gym.sim.control import Controller
 from arena_gym.sim.groups import BatchGroup, PoolGroup, make_groups
-from arena_gym.sim.hooks import Hooks, TickHook
+from arena_gym.sim.hooks import Hooks, TickHook, weakly
 from arena_gym.sim.options import apply_runtime_options
 
 TICK_STEPS = 10
+
+
+class SimulatorClosed(RuntimeError):
+    """A closed simulator was asked to step (a handle kept past its world's close)."""
 
 
 @dataclass(frozen=True)
@@ -69,9 +73,12 @@ class Simulator:
         self._lock = threading.RLock()
         self._changed = True  # a scene changed since the last _prepare
         self._any_touched = False
+        self.closed = False  # close(): it steps no more (a handle kept from before refuses)
         for scene in store.scenes:
-            scene.on_access = self._on_access
-            scene.on_change = self._on_change
+            # weakly: a simulator nobody holds is freed at once (its Batch's memory with
+            # it), not when the cyclic collector comes by
+            scene.on_access = weakly(self._on_access)
+            scene.on_change = weakly(self._on_change)
 
     def add_envs(self, count: int) -> list[int]:
         """Grow the store by `count` empty envs, at this simulator's clock, stepped from the
@@ -106,6 +113,10 @@ class Simulator:
         """Compile dirty scenes, regroup after model changes, push hand-edited state."""
         if not (self._changed or self._any_touched):
             return  # the hot path: nothing to do
+        if self.closed:  # (close() sets _changed: the hot path leads here)
+            raise SimulatorClosed("simulator: closed (by close(), or replaced by a "
+                                  "Simulation's reload() or load_from_*); expected the open "
+                                  "one (Simulation.simulator)")
         scenes = self.store.scenes
         for scene in scenes:
             scene.flush()
@@ -492,7 +503,8 @@ class Simulator:
 
     def close(self) -> None:
         """Free the thread pool and hand the scenes their own state back (stop a Runner
-        that drives this simulator first)."""
+        that drives this simulator first). A step after it raises SimulatorClosed."""
+        self.closed = self._changed = True
         if self._pool is not None:
             self._pool.shutdown()
             self._pool = None

@@ -18,6 +18,8 @@ from arena_gym.envs.vector_env import ArenaVectorEnv
 from arena_gym.tasks.metrics import SOCIAL
 from arena_gym.train.policies import Policy
 
+MAX_EPISODES = 1_000_000  # an evaluation keeps each episode's result (8 bytes a reference)
+
 
 @dataclass
 class EvalSummary:
@@ -48,11 +50,20 @@ class EvalSummary:
         return text
 
 
+def check_episodes(episodes: int) -> int:
+    """`episodes` when it is an evaluation's count (1 .. MAX_EPISODES); else ValueError."""
+    if isinstance(episodes, bool) or not isinstance(episodes, int) or not (
+            1 <= episodes <= MAX_EPISODES):
+        raise ValueError(f"episodes: expected an integer in 1..{MAX_EPISODES:,} (each keeps "
+                         f"its result), got {episodes!r}")
+    return episodes
+
+
 def evaluate(env: ArenaVectorEnv, policy: Policy, episodes: int, seed: int = 10_000,
              each: Callable[[int, dict[str, Any]], None] | None = None) -> EvalSummary:
     """`episodes` episodes of `policy`, episode k seeded `seed + k` (see run_episodes);
     `each(k, episode)` sees every episode as it ends (e.g. to plot it)."""
-    results: list[str] = [""] * episodes
+    results: list[str] = [""] * check_episodes(episodes)
     paths, times = [], []
     social: dict[str, list[float]] = {key: [] for key in SOCIAL}
     for k, episode in run_episodes(env, policy, episodes, seed):

@@ -29,12 +29,19 @@ import threading
 import time
 from collections import deque
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from arena_gym.train.evaluation import evaluate
-from arena_gym.train.run_folders import claim
+from arena_gym.train.run_files import (
+    TrainSettings,
+    read_curve,
+    read_normaliser,
+    read_run,
+    write_run,
+)
+from arena_gym.train.run_folders import claim, hold
 
 # what a training run writes into its folder (run_folders: a folder holds one run)
 RUN_FILES = ("run.json", "final_model.zip", "best_model.zip", "latest_model.zip", "curve.csv",
@@ -43,40 +50,6 @@ CURVE_KEYS = ("wall_s", "env_steps", "steps_per_s", "train_success", "train_coll
               "train_timeout", "eval_success", "eval_collision", "eval_timeout",
               "curriculum_stage")
 PPO_CLIP_RANGE = 0.2  # SB3's default, which train() keeps
-
-
-@dataclass(frozen=True)
-class TrainSettings:
-    """Everything `arena-gym train` runs with: algorithm, envs, wall-time budget, evaluation
-    schedule, output folder and the learner's hyperparameters."""
-
-    algo: str = "ppo"
-    num_envs: int = 32
-    minutes: float = 5.0
-    timesteps: int | None = None  # env steps; None: the wall-time budget alone ends the run
-    seed: int = 0
-    eval_every_s: float = 60.0  # wall seconds between evaluations
-    eval_episodes: int = 100
-    eval_envs: int = 20
-    out: str = "runs/arena"
-    progress_bar: bool = True
-    # PPO
-    n_steps: int = 256  # per env: 8192 samples per rollout with 32 envs
-    batch_size: int = 512  # SB3 spends ~5 ms per gradient step at any batch up to 512
-    n_epochs: int = 10
-    learning_rate: float = 3e-4
-    gamma: float = 0.99
-    net: tuple[int, ...] = (64, 64)
-    # the initial log standard deviation of the policy's actions in [-1, 1]; None: the
-    # algorithm's (PPO 0, SAC -3). A residual on a prior explores less: -1 on maps
-    log_std_init: float | None = None
-    # a registered policy (arena_gym.registry.POLICIES, e.g. "reactive") whose action the
-    # learned one is added to (a residual, wrappers.sb3.robot_actions); None: it acts alone
-    prior: str | None = None
-    # None: one local ArenaVectorEnv; else arena_gym.distributed's settings (a mapping like
-    # {"shards": 2, "on_failure": "restart"}): the training envs run as Ray actors
-    distributed: Mapping[str, Any] | None = None
-    overwrite: bool = False  # replace the run `out` holds (else such a folder is refused)
 
 
 def _import_sb3():
@@ -94,9 +67,9 @@ def train(settings: TrainSettings, overrides: dict[str, Any] | None = None) -> P
     Ctrl-C saves the model and raises KeyboardInterrupt once that is done."""
     _import_sb3()
     out = Path(settings.out)
-    claim(out, RUN_FILES, settings.overwrite, "training run",
-          hint=f", or --resume {out} to continue it")
-    return _run(settings, dict(overrides or {}), resume=False)
+    with claim(out, RUN_FILES, settings.overwrite, "training run",
+               hint=f", or --resume {out} to continue it"):
+        return _run(settings, dict(overrides or {}), resume=False)
 
 
 def resume(folder: str | Path, minutes: float | None = None, timesteps: int | None = None,
@@ -107,16 +80,19 @@ def resume(folder: str | Path, minutes: float | None = None, timesteps: int | No
     _import_sb3()
     out = Path(folder)
     run = _read_run(out)
+    if (out / "normaliser.json").exists():
+        read_normaliser(out / "normaliser.json")  # before any env is built
+    read_curve(out, CURVE_KEYS)
     settings = replace(run["settings"], out=str(out), progress_bar=progress_bar,
                        minutes=run["settings"].minutes if minutes is None else minutes,
                        timesteps=timesteps, overwrite=False)
-    return _run(settings, run["overrides"], resume=True)
+    with hold(out, "training run"):
+        return _run(settings, run["overrides"], resume=True)
 
 
 def _read_run(out: Path) -> dict[str, Any]:
-    """run.json of a run folder: its TrainSettings and env overrides (ValueError naming the
-    file when it is not one a run wrote)."""
-    path = out / "run.json"
+    """run.json of a run folder: its TrainSettings and env overrides (run_files.read_run:
+    checked as the command line checks them; ValueError naming the file)."""
     if not out.is_dir():
         raise ValueError(f"--resume: expected a training run folder, got {str(out)!r} "
                          f"({'a file' if out.exists() else 'no such folder'})")
@@ -124,23 +100,7 @@ def _read_run(out: Path) -> dict[str, Any]:
         if not (out / name).is_file():
             raise ValueError(f"--resume: expected {out / name} (written by arena-gym train, "
                              "the model once it ends or is stopped with Ctrl-C), got none")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        known = {f.name for f in fields(TrainSettings)}
-        raw = {k: v for k, v in data["settings"].items() if k in known}
-        raw["net"] = tuple(raw.get("net", TrainSettings.net))
-        return {"settings": TrainSettings(**raw), "overrides": dict(data["overrides"])}
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise ValueError(f"{path}: expected the run.json of a training run, got "
-                         f"{type(exc).__name__}: {exc}") from None
-
-
-def _write_run(out: Path, settings: TrainSettings, overrides: dict[str, Any]) -> None:
-    data = {"settings": {k: v for k, v in asdict(settings).items()
-                         if k not in ("out", "progress_bar", "overwrite")},
-            "overrides": overrides}
-    (out / "run.json").write_text(json.dumps(data, indent=1, default=str) + "\n",
-                                  encoding="utf-8")
+    return read_run(out)
 
 
 class _Stop:
@@ -176,19 +136,10 @@ def _normaliser(venv: Any, path: Path, load: bool) -> None:
     """The reward normaliser's running statistics to or from `path` (JSON)."""
     rms = venv.ret_rms
     if load:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        rms.mean, rms.var, rms.count = (float(data[k]) for k in ("mean", "var", "count"))
+        rms.mean, rms.var, rms.count = read_normaliser(path)
     else:
         path.write_text(json.dumps({"mean": float(rms.mean), "var": float(rms.var),
                                     "count": float(rms.count)}) + "\n", encoding="utf-8")
-
-
-def _curve(out: Path) -> list[dict[str, str]]:
-    path = out / "curve.csv"
-    if not path.is_file():
-        return []
-    with open(path, newline="", encoding="utf-8") as f:
-        return list(csv.DictReader(f))
 
 
 def _run(settings: TrainSettings, overrides: dict[str, Any], resume: bool) -> Path:
@@ -226,7 +177,7 @@ def _run(settings: TrainSettings, overrides: dict[str, Any], resume: bool) -> Pa
         if settings.algo == "ppo":
             training["clip_range"] = PPO_CLIP_RANGE
         model = resume_sb3(out / "final_model.zip", venv, training, layout)
-        if (out / "normaliser.json").is_file():
+        if (out / "normaliser.json").exists():
             _normaliser(venv, out / "normaliser.json", load=True)
     elif settings.algo == "ppo":
         model = sb3.PPO("MlpPolicy", venv, n_steps=settings.n_steps, batch_size=settings.batch_size,
@@ -246,8 +197,8 @@ def _run(settings: TrainSettings, overrides: dict[str, Any], resume: bool) -> Pa
     setattr(model, OBSERVATION_KEY, layout)
     setattr(model, PRIOR_KEY, settings.prior)  # eval and bench add the same prior
     if not resume:
-        _write_run(out, settings, overrides)
-    earlier = _curve(out)
+        write_run(out, settings, overrides)
+    earlier = read_curve(out, CURVE_KEYS)
     stop = _Stop()
 
     class Progress(BaseCallback):

@@ -50,6 +50,7 @@ import numpy as np
 import yaml
 
 from arena_gym.errors import SceneError
+from arena_gym.files import read_text
 from arena_gym.scene.lights import Light
 from arena_gym.scene.requests import Prim
 from arena_gym.scene.store import SceneStore
@@ -335,7 +336,7 @@ def load_mechanisms(path: str | Path) -> MechanismSet:
     """Read a mechanisms YAML file."""
     path = Path(path)
     try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        doc = yaml.safe_load(read_text(path, str(path), error=MechanismError))
     except FileNotFoundError:
         raise MechanismError(f"{path}: expected an existing file, got no such file") from None
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:

@@ -13,6 +13,7 @@ alpha is 0). The image's bottom-left pixel has its lower-left corner at the orig
 from __future__ import annotations
 
 import difflib
+import io
 import math
 import warnings
 from dataclasses import dataclass, replace
@@ -22,6 +23,7 @@ import numpy as np
 import yaml
 from numpy.typing import ArrayLike
 
+from arena_gym.files import MAX_DATA_BYTES, read_bytes, read_text
 from arena_gym.scene.requests import Wall
 
 WALL_HEIGHT = 1.0  # m
@@ -113,7 +115,7 @@ def load_map(map_yaml: str | Path) -> OccupancyMap:
     path = Path(map_yaml)
     where = f"map yaml {path}"
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path, where, error=MapError)
     except FileNotFoundError:
         raise MapError(f"{where}: expected an existing file, got no such file") from None
     except (OSError, UnicodeDecodeError) as exc:  # binary, unreadable, a folder
@@ -203,19 +205,18 @@ def _number(where: str, key: str, value: object) -> float:
 def _read_image(path: Path) -> tuple[np.ndarray, np.ndarray]:
     """(H, W) grey value in [0, 255] (mean of RGB) and a mask of known pixels (alpha > 0)."""
     try:
-        with path.open("rb") as f:
-            magic = f.read(2)
+        data = read_bytes(path, f"map image {path}", MAX_DATA_BYTES, error=MapError)
     except OSError as exc:
         raise MapError(f"map image {path}: expected a readable file, got {exc}") from None
-    if magic in (b"P5", b"P2"):
-        grey = _read_pgm(path)
+    if data[:2] in (b"P5", b"P2"):
+        grey = _read_pgm(data, path)
         return grey, np.ones(grey.shape, bool)
     try:
         from PIL import Image
     except ImportError:
         raise ImportError(f"reading {path.name} needs pillow: pip install pillow") from None
     try:
-        with Image.open(path) as im:
+        with Image.open(io.BytesIO(data)) as im:
             if im.mode.startswith("I"):  # 16-bit grey
                 grey = np.asarray(im, dtype=float) * (255.0 / 65535.0)
                 return grey, np.ones(grey.shape, bool)
@@ -227,8 +228,8 @@ def _read_image(path: Path) -> tuple[np.ndarray, np.ndarray]:
     return rgba[..., :3].mean(axis=-1), rgba[..., 3] > 0
 
 
-def _read_pgm(path: Path) -> np.ndarray:
-    data, where = path.read_bytes(), f"map image {path}"
+def _read_pgm(data: bytes, path: Path) -> np.ndarray:
+    where = f"map image {path}"
     tokens: list[bytes] = []
     i = 0
     while len(tokens) < 4:  # magic, width, height, maxval; '#' starts a comment to end of line

@@ -34,6 +34,7 @@ from arena_gym.assets.obstacle_models import (
     model_key,
 )
 from arena_gym.errors import AssetWarning
+from arena_gym.files import read_text
 from arena_gym.people.crowd import LOOP, PING_PONG
 from arena_gym.scene.requests import Prim
 from arena_gym.scene.store import SceneStore
@@ -101,7 +102,7 @@ def load_scenario(path: str | Path) -> Scenario:
     """Read an Arena or arena-tools scenario JSON file; see the module docstring."""
     path = Path(path)
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = json.loads(read_text(path, f"scenario {path}", error=ScenarioError))
     except FileNotFoundError:
         raise ScenarioError(
             f"scenario {path}: expected an existing file, got no such file"

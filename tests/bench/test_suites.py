@@ -48,3 +48,16 @@ def test_maps_suite_drives_each_map_on_the_maps_config(assets, monkeypatch):
         # the stage's own map, not configs/maps.yaml's training mix; its subgoal observed
         assert cfg.worlds == () and cfg.world == str(assets / "worlds" / name / "map" / "map.yaml")
         assert cfg.paths.subgoal
+
+
+def test_a_stage_name_too_long_for_its_files_is_refused_at_load(tmp_path):
+    """A 300-character name would fail at the report (its plot's file name): refused first."""
+    from arena_gym.bench.suite import load_suite
+
+    long = "s" * 300
+    path = tmp_path / "suite.yaml"
+    path.write_text(f"name: long\nstages:\n  - name: {long}\n    episodes: 1\n")
+    with pytest.raises(ConfigError, match=re.escape(
+            "stage name: expected 1 to 100 letters, digits, '_', '-' or '.' (it names the "
+            f"stage's files), got {long[:60]!r}... (300 characters)")):
+        load_suite(path)

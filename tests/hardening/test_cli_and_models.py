@@ -17,6 +17,7 @@ from arena_gym.cli import main
 from arena_gym.envs.vector_env import ArenaVectorEnv
 from arena_gym.train.model_files import ModelFileError
 from arena_gym.train.policies import sb3_policy
+from tests.bounded import cli
 
 
 class _Payload:
@@ -135,6 +136,14 @@ def test_pickled_weights_are_refused(run, tmp_path, capsys):
      "or one of ['random'], got 'moon'"),
     (["record", "--robot", "/no/robot.urdf"],
      "--robot: expected 'builtin' or a URDF file, got '/no/robot.urdf'"),
+    (["eval", "random", "--set", "sensors=[{kind: sonar}]"],
+     "unknown sensor kind 'sonar' (expected one of ['camera', 'collision', 'contact', 'imu', "
+     "'lidar', 'mujoco', 'odometry']; built-ins register when arena_gym.sensors is "
+     "imported)"),
+    (["eval", "random", "--set", "plugins=[{type: wind}]"],
+     "unknown plugin 'wind' (expected one of []; built-ins register when arena_gym.plugins is "
+     "imported)"),
+    (["train", "--gamma", "5"], "gamma: expected a number in (0, 1], got 5.0"),
 ])
 def test_user_mistakes_are_one_line_and_leave_no_files(tmp_path, monkeypatch, capsys, argv,
                                                        message):
@@ -144,6 +153,15 @@ def test_user_mistakes_are_one_line_and_leave_no_files(tmp_path, monkeypatch, ca
     printed = capsys.readouterr()
     assert printed.err == f"arena-gym: error: {message}\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]  # no runs/arena
+
+
+def test_an_evaluation_too_long_to_keep_is_refused_before_anything_is_allocated():
+    """A billion episodes' results would take 8 GB before the first episode: refused (in a
+    child of 2 GiB address space: a process that allocates them fails there)."""
+    done = cli("eval", "random", "--episodes", "1000000000")
+    assert (done.returncode, done.stderr) == (
+        2, "arena-gym: error: episodes: expected an integer in 1..1,000,000 (each keeps its "
+           "result), got 1000000000\n")
 
 
 def test_debug_shows_the_traceback(tmp_path, monkeypatch):

@@ -62,3 +62,19 @@ def test_unreadable_config_files_are_config_errors_with_the_path(tmp_path, conte
             f"{tmp_path / 'none.yaml'}: expected an existing YAML file, got no such file")):
         load_config(tmp_path / "none.yaml")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.yaml"]
+
+
+def test_a_number_in_exponent_form_is_taken_from_set_and_from_a_file(tmp_path, capsys):
+    """YAML 1.1 reads 2e-3 (no '.') as a string: a number key takes it as the number."""
+    from arena_gym.cli import main
+
+    path = tmp_path / "c.yaml"
+    path.write_text("physics_dt: 2e-3\nreward:\n  goal: 1E1\n")
+    cfg = load_config(path)
+    assert (cfg.physics_dt, cfg.reward.goal) == (0.002, 10.0)
+    assert main(["eval", "random", "--set", "physics_dt=2e-3", "--episodes", "1",
+                 "--num-envs", "1", "--set", "max_episode_steps=5"]) == 0
+    assert capsys.readouterr().out.startswith("random: 1 episodes: success")
+    with pytest.raises(ConfigError, match=re.escape("physics_dt: expected a number, got "
+                                                    "'2e-3 s'")):
+        load_config(physics_dt="2e-3 s")

@@ -133,7 +133,8 @@ VALID = {
 INVALID = {
     "room_size": st.one_of(st.floats(-10, 0.99), st.just(float("nan")), st.floats(1000.5, 1e9)),
     "obstacle_pool": st.one_of(st.integers(-5, 0), st.just(1.5), st.just("many")),
-    "physics_dt": st.one_of(st.floats(-1, 0), st.just(float("inf"))),
+    # (0 is the base's own step: valid)
+    "physics_dt": st.one_of(st.floats(-1, 0, exclude_max=True), st.just(float("inf"))),
     "max_episode_steps": st.integers(-10, 0),
     "goal_radius": st.floats(-5, 0),
     "start_clearance": st.one_of(st.floats(-5, -0.01), st.floats(10.01, 100)),

@@ -61,3 +61,36 @@ def test_step_and_reset_after_close_raise():
     with pytest.raises(RuntimeError, match=re.escape(
             "reset() called after close(): expected an open env (make a new one)")):
         env.reset(seed=0)
+
+
+def test_a_float16_action_steps_as_the_same_float64_one(env):
+    """numba takes no float16: the action is a number all the same (cast at the boundary)."""
+    env.reset(seed=0)
+    actions = np.array([[0.1, -0.25]] * 3, dtype=np.float16)
+    obs, *_ = env.step(actions)
+    twin = ArenaVectorEnv(3, max_episode_steps=50)
+    twin.reset(seed=0)
+    again, *_ = twin.step(actions.astype(np.float64))
+    twin.close()
+    np.testing.assert_array_equal(obs["scan"], again["scan"])
+    np.testing.assert_array_equal(obs["last_action"], again["last_action"])
+
+
+def test_an_unknown_reset_option_is_refused_and_nothing_resets(env):
+    import gymnasium as gym
+
+    import arena_gym  # noqa: F401 - registers the env
+
+    env.reset(seed=0)
+    env.step(np.full((3, 2), 0.2))
+    pose = env.core.task.pose.copy()
+    with pytest.raises(ValueError, match=re.escape(
+            "options: expected only 'reset_mask', got 'bogus'")):
+        env.reset(options={"bogus": 1})
+    env.core.task.read_poses()
+    assert np.array_equal(env.core.task.pose, pose)
+    single = gym.make("ArenaMujoco-v0", max_episode_steps=5)
+    with pytest.raises(ValueError, match=re.escape(
+            "options: expected none (this env takes no reset options), got 'bogus'")):
+        single.reset(options={"bogus": 1})
+    single.close()

@@ -175,6 +175,13 @@ def test_bad_lights_and_unknown_names_are_refused_with_what_was_expected():
             "got none")):
         Light("x", "sphere")
     with pytest.raises(SceneError, match=re.escape(
+            "Light 'x' positions[0]: expected numbers within +-10000 (m, rad), got (1e+300, "
+            "0.0, 2.0)")):
+        Light("x", "sphere", positions=[(1e300, 0.0, 2.0)])
+    with pytest.raises(SceneError, match=re.escape(
+            "Light 'x' intensity: expected a number in [0, 1e+06], got 1e+300")):
+        Light("x", "dome", intensity=1e300)
+    with pytest.raises(SceneError, match=re.escape(
             "Light 'x' alive: expected at most one entry per fixture (1), got 2")):
         Light("x", "sphere", positions=[(0, 0, 2)], alive=(True, False))
     table = LightTable()

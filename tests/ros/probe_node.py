@@ -6,6 +6,7 @@ Reads one JSON command per line on stdin, answers one JSON line on stdout:
   {"do": "take", "topic": T}                             messages received since last take
   {"do": "wait", "topic": T, "count": n, "timeout": s}   until n messages are buffered
   {"do": "call", "service": S, "type": "pkg/srv/Name", "request": {...}}
+  {"do": "call_many", ..., "count": n, "timeout": s}  n requests at once: the answers
   {"do": "publish", "topic": T, "type": ..., "msg": {...}}
   {"do": "publishers", "topic": T, "count": n, "timeout": s}   until T has n publishers
 Messages travel as dicts (nested fields, sequences as lists). Every wait is on a
@@ -133,6 +134,19 @@ def main() -> None:
                 out = to_dict(future.result()) if future.done() else {
                     "error": "timeout", "servers": node.count_services(cmd["service"]),
                     "domain": os.environ.get("ROS_DOMAIN_ID")}
+        elif do == "call_many":  # `count` requests at once; the answers that came
+            kind = load(cmd["type"])
+            # deep, as the bridge's: a burst is not cut on this side either
+            client = node.create_client(kind, cmd["service"], qos_profile=QoSProfile(depth=1000))
+            if not client.wait_for_service(timeout_sec=20):
+                out = {"error": f"no service {cmd['service']}"}
+            else:
+                futures = [client.call_async(fill(kind.Request(), cmd["request"]))
+                           for _ in range(cmd["count"])]
+                within(lambda futures=futures: all(f.done() for f in futures),
+                       cmd.get("timeout", 60))
+                out = [to_dict(f.result()) for f in futures if f.done()]
+            clients[(cmd["service"], cmd["type"], "many")] = client  # kept (see "call")
         elif do == "publish":
             key = cmd["topic"]
             latched = cmd.get("latched", False)  # transient local, as robot_state_publisher:

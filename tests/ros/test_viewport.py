@@ -145,3 +145,35 @@ def test_a_capture_waits_for_its_sim_time(view, ros_env):
         assert stamp["sec"] + stamp["nanosec"] * 1e-9 >= target - 1e-6
     finally:
         capturer.close()
+
+
+def test_sixteen_captures_at_once_are_all_answered(view):
+    """As docs/ros.md promises for every service: a burst of requests is kept (QoS depth
+    1000), not cut at rclpy's default of 10."""
+    _, probe = view
+    shots = probe.ask(do="call_many", service="/arena/viewport/capture",
+                      type=VP + "ViewportCapture", count=16, timeout=240,
+                      request={"pose": {"position": {"x": -3.0, "z": 1.5},
+                                        "orientation": {"w": 1.0}}})
+    assert [(s["success"], s["image"]["width"]) for s in shots] == [(True, 1920)] * 16
+
+
+@pytest.mark.parametrize(("fields", "message"), [
+    ({"fov": 1e300}, "fov: expected radians below pi (0 or less: keep the current one), got "
+                     "1e+300"),
+    ({"fov": float("nan")}, "fov: expected finite numbers, got (nan,)"),
+    ({"eye": {"x": 1e300}}, "eye: expected numbers within +-10000 (m, rad), got (1e+300, 0.0, "
+                            "0.0)"),
+])
+def test_a_view_ros_cannot_draw_is_refused_and_the_view_kept(view, fields, message):
+    bridge, probe = view
+    before = (bridge.viewport.control.local, bridge.viewport.control.hfov)
+    request = {"eye": {"x": -2.0, "z": 1.0}, "target": {}, "fov": 0.0} | fields
+    assert probe.call("/arena/viewport/set_view", VP + "ViewportSetView", **request) == {
+        "success": False, "message": message}
+    assert (bridge.viewport.control.local, bridge.viewport.control.hfov) == before
+    shot = probe.call("/arena/viewport/capture", VP + "ViewportCapture",
+                      pose={"position": {"x": -3.0, "z": 1.5}, "orientation": {"w": 1.0}},
+                      fov=float("nan"))
+    assert (shot["success"], shot["message"]) == (False, "fov: expected finite numbers, got "
+                                                         "(nan,)")

@@ -187,6 +187,19 @@ def test_path_roots_confine_the_model_and_every_file_it_names(tmp_path):
             f"model 'm': MJCF file {str(tmp_path / 'outside.xml')!r}: expected a path inside "
             "the allowed roots")):
         store[0].spawn_mjcf("m", tmp_path / "outside.xml")
+    # an included file's <compiler meshdir> applies to the whole model (MuJoCo's rule)
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "secret.obj").write_text(
+        "v 0 0 0\nv 0.1 0 0\nv 0 0.1 0\nv 0 0 0.1\nf 1 3 2\nf 1 2 4\nf 1 4 3\nf 2 3 4\n")
+    (root / "dirs.xml").write_text('<mujoco><compiler meshdir="../outside"/></mujoco>')
+    escaping = root / "escaping.xml"
+    escaping.write_text('<mujoco><include file="dirs.xml"/><asset><mesh name="s" '
+                        'file="secret.obj"/></asset><worldbody><body><geom type="mesh" '
+                        'mesh="s"/></body></worldbody></mujoco>')
+    with pytest.raises(SpawnError, match=re.escape(
+            "model 'm' (escaping.xml): <mesh file='secret.obj'>: expected a file inside the "
+            "allowed roots")):
+        store[0].spawn_mjcf("m", escaping)
     assert store[0].entities == {}
     inside = SceneStore(1, path_roots=[MODELS])
     _spawn_quietly(inside[0], "arm", ARM)  # includes and meshes inside the root: fine

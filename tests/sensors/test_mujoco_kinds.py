@@ -338,6 +338,9 @@ def test_unknown_names_get_a_clear_error():
     with pytest.raises(SensorError, match=re.escape(
             "MujocoSpec.noise: expected a finite number >= 0, got -1")):
         MujocoSpec("m", noise=-1)
+    with pytest.raises(SensorError, match=re.escape(  # not NaN forever, every sample kept
+            "MujocoSpec.delay: expected seconds in [0, 10], got 1000000000.0")):
+        MujocoSpec("m", delay=1e9)
 
 
 def test_the_env_config_observes_a_robot_mujoco_sensor_like_any_kind():
