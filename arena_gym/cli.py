@@ -123,7 +123,8 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--algo", choices=("ppo", "sac"), default="ppo")
     train.add_argument("--minutes", type=_positive_float, default=None,
                        help="wall-time budget, evaluations included (default: 5)")
-    train.add_argument("--num-envs", type=_positive_int, default=32, metavar="N")
+    train.add_argument("--num-envs", type=_positive_int, default=None, metavar="N",
+                       help="training envs (default: the recipe's, 64)")
     train.add_argument("--steps", type=_positive_int, default=None, metavar="N",
                        help="stop after N env steps (default: the --minutes budget only)")
     train.add_argument("--seed", type=_seed, default=0)
@@ -480,14 +481,13 @@ def _train(args: argparse.Namespace) -> int:
 
         distributed = DistributedSettings(shards=args.shards, on_failure=args.on_failure,
                                           address=args.ray_address)
-        shard_slices(args.num_envs, args.shards)  # fail early: more shards than envs
+        shard_slices(args.num_envs or TrainSettings.num_envs, args.shards)  # fail early: more shards than envs
     elif args.ray_address is not None or args.on_failure != "raise":
         raise UsageError("--ray-address and --on-failure: expected with --shards")
     # flags not given keep TrainSettings' defaults (the recipe's one home)
-    given = {"minutes": args.minutes, "eval_every_s": args.eval_every,
+    given = {"minutes": args.minutes, "eval_every_s": args.eval_every, "num_envs": args.num_envs,
              **{key: getattr(args, key) for key in LEARNER_ARGS}}
-    settings = TrainSettings(algo=args.algo, num_envs=args.num_envs,
-                             timesteps=args.steps, seed=args.seed,
+    settings = TrainSettings(algo=args.algo, timesteps=args.steps, seed=args.seed,
                              eval_episodes=args.eval_episodes,
                              out=args.out, progress_bar=not args.no_progress,
                              distributed=distributed, overwrite=args.overwrite,

@@ -39,17 +39,17 @@ class TrainSettings:
     (ValueError naming the key, what was expected and what came)."""
 
     algo: str = "ppo"
-    num_envs: int = 32
+    num_envs: int = 64
     minutes: float = 5.0
     timesteps: int | None = None  # env steps; None: the wall-time budget alone ends the run
     seed: int = 0
-    eval_every_s: float = 60.0  # wall seconds between evaluations
+    eval_every_s: float = 30.0  # wall seconds between evaluations
     eval_episodes: int = 100
     eval_envs: int = 20
     out: str = "runs/arena"
     progress_bar: bool = True
     # PPO
-    n_steps: int = 256  # per env: 8192 samples per rollout with 32 envs
+    n_steps: int = 128  # per env: 8192 samples per rollout with 64 envs
     batch_size: int = 512  # SB3 spends ~5 ms per gradient step at any batch up to 512
     n_epochs: int = 10
     learning_rate: float = 3e-4
