@@ -178,8 +178,8 @@ def _parser() -> argparse.ArgumentParser:
         ),
     )
     evaluate.add_argument("policy", help="a .zip from 'arena-gym train', 'random', 'reactive', "
-                          "or a shipped policy: 'pretrained:room', 'pretrained:maps' (on the "
-                          "config it was trained on unless --config)")
+                          f"or a shipped policy: {_shipped()} (on the config it was trained "
+                          "on unless --config)")
     evaluate.add_argument("--episodes", type=_positive_int, default=100)
     evaluate.add_argument("--num-envs", type=_positive_int, default=20, metavar="N")
     evaluate.add_argument("--seed", type=_seed, default=10_000)
@@ -210,8 +210,8 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("target", nargs="+", metavar="SUITE | compare A B",
                        help="a suite file or built-in name; or 'compare' and two run folders")
     bench.add_argument("--policy", default=None,
-                       help="'reactive', 'random', 'pretrained:room', 'pretrained:maps', a "
-                       ".zip from 'arena-gym train', or module:callable (obs -> action)")
+                       help=f"'reactive', 'random', {_shipped()}, a .zip from 'arena-gym "
+                       "train', or module:callable (obs -> action)")
     bench.add_argument("--envs", type=_positive_int, default=None, metavar="N",
                        help="envs per stage (default: the suite's)")
     bench.add_argument("--out", default=None, metavar="DIR",
@@ -416,6 +416,13 @@ def _record(args: argparse.Namespace) -> int:
     return 0
 
 
+def _shipped() -> str:
+    """The shipped policies' names, as `eval` and `bench` take them."""
+    from arena_gym.train.pretrained import PREFIX, PRETRAINED
+
+    return ", ".join(f"'{PREFIX}{name}'" for name in PRETRAINED)
+
+
 def _config_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", default=None,
                         help="a YAML config file, or a built-in one by name: default, "
@@ -481,7 +488,8 @@ def _train(args: argparse.Namespace) -> int:
 
         distributed = DistributedSettings(shards=args.shards, on_failure=args.on_failure,
                                           address=args.ray_address)
-        shard_slices(args.num_envs or TrainSettings.num_envs, args.shards)  # fail early: more shards than envs
+        # fail early: more shards than envs
+        shard_slices(args.num_envs or TrainSettings.num_envs, args.shards)
     elif args.ray_address is not None or args.on_failure != "raise":
         raise UsageError("--ray-address and --on-failure: expected with --shards")
     # flags not given keep TrainSettings' defaults (the recipe's one home)

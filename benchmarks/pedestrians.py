@@ -27,7 +27,7 @@ import numpy as np
 from arena_gym.envs.vector_env import ArenaVectorEnv
 
 
-def make(envs: int, peds: int, room: float, pool: int = 0, base: str = "wheeled"
+def make(envs: int, peds: int, room: float, pool: int = 0, base: str = "planar"
          ) -> ArenaVectorEnv:
     stages = {"stages": [[6, 10]], "pedestrians": [[peds, peds]] if peds else []}
     env = ArenaVectorEnv(envs, room_size=room, num_pedestrians=peds, curriculum=stages, base=base,
@@ -46,7 +46,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=200, help="env steps per repeat and env")
     parser.add_argument("--chunk", type=int, default=10, help="steps per turn")
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--base", default="wheeled", choices=["wheeled", "planar"])
+    parser.add_argument("--base", default="planar", choices=["wheeled", "planar"])
     args = parser.parse_args()
 
     plain = make(args.envs, 0, args.room, base=args.base)
