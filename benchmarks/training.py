@@ -5,7 +5,7 @@ reaches 80, 90 and 95 %, and the final rate; a CSV and a plot of every seed's cu
     python benchmarks/training.py --seeds 3 --minutes 5 --out runs/training-bench
     python benchmarks/training.py --seeds 3 --minutes 5 -- --num-envs 48 --set reward.goal=15
     python benchmarks/training.py --curves runs/a/curve.csv runs/b/curve.csv   # read only
-    ARENA_GYM_ASSETS=../shared/assets python benchmarks/training.py --seeds 2 --minutes 30 \
+    ARENA_GYM_ASSETS=../shared/assets python benchmarks/training.py --seeds 2 --minutes 10 \
         --maps experiment_rooms hospital evaluation_floor --out runs/maps-bench -- \
         --config maps --eval-every 300 --eval-episodes 40 --prior reactive --log-std-init -1
 

@@ -41,13 +41,6 @@ def bridge(ros_env, assets, tmp_path_factory):
         yield b
 
 
-@pytest.fixture(scope="module")
-def probe(bridge, ros_env):
-    p = Probe(ros_env)
-    yield p
-    p.close()
-
-
 def _arena_spawn(probe: Probe, name: str, urdf: str, env: int = 1, x: float = 0.0,
                  **fields) -> dict:
     pose = {"position": {"x": x, "y": 0.0, "z": 0.0}, "orientation": {"w": 1.0}}

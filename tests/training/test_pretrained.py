@@ -49,4 +49,5 @@ def test_eval_runs_a_shipped_policy_on_its_own_config(capsys):
 def test_an_unknown_shipped_policy_is_named_with_the_known_ones(capsys):
     assert main(["eval", "pretrained:hall"]) == 2
     assert capsys.readouterr().err.strip().endswith(
-        "pretrained policy 'hall': expected one of pretrained:room, pretrained:maps")
+        "pretrained policy 'hall': expected one of pretrained:room, pretrained:maps, "
+        "pretrained:people")
