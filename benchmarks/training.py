@@ -7,7 +7,8 @@ reaches 80, 90 and 95 %, and the final rate; a CSV and a plot of every seed's cu
     python benchmarks/training.py --curves runs/a/curve.csv runs/b/curve.csv   # read only
     ARENA_GYM_ASSETS=../shared/assets python benchmarks/training.py --seeds 2 --minutes 10 \
         --maps experiment_rooms hospital evaluation_floor --out runs/maps-bench -- \
-        --config maps --eval-every 300 --eval-episodes 40 --prior reactive --log-std-init -1
+        --config maps --eval-every 300 --eval-episodes 40 --prior reactive --log-std-init -1 \
+        --learning-rate 3e-4
 
 Everything after `--` goes to `arena-gym train` unchanged (the recipe under test). Each
 seed runs alone (the machine's cores are the training's); run it on a quiet machine, for

@@ -35,17 +35,19 @@ class Pretrained:
 
 PRETRAINED = {
     "room": Pretrained("room.zip", "default",
-                       "arena-gym train --minutes 3 --seed 4 (the default recipe on the "
-                       "planar base, 64 envs; its best evaluation, 98 %, at 3.0 min, 1.43M "
-                       "env steps)"),
+                       "arena-gym train --minutes 3 --seed 4 --learning-rate 3e-4 (the "
+                       "default recipe before its learning rate rose, planar base, 64 envs; its "
+                       "best evaluation, 98 %, at 3.0 min, 1.43M env steps)"),
     "maps": Pretrained("maps.zip", "maps",
                        "arena-gym train --config maps --prior reactive --minutes 10 --seed 0 "
-                       "--eval-every 300 --eval-episodes 40 --log-std-init -1 (a residual on "
+                       "--eval-every 300 --eval-episodes 40 --log-std-init -1 --learning-rate "
+                       "3e-4 (a residual on "
                        "the reactive follower, the planar base; 100 % in every evaluation, the "
                        "last kept: 10.1 min, 2.62M env steps)"),
     "people": Pretrained("people.zip", "pedestrians",
                          "arena-gym train --config pedestrians --minutes 10 --seed 1 "
-                         "--eval-every 60 (8 walking people per env, the 4 nearest observed; "
+                         "--eval-every 60 --learning-rate 3e-4 (8 walking people per env, the 4 "
+                         "nearest observed; "
                          "its best evaluation, 99 % with no collision, at 9.1 min, 3.59M env "
                          "steps)"),
 }

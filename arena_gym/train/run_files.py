@@ -52,7 +52,7 @@ class TrainSettings:
     n_steps: int = 128  # per env: 8192 samples per rollout with 64 envs
     batch_size: int = 512  # SB3 spends ~5 ms per gradient step at any batch up to 512
     n_epochs: int = 10
-    learning_rate: float = 3e-4
+    learning_rate: float = 5e-4
     gamma: float = 0.99
     net: tuple[int, ...] = (64, 64)
     # the initial log standard deviation of the policy's actions in [-1, 1]; None: the
