@@ -6,7 +6,8 @@
 For the default room ("random" world) and each /work/shared/assets/worlds/*/map/map.yaml,
 at N envs with random actions: build time (gymnasium.make_vec, vector_entry_point), walls
 (wall entities in env 0: the map's rectangles), env steps/s, and the share of the step
-spent in physics (Simulator.step) and in casting rays (Simulator.cast_rays). The worlds take
+spent in physics (Simulator.step) and in the sensor tick (SensorSuite.update: the lidar's ray
+casts and the collision rule). The worlds take
 turns in chunks of CHUNK steps, so machine noise hits them alike; ratios are against the
 room of the same run.
 """
@@ -59,7 +60,7 @@ class World:
         core = self.env.unwrapped.core
         self.walls = sum(e.kind == "wall" for e in core.store.scenes[0].entities.values())
         self.physics = Timed(core.sim, "step")
-        self.rays = Timed(core.sim, "cast_rays")
+        self.rays = Timed(core._suite, "update")
         self.rng = np.random.default_rng(seed)
         self.seconds = 0.0
         self.cpu = 0.0  # process CPU seconds (all threads): less swayed by a shared machine
@@ -114,7 +115,7 @@ def main() -> None:
     print(f"N = {args.envs}, {args.steps} vector steps per world, random actions, robot "
           f"{args.robot or 'of the config'}")
     print(f"{'world':<18}{'build s':>8}{'walls':>7}{'steps/s':>9}{'x room':>8}{'physics':>9}"
-          f"{'rays':>7}")
+          f"{'tick':>7}")
     for w in worlds:
         rate = w.steps / w.seconds
         print(f"{w.label:<18}{w.build:>8.2f}{w.walls:>7}{rate:>9.0f}{rate / room:>8.2f}"

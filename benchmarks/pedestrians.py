@@ -12,7 +12,8 @@ reference room holds about 30), with its 6-10 boxes; the pedestrians walk under 
 force model. The table gives ms per env step (all envs) of each, the median of the
 per-repeat ratios, the crowd model's own share (Crowd.step), the physics (Simulator.step:
 the 64 mocap bodies per env cost MuJoCo time at every physics step) and the lidar's ray casts
-(Simulator.cast_rays: MuJoCo's rays pass every geom, skipped ones too), timed inside the run.
+(SensorSuite.update: the tick that casts the lidar's rays and applies the collision rule),
+timed inside the run.
 Machines are noisy: compare the ratio, not absolute numbers across runs.
 """
 
@@ -64,10 +65,10 @@ def main() -> None:
     crowd_time = [0.0]  # Crowd.step: the crowd model's share of the step
     walkers.crowd.step = timed(walkers.crowd.step, crowd_time)
     physics = {"none": [0.0], "people": [0.0]}  # Simulator.step: the MuJoCo share
-    rays = {"none": [0.0], "people": [0.0]}  # Simulator.cast_rays: the lidar's casts
+    rays = {"none": [0.0], "people": [0.0]}  # SensorSuite.update: the lidar's casts, collisions
     for name, env in (("none", plain), ("people", people)):
         env.core.sim.step = timed(env.core.sim.step, physics[name])
-        env.core.sim.cast_rays = timed(env.core.sim.cast_rays, rays[name])
+        env.core._suite.update = timed(env.core._suite.update, rays[name])
     compiles = [people.core.store[e].compile_count for e in range(args.envs)]
     walking = int(walkers.crowd.active.sum())
     rng = np.random.default_rng(0)
@@ -100,12 +101,12 @@ def main() -> None:
           f"first reset) in pools of {args.pool or args.pedestrians}, {args.room:g} m room, "
           f"{args.repeats} x {args.steps} steps")
     print("| envs | without (ms/step) | with (ms/step) | ratio | crowd model (ms/step) | "
-          "physics without / with (ms/step) | physics ratio | rays without / with (ms/step) |")
+          "physics without / with (ms/step) | physics ratio | tick without / with (ms/step) |")
     print("|---|---|---|---|---|---|---|---|")
     print(f"| {args.envs} | {med[0]:.2f} | {med[1]:.2f} | {ratio:.3f} | {med[2]:.2f} | "
           f"{med[3]:.2f} / {med[4]:.2f} | {physics_ratio:.3f} | {med[5]:.2f} / {med[6]:.2f} |")
-    print("per repeat (without, with, crowd, physics without, physics with, rays without, "
-          "rays with):",
+    print("per repeat (without, with, crowd, physics without, physics with, tick without, "
+          "tick with):",
           ", ".join("(" + ", ".join(f"{v:.2f}" for v in r) + ")" for r in rows))
     print("compiles during the run: 0")
     plain.close()
