@@ -60,7 +60,7 @@ class World:
         core = self.env.unwrapped.core
         self.walls = sum(e.kind == "wall" for e in core.store.scenes[0].entities.values())
         self.physics = Timed(core.sim, "step")
-        self.rays = Timed(core._suite, "update")
+        self.rays = Timed(core.sensor_suite, "update")
         self.rng = np.random.default_rng(seed)
         self.seconds = 0.0
         self.cpu = 0.0  # process CPU seconds (all threads): less swayed by a shared machine

@@ -68,7 +68,7 @@ def main() -> None:
     rays = {"none": [0.0], "people": [0.0]}  # SensorSuite.update: the lidar's casts, collisions
     for name, env in (("none", plain), ("people", people)):
         env.core.sim.step = timed(env.core.sim.step, physics[name])
-        env.core._suite.update = timed(env.core._suite.update, rays[name])
+        env.core.sensor_suite.update = timed(env.core.sensor_suite.update, rays[name])
     compiles = [people.core.store[e].compile_count for e in range(args.envs)]
     walking = int(walkers.crowd.active.sum())
     rng = np.random.default_rng(0)

@@ -161,7 +161,7 @@ class Crowd:
              robots: np.ndarray | None = None, robot_radius: float = 0.0) -> None:
         """Advance every active agent by `dt` seconds among the footprints `boxes` (E, B, 5)
         that `box_mask` (E, B) keeps (None: all). `robots` (E, 2): each env's robot."""
-        if self.vmax.max() * dt >= self.radius:
+        if self.vmax.size and self.vmax.max() * dt >= self.radius:
             raise ValueError(f"crowd step: expected vmax * dt < the radius ({self.radius} m) so "
                              f"that nobody skips through a wall, got dt {dt} s with vmax up to "
                              f"{self.vmax.max():.3g} m/s")

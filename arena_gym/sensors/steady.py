@@ -68,8 +68,10 @@ class SteadyTick:
         frames.begin(forced=False)
         group = frames.whole_group
         if group is not self._group or group is None:
-            self._args = self._arguments(group)
-            # the arguments are these very arrays at every tick: their compiled call
+            # the arguments are these very arrays at every tick of the group (the general
+            # path's ticks between leave them as they are): built, and their compiled call
+            # looked up, once per group
+            self._group, self._args = group, self._arguments(group)
             self._tick = None if self._args is None else tick.entry(*self._args, clock,
                                                                    self.envs)
         args = self._args
@@ -77,7 +79,6 @@ class SteadyTick:
         if touched < 0:  # no such group, or the cast could see a geom GeomRays leaves to
             lidar.schedule.next_due, hit.schedule.next_due = before  # MuJoCo: the general
             return False  # path takes the tick
-        self._group, self._args = group, args
         lidar.unit.mark_done(frames, self.envs)
         hit.unit.mark_done(frames, self.envs)
         if touched:

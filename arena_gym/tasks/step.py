@@ -162,10 +162,14 @@ def read_poses(qpos, rows, adr, width, height, pose):  # pragma: no cover - comp
             pose[i, 3] = yaw(q[3], q[4], q[5], q[6])
 
 
+WEIGHTS_AT = TaskArrays._fields.index("weights")  # where a plain TaskArrays holds them
+
+
 def plain(task: TaskArrays, inputs: StepInputs, out: StepOutputs) -> tuple[tuple, ...]:
     """The three records as plain tuples (the weights too), for `evaluate_plain`: numba
     types a plain tuple of arrays from its fingerprint, in C, and a named one in Python."""
-    return (*task[:6], tuple(task.weights), *task[7:]), tuple(inputs), tuple(out)
+    return ((*task[:WEIGHTS_AT], tuple(task.weights), *task[WEIGHTS_AT + 1:]), tuple(inputs),
+            tuple(out))
 
 
 @kernel

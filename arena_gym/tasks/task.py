@@ -43,6 +43,7 @@ from arena_gym.tasks.rewards import (
 from arena_gym.tasks.sampling import PARKED_Z, Episode, EpisodeSampler, ObstaclePool, placement
 from arena_gym.tasks.step import (
     FLAGS,
+    WEIGHTS_AT,
     StepInputs,
     StepOutputs,
     TaskArrays,
@@ -367,10 +368,11 @@ class NavigationTask:
         crowd, m, out = self.walkers.crowd, self.metrics, self.outputs  # type: ignore[union-attr]
         values = np.zeros((len(PEDESTRIAN), self.n))
         reward = out.reward.copy()
-        people_step(self._task_plain[6], crowd.pos, crowd.active, self.pose, self._prev_pose,
-                    end.collided, kind, self._pedestrian_kind, counted, self.cfg.control_dt,
-                    m.personal_space, m.in_space, m.speed_in_space, m.min_distance,
-                    m.pedestrian_collisions, self._people_values, values, reward)
+        people_step(self._task_plain[WEIGHTS_AT], crowd.pos, crowd.active, self.pose,
+                    self._prev_pose, end.collided, kind, self._pedestrian_kind, counted,
+                    self.cfg.control_dt, m.personal_space, m.in_space, m.speed_in_space,
+                    m.min_distance, m.pedestrian_collisions, self._people_values, values,
+                    reward)
         terms.update(zip((name for name, _ in PEDESTRIAN), values, strict=True))
         return terms, reward
 
