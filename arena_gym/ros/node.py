@@ -11,7 +11,9 @@ cost more than the physics. Service requests, `cmd_vel` and the joint commands b
 commands on the link; the simulator process answers them. The node also tells it which
 envs' camera topics have subscribers, per robot name ("watchers"): images render only there.
 Robot names come and go ("robot", "unbridge" on the link, between frames): the node creates,
-keeps or destroys their publishers and subscriptions to match.
+keeps or destroys their publishers and subscriptions to match, on the executor's thread (rclpy
+builds its wait set there from the node's entities: one destroyed by another thread meanwhile
+raised InvalidHandle in it and ended every service), while the reader thread waits.
 
 Service callbacks are coroutines: each awaits its reply while the executor serves the
 others (a long Step never holds the rest). A request of more than MAX_ITEMS items is
@@ -334,6 +336,25 @@ class BridgeNode:
                         self.link.send({"op": "watchers", "robot": name,
                                         "sensor": camera["sensor"], "envs": envs})
 
+    def in_executor(self, change, *args) -> None:
+        """Run `change(*args)` as a task of the executor, on its thread, and wait until it
+        ran (re-raising what it raised): the node's publishers and subscriptions are made
+        and destroyed only where rclpy's executor gathers them, never while it does."""
+        done, failed = threading.Event(), []
+
+        def run() -> None:
+            try:
+                change(*args)
+            except Exception as exc:  # noqa: BLE001 - raised in the reader thread below
+                failed.append(exc)
+            finally:
+                done.set()
+
+        self.executor.create_task(run)
+        done.wait()
+        if failed:
+            raise failed[0]
+
     # ------------------------------------------------------------ reader thread
     def read(self) -> None:
         """Serve the link until the simulator closes it or says quit."""
@@ -343,9 +364,9 @@ class BridgeNode:
                 self.publish(message["slot"], message.get("clock"))
                 self.link.send({"op": "ack", "slot": message["slot"]})
             elif op == "robot":
-                self.bridge(message["meta"])
+                self.in_executor(self.bridge, message["meta"])
             elif op == "unbridge":
-                self.unbridge(message["robot"])
+                self.in_executor(self.unbridge, message["robot"])
             elif op == "camera_pose":
                 self.viewport.publish_pose(message["pose"])
             elif op == "reply":
@@ -423,10 +444,19 @@ def rivals(node: rclpy.node.Node, service: str = "/mujoco/step") -> None:
 
 
 def spin(executor: SingleThreadedExecutor) -> None:
-    try:
-        executor.spin()
-    except ExternalShutdownException:
-        pass
+    """Spin until rclpy shuts down; a callback's exception is told on stderr and the
+    executor spins on (no request ends the services)."""
+    while True:
+        try:
+            executor.spin()
+            return
+        except ExternalShutdownException:
+            return
+        except Exception as exc:  # noqa: BLE001 - told, and served on
+            if not rclpy.ok():
+                return
+            print(f"bridge: executor: {type(exc).__name__}: {exc} (serving on)",
+                  file=sys.stderr, flush=True)
 
 
 if __name__ == "__main__":

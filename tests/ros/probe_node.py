@@ -68,6 +68,15 @@ def spin(executor) -> None:
         pass
 
 
+def on_executor(executor, destroy, entity) -> bool:
+    """`destroy(entity)` on the executor's thread, once it ran: destroyed from another
+    thread while the executor gathers the node's entities, it ends that thread (rclpy's
+    InvalidHandle)."""
+    task = executor.create_task(destroy, entity)
+    within(task.done, 20)
+    return task.result()
+
+
 def main() -> None:
     rclpy.init()
     node = rclpy.create_node("arena_gym_probe")
@@ -96,7 +105,7 @@ def main() -> None:
                     lock.notify_all()
 
             if topic in subscriptions:  # listening again replaces the subscription
-                node.destroy_subscription(subscriptions.pop(topic))
+                on_executor(executor, node.destroy_subscription, subscriptions.pop(topic))
             sub = subscriptions[topic] = node.create_subscription(load(cmd["type"]), topic,
                                                                   keep, qos)
             # every publisher discovery knows of is matched to this subscription
@@ -104,7 +113,8 @@ def main() -> None:
                 0 < node.count_publishers(topic) <= sub.get_publisher_count()), 20) and \
                 node.count_publishers(topic)
         elif do == "unlisten":
-            out = node.destroy_subscription(subscriptions.pop(cmd["topic"]))
+            out = on_executor(executor, node.destroy_subscription,
+                              subscriptions.pop(cmd["topic"]))
         elif do == "publishers":  # discovery takes a moment to see one come or go
             within(lambda cmd=cmd: node.count_publishers(cmd["topic"]) == cmd["count"],
                    cmd.get("timeout", 10))
