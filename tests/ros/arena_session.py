@@ -265,8 +265,8 @@ def main() -> None:
         ms[-1].header.stamp) >= t - 1e-9, "odometry").pose.pose.position.x
     def drive(log: bool) -> tuple[float, float]:
         """As the runtime's controller_manager: a joint command, then a cycle (0.1 s); the
-        clock and the odometry's x after it. A topic and a service are not ordered: a command may take
-        effect a cycle or more later."""
+        clock and the odometry's x after it. A topic and a service are not ordered: a
+        command may take effect a cycle or more later."""
         s.publish(JointState, "/env_3/sessionbot/mujoco/joint_commands_velocity", JointState(
             name=["wheel_left_joint", "wheel_right_joint", "phantom_joint"],
             velocity=[6.0, 6.0, 1.0]), "a joint command, one name unknown", log=log)
