@@ -11,16 +11,18 @@ pose of a static geom is fixed; a mocap geom's is its mocap pose and its fixed o
 so `GeomRays.cast` casts them in one compiled pass over every env of a group:
 
 - per env, the candidate geoms: the static ones whose bounding sphere comes within the
-  cutoff of some point of the origin's TILE square (kept per square), and the mocap ones
-  within the cutoff of the origin, as mj_multiRay culls; then those a cast skips, read
-  live from each env's model as mj_ray reads them (a group the mask leaves out, a
-  transparent colour or material, the excluded body);
+  cutoff of some point of the origin's TILE square (kept per square) and of the origin,
+  and the mocap ones within the cutoff of the origin, as mj_multiRay culls; then those a
+  cast skips, read live from each env's model as mj_ray reads them (a group the mask
+  leaves out, a transparent colour or material, the excluded body);
 - per candidate, the rays whose bearing in the plane passes it (`cull`: its bounding
   circle, a box's outline, a plane's facing side; with many candidates, a map's walls, the
   rays sorted by bearing once and each candidate's run found by bisection), each tried
   with the arithmetic of MuJoCo's own test (sim/ray_shapes.py), which starts with the same
-  bounding-sphere test; the nearest hit wins, equal distances going to the lower geom id
-  as mj_ray's scan over geoms keeps them.
+  bounding-sphere test, unless the ray already hit nearer than any point of that sphere
+  (a square's static geoms are listed nearest first: a map's far walls, hidden behind the
+  near ones, cost a comparison per ray); the nearest hit wins, equal distances going to
+  the lower geom id as mj_ray's scan over geoms keeps them.
 
 So the distances equal a MuJoCo cast of those geoms to round-off, with the scene's geom
 ids. Every other geom (meshes, heightfields, geoms on bodies with joints: robots, doors)
@@ -43,6 +45,7 @@ from arena_gym.sim.ray_shapes import BOX, MINVAL, PLANE, PRIMITIVES, SPHERE, loc
 
 TILE = 1.0  # m: origins in one square share one list of candidate static geoms
 CULL_MARGIN = 1e-9  # round-off head room of the bearing cull: it never drops a hit
+OCCLUDED_MARGIN = 1e-9  # the same for a ray's test skipped behind a nearer hit
 EVERY, CONE, WEDGE, FACING = 0, 1, 2, 3  # how a candidate culls rays (`cull`)
 WIDE = 0.9  # a box whose bounding circle looks wider than acos(WIDE) is culled by its corners
 SORTED_FROM = 24  # candidates from which the rays are tried by bisection on their bearings
@@ -91,8 +94,8 @@ class GeomRays:
         self._tiles: dict[float, tuple[np.ndarray, ...]] = {}
         # a cast's scratch: each env's candidates (world pose, size, reach; type, id), and
         # per ray its bearing and best hit (made for the fan's size)
-        self.scratch = (np.zeros((width, 16)), np.zeros((width, 2), np.int32),
-                        np.zeros((0, 5)), np.zeros((0, 4), np.int32))
+        self.scratch = (np.zeros((width, 17)), np.zeros((width, 2), np.int32),
+                        np.zeros((0, 6)), np.zeros((0, 4), np.int32))
 
     @classmethod
     def for_models(cls, models: list[mujoco.MjModel]) -> GeomRays | None:
@@ -112,10 +115,10 @@ class GeomRays:
 
     def fit(self, nray: int) -> tuple[np.ndarray, ...]:
         """The scratch, its per-ray part sized for `nray` rays: per ray its unit bearing, a
-        flag (0: vertical), its best hit and its bearing angle; its best hit's geom, and
-        two lists of rays (in order of bearing; to try)."""
+        flag (0: vertical), its best hit, its bearing's pseudo-angle and its direction's
+        length; its best hit's geom, and two lists of rays (in order of bearing; to try)."""
         if len(self.scratch[3]) != nray:
-            self.scratch = (*self.scratch[:2], np.zeros((nray, 5)),
+            self.scratch = (*self.scratch[:2], np.zeros((nray, 6)),
                             np.zeros((nray, 4), np.int32))
         return self.scratch
 
@@ -206,7 +209,13 @@ def _tiles(rays: GeomRays, cutoff: float) -> tuple[np.ndarray, ...]:
         counts = near.sum(axis=1)
         firsts.append(total + np.concatenate([[0], np.cumsum(counts)]))
         total += int(counts.sum())
-        items.append(np.nonzero(near)[1].astype(np.int32))  # row-major: square by square
+        # square by square, each square's geoms nearest to its centre first (planes
+        # first of all): a cast tries the near walls before the ones they hide
+        gap = np.hypot(x0[:, None] + TILE / 2 - centre[None, :, 0],
+                       y0[:, None] + TILE / 2 - centre[None, :, 1]) - radius[None, :]
+        order = np.argsort(np.where(near, np.where(finite[None, :], gap, -np.inf), np.inf),
+                           axis=1, kind="stable")
+        items.append(order[np.arange(k)[None, :] < counts[:, None]].astype(np.int32))
         cells += len(x0) + 1
     return (origin, shape, np.concatenate(firsts).astype(np.int64),
             np.concatenate(items) if total else np.zeros(1, np.int32))
@@ -238,14 +247,20 @@ def cast_geoms(origins, vecs, mask, exclude, reach, rows, table, tiles, mocap_po
         for j in range(first, last):
             slot = tile_items[j] if use_tiles else j
             row = ints[e, slot]
+            r = reals[e, slot]
+            near = -math.inf
+            if row[1] != PLANE:
+                near = math.sqrt((r[4] - o0) ** 2 + (r[5] - o1) ** 2 + (r[6] - o2) ** 2) - r[3]
+                if reach >= 0 and near > reach:
+                    continue
             if seen(live, row[0], row[2], mask, exclude[i]):
-                r = reals[e, slot]
                 for a in range(3):
                     cand[k, a] = r[4 + a]
                     cand[k, 3 + a] = r[a]
                 cand[k, 6] = r[3]
                 for a in range(9):
                     cand[k, 7 + a] = r[7 + a]
+                cand[k, 16] = near
                 cand_id[k, 0], cand_id[k, 1] = row[1], row[0]
                 k += 1
         # the mocap geoms within reach, posed from their mocap body
@@ -259,10 +274,13 @@ def cast_geoms(origins, vecs, mask, exclude, reach, rows, table, tiles, mocap_po
             x0 = p[0] + m[0] * g[4] + m[1] * g[5] + m[2] * g[6]
             x1 = p[1] + m[3] * g[4] + m[4] * g[5] + m[5] * g[6]
             x2 = p[2] + m[6] * g[4] + m[7] * g[5] + m[8] * g[6]
-            if reach >= 0 and row[1] != PLANE and math.sqrt(
-                    (x0 - o0) ** 2 + (x1 - o1) ** 2 + (x2 - o2) ** 2) > reach + g[3]:
-                continue
+            near = -math.inf
+            if row[1] != PLANE:
+                near = math.sqrt((x0 - o0) ** 2 + (x1 - o1) ** 2 + (x2 - o2) ** 2) - g[3]
+                if reach >= 0 and near > reach:
+                    continue
             cand[k, 0], cand[k, 1], cand[k, 2] = x0, x1, x2
+            cand[k, 16] = near
             for a in range(3):
                 cand[k, 3 + a] = g[a]
                 for b in range(3):
@@ -274,7 +292,8 @@ def cast_geoms(origins, vecs, mask, exclude, reach, rows, table, tiles, mocap_po
         # every ray's bearing (unit, in the plane; none for a (near) vertical one), no hit
         nray = vecs.shape[1]
         for ray in range(nray):
-            v0, v1 = vecs[i, ray, 0], vecs[i, ray, 1]
+            v0, v1, v2 = vecs[i, ray, 0], vecs[i, ray, 1], vecs[i, ray, 2]
+            per_ray[ray, 5] = math.sqrt(v0 * v0 + v1 * v1 + v2 * v2)
             flat = math.sqrt(v0 * v0 + v1 * v1)
             if flat > CULL_MARGIN:
                 per_ray[ray, 0], per_ray[ray, 1], per_ray[ray, 2] = v0 / flat, v1 / flat, 1.0
@@ -317,12 +336,18 @@ def cast_geoms(origins, vecs, mask, exclude, reach, rows, table, tiles, mocap_po
             # the origin in the geom's frame (the same for every ray)
             l0, l1, l2, _, _, _ = local(p0, p1, p2, m0, m1, m2, m3, m4, m5, m6, m7, m8,
                                         o0, o1, o2, 0.0, 0.0, 0.0)
+            # a ray that already hit nearer than any point of the geom's bounding sphere
+            # cannot hit it nearer (candidates come near ones first: a map's far walls
+            # behind the near ones are passed over)
+            near = cand[c, 16] * (1.0 - OCCLUDED_MARGIN) - OCCLUDED_MARGIN
             for t in range(visits):
                 ray = rays[t, 2]
+                best = per_ray[ray, 3]
+                if best >= 0 and best * per_ray[ray, 5] < near:
+                    continue
                 v0, v1, v2 = vecs[i, ray, 0], vecs[i, ray, 1], vecs[i, ray, 2]
                 d = primitive(kind_c, s0, s1, s2, l0, l1, l2, m0 * v0 + m3 * v1 + m6 * v2,
                               m1 * v0 + m4 * v1 + m7 * v2, m2 * v0 + m5 * v1 + m8 * v2)
-                best = per_ray[ray, 3]
                 if d >= 0 and (reach < 0 or d <= reach) and (
                         best < 0 or d < best or (d == best and geom_c < rays[ray, 0])):
                     per_ray[ray, 3], rays[ray, 0] = d, geom_c
@@ -379,17 +404,28 @@ def cull(kind, p0, p1, m0, m1, m2, m3, m4, m5, s0, s1, s2, reach, o0, o1, o2):
         math.sqrt(1.0 - (r / d) ** 2) - CULL_MARGIN)
     if kind != BOX or cone > WIDE:
         return (CONE, ux, uy, cone, 0.0) if cone > -1.0 else (EVERY, 0.0, 0.0, 0.0, 0.0)
-    # the bearings of the box's eight corners about the centre's: within less than a half
-    # turn where the origin is outside the box's outline in the plane
-    low, high = math.inf, -math.inf
-    for corner in range(8):
+    # the bearings of the box's corners about the centre's (eight; four where its z axis
+    # is vertical): within less than a half turn where the origin is outside the box's
+    # outline in the plane. The extreme two by a pseudo-angle (monotonic in the angle),
+    # then their angles
+    lx = ly = hx = hy = 0.0
+    low_key, high_key = math.inf, -math.inf
+    corners = 4 if m2 == 0.0 and m5 == 0.0 else 8
+    for corner in range(corners):
         a = s0 if corner & 1 else -s0
         b = s1 if corner & 2 else -s1
         z = s2 if corner & 4 else -s2
         x = dx + m0 * a + m1 * b + m2 * z
         y = dy + m3 * a + m4 * b + m5 * z
-        angle = math.atan2(ux * y - uy * x, ux * x + uy * y)
-        low, high = min(low, angle), max(high, angle)
+        along, across = ux * x + uy * y, ux * y - uy * x
+        key = pseudo_angle(along, across)
+        if key < low_key:
+            low_key, lx, ly = key, along, across
+        if key > high_key:
+            high_key, hx, hy = key, along, across
+    # (a corner straight behind reads +pi, as its pseudo-angle: -0.0 across too)
+    low = math.pi if ly == 0.0 and lx < 0.0 else math.atan2(ly, lx)
+    high = math.pi if hy == 0.0 and hx < 0.0 else math.atan2(hy, hx)
     if high - low >= math.pi - 1e-6:
         return (CONE, ux, uy, cone, 0.0) if cone > -1.0 else (EVERY, 0.0, 0.0, 0.0, 0.0)
     low, high = low - CULL_MARGIN, high + CULL_MARGIN
@@ -398,15 +434,28 @@ def cull(kind, p0, p1, m0, m1, m2, m3, m4, m5, s0, s1, s2, reach, o0, o1, o2):
 
 
 @shared
+def pseudo_angle(along, across):
+    """A number in [-2, 2] that grows with the angle atan2(across, along) over (-pi, pi]
+    (the diamond angle): the order of bearings without their trigonometry."""
+    size = abs(along) + abs(across)
+    if size == 0.0:
+        return 0.0
+    t = across / size
+    if along >= 0.0:
+        return t
+    return 2.0 - t if across >= 0.0 else -2.0 - t
+
+
+@shared
 def sort_bearings(per_ray, rays, nray):  # pragma: no cover - compiled
-    """The rays that have a bearing (per_ray[:, 2] != 0) in order of their bearing angle
-    (into per_ray[:, 4]) as rays[:nflat, 1], the others after them (as rays[nflat:, 1]);
-    returns nflat. A fan turned about z is a sorted run turned: found in one pass; any other
-    order is sorted by insertion."""
+    """The rays that have a bearing (per_ray[:, 2] != 0) in order of their bearing's
+    pseudo-angle (into per_ray[:, 4]) as rays[:nflat, 1], the others after them (as
+    rays[nflat:, 1]); returns nflat. A fan turned about z is a sorted run turned: found in
+    one pass; any other order is sorted by insertion."""
     nflat = 0
     for ray in range(nray):
         if per_ray[ray, 2] != 0:
-            per_ray[ray, 4] = math.atan2(per_ray[ray, 1], per_ray[ray, 0])
+            per_ray[ray, 4] = pseudo_angle(per_ray[ray, 0], per_ray[ray, 1])
             rays[nflat, 1] = ray
             nflat += 1
     rest = nflat
@@ -444,7 +493,8 @@ def sort_bearings(per_ray, rays, nray):  # pragma: no cover - compiled
 
 @shared
 def first_at(per_ray, rays, nflat, angle):  # pragma: no cover - compiled
-    """The first position in the sorted rays (rays[:nflat, 1]) whose bearing is >= angle."""
+    """The first position in the sorted rays (rays[:nflat, 1]) whose bearing's
+    pseudo-angle is >= angle."""
     lo, hi = 0, nflat
     while lo < hi:
         mid = (lo + hi) // 2
@@ -458,38 +508,40 @@ def first_at(per_ray, rays, nflat, angle):  # pragma: no cover - compiled
 @shared
 def rays_within(per_ray, rays, nflat, nray, mode, a0, a1, a2, a3):  # pragma: no cover
     """The rays whose bearing lies within a candidate's CONE or WEDGE (see `cull`), and the
-    vertical ones, into rays[:, 2]; returns how many. The bearings' angle interval, widened
-    by CULL_MARGIN, in at most two runs of the sorted rays (where it wraps at pi)."""
+    vertical ones, into rays[:, 2]; returns how many. The bearings' interval in
+    pseudo-angles (per_ray[:, 4]), widened by CULL_MARGIN (a pseudo-angle grows no faster
+    than the angle: the widening covers as much angle), in at most two runs of the sorted
+    rays (where it wraps at pi). A cone wider than a half turn takes every bearing."""
+    every = False
     if mode == CONE:
-        centre = math.atan2(a1, a0)
-        half = math.acos(max(-1.0, min(1.0, a2)))
-        low, high = centre - half, centre + half
-    else:
-        low, high = math.atan2(a1, a0), math.atan2(a3, a2)
-        if high < low:
-            high += 2 * math.pi
+        if a2 < 0.0:
+            every = True
+        s = math.sqrt(max(0.0, 1.0 - a2 * a2))  # the half angle's sine; a2 its cosine
+        low = pseudo_angle(a0 * a2 + a1 * s, a1 * a2 - a0 * s)
+        high = pseudo_angle(a0 * a2 - a1 * s, a1 * a2 + a0 * s)
+    else:  # less than a half turn (cull's bound)
+        low, high = pseudo_angle(a0, a1), pseudo_angle(a2, a3)
     low -= CULL_MARGIN
     high += CULL_MARGIN
+    if high < low:  # within a half turn: it wraps at pi
+        high += 4.0
     count = 0
-    if high - low >= 2 * math.pi:  # every bearing
+    if every:
         for t in range(nflat):
             rays[count, 2] = rays[t, 1]
             count += 1
     else:
-        while low < -math.pi:
-            low += 2 * math.pi
-            high += 2 * math.pi
-        while low >= math.pi:
-            low -= 2 * math.pi
-            high -= 2 * math.pi
+        if low < -2.0:
+            low += 4.0
+            high += 4.0
         t = first_at(per_ray, rays, nflat, low)
         while t < nflat and per_ray[rays[t, 1], 4] <= high:
             rays[count, 2] = rays[t, 1]
             count += 1
             t += 1
-        if high > math.pi:  # the interval wraps: on from -pi
+        if high > 2.0:  # the interval wraps: on from -pi
             t = 0
-            while t < nflat and per_ray[rays[t, 1], 4] <= high - 2 * math.pi:
+            while t < nflat and per_ray[rays[t, 1], 4] <= high - 4.0:
                 rays[count, 2] = rays[t, 1]
                 count += 1
                 t += 1

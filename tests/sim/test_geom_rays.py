@@ -64,12 +64,17 @@ def _mujoco(model, data, origins, directions, mask, exclude):
     return dist, geomid
 
 
-def _directions(rng: np.random.Generator, n: int, nray: int) -> np.ndarray:
+def _directions(rng: np.random.Generator, n: int, nray: int, lengths: bool = False
+                ) -> np.ndarray:
     vec = rng.normal(size=(n, nray, 3))
     vec[:, ::4, 2] = 0.0  # level
     vec[:, 1::9, :2] = 0.0  # vertical
     vec[:, 1::9, 2] = np.where(rng.random((n, len(range(1, nray, 9)))) < 0.5, -1.0, 1.0)
-    return vec / np.linalg.norm(vec, axis=2, keepdims=True)
+    vec /= np.linalg.norm(vec, axis=2, keepdims=True)
+    if lengths:  # some of other lengths than 1: distances are in units of their length
+        vec *= np.where(rng.random((n, nray, 1)) < 0.25, rng.uniform(0.5, 2.0, (n, nray, 1)),
+                        1.0)
+    return vec
 
 
 @settings(max_examples=30, deadline=None)
@@ -86,7 +91,8 @@ def test_every_primitive_in_any_pose_reads_what_mj_ray_reads(seed, cutoff, count
     rays = GeomRays([model])
     n, nray = 6, 40
     origins = rng.uniform(-2.5, 2.5, (n, 3))
-    directions = _directions(rng, n, nray)
+    # (a cutoff is a distance from the origin: with unit directions only)
+    directions = _directions(rng, n, nray, lengths=cutoff == np.inf)
     mask = rng.integers(0, 2, mujoco.mjNGROUP).astype(np.uint8)
     exclude = np.array([int(rng.integers(-1, model.nbody)) for _ in range(n)], np.int32)
     dist, geomid = np.empty((n, nray)), np.empty((n, nray), np.int32)
