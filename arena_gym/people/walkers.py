@@ -203,6 +203,34 @@ def poses_and_reach(xy, yaw, active, parked_pos, robots, contact_reach, ray_reac
     return changed
 
 
+def spaced(points: np.ndarray, gap: float, count: int) -> np.ndarray:
+    """Indices of up to `count` of `points` (n, 2), greedily in order: each at least
+    `gap` from every one taken before it."""
+    taken = np.empty(min(count, len(points)), dtype=np.int64)
+    return taken[:take_spaced(np.ascontiguousarray(points, dtype=np.float64), float(gap),
+                              taken)]
+
+
+@kernel
+def take_spaced(points, gap, taken):  # pragma: no cover - compiled
+    """spaced's greedy pass: the indices into `taken` (as many as it holds at most);
+    returns how many."""
+    k = 0
+    for i in range(points.shape[0]):
+        if k == taken.shape[0]:
+            break
+        apart = True
+        for j in range(k):
+            q = taken[j]
+            if np.hypot(points[i, 0] - points[q, 0], points[i, 1] - points[q, 1]) < gap:
+                apart = False
+                break
+        if apart:
+            taken[k] = i
+            k += 1
+    return k
+
+
 WALK_POINTS = 2  # waypoints per sampled walk, visited in a loop
 CANDIDATES = 256
 ROBOT_KEEP = 1.0  # m: no one starts this close to the robot's start (centres)
@@ -222,12 +250,7 @@ def sample_walks(rng: np.random.Generator, layout, count: int, boxes: np.ndarray
 
     points = rng.uniform(lo, hi, size=(CANDIDATES, 2))
     ok = free(points) & (np.hypot(*(points - np.asarray(robot)).T) >= ROBOT_KEEP + robot_radius)
-    starts: list[np.ndarray] = []
-    for p in points[ok]:  # greedy: far enough from those taken
-        if len(starts) == count:
-            break
-        if all(np.hypot(*(p - q)) >= 2 * RADIUS + 0.1 for q in starts):
-            starts.append(p)
+    starts = points[ok][spaced(points[ok], 2 * RADIUS + 0.1, count)]  # apart from each other
     goals = rng.uniform(lo, hi, size=(CANDIDATES, 2))
     goals = goals[free(goals)]
     if len(goals) == 0:

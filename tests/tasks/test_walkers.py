@@ -1,14 +1,17 @@
 """Pedestrians walking in a simulator: the Crowd's poses land in the pool's state (no
-compile), and a scenario of every shared world loads and plays."""
+compile), a scenario of every shared world loads and plays, and an episode's walkers start
+apart, on free ground, away from the robot."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from arena_gym.people.crowd import nearest_on_boxes
 from arena_gym.people.pedestrians import RADIUS
-from arena_gym.people.walkers import Walkers
+from arena_gym.people.walkers import Walkers, sample_walks, spaced
 from arena_gym.scene import Pedestrian, SceneStore
 from arena_gym.sim import Simulator
 from arena_gym.worlds import builtin_robot_urdf
@@ -103,3 +106,35 @@ def test_a_scenario_of_each_shared_world_loads_and_plays(assets, world):
     assert (gap.min(axis=2)[0][~inside_at_start] >= RADIUS - 1e-9).all()  # nobody in a wall
     pos, _ = store[0].get_pose("crowd/p0")
     np.testing.assert_allclose(pos[:2], walkers.crowd.pos[0, 0])
+
+
+def greedy_reference(points: np.ndarray, gap: float, count: int) -> list[int]:
+    """The plain greedy: each point in order, taken if it is `gap` from all taken so far."""
+    taken: list[int] = []
+    for k, p in enumerate(points):
+        if len(taken) < count and all(np.hypot(*(p - points[j])) >= gap for j in taken):
+            taken.append(k)
+    return taken
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(0, 256), count=st.integers(0, 80),
+       gap=st.floats(0.0, 3.0))
+def test_spaced_starts_are_the_greedy_choice_and_keep_their_gap(seed, n, count, gap):
+    points = np.random.default_rng(seed).uniform(-10.0, 10.0, size=(n, 2))
+    taken = spaced(points, gap, count)
+    assert taken.tolist() == greedy_reference(points, gap, count)
+    chosen = points[taken]
+    d = np.hypot(*(chosen[:, None] - chosen[None]).transpose(2, 0, 1))
+    assert (d[~np.eye(len(chosen), dtype=bool)] >= gap).all()
+
+
+def test_sampled_walks_start_apart_on_free_ground_away_from_the_robot():
+    layout, boxes = RoomLayout(6.0), np.array([[1.0, 1.0, 0.5, 0.5, 0.0]])
+    starts, waypoints = sample_walks(np.random.default_rng(3), layout, 12, boxes,
+                                     (0.0, 0.0), 0.2)
+    assert starts.shape == (12, 3) and len(waypoints) == 12
+    d = np.hypot(*(starts[:, None, :2] - starts[None, :, :2]).transpose(2, 0, 1))
+    assert d[~np.eye(12, dtype=bool)].min() >= 2 * RADIUS + 0.1
+    assert np.hypot(*starts[:, :2].T).min() >= 1.0 + 0.2
+    assert layout.free(starts[:, :2], RADIUS + 0.05).all()
