@@ -70,8 +70,11 @@ class NavigationCore:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # a robot's dropped meshes warn once per env
             for env in range(num_envs):
+                # its IMU's MuJoCo sensors only once a reading asks for them: the task
+                # reads none, and MuJoCo computes an accelerometer at every physics step
                 info = self.store[env].spawn_urdf(ROBOT, urdf, package_paths=packages,
-                                                  model_params=params_file, base=cfg.base)
+                                                  model_params=params_file, base=cfg.base,
+                                                  imu=False)
                 self.robot = info if env == 0 else self.robot
                 self.layouts[env].build(self.store, env)
                 self.store[env].spawn_prims(self.pool.prims())

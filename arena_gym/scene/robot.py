@@ -255,14 +255,15 @@ def _exclude_self_collision(spec: mujoco.MjSpec) -> None:
 def build_robot_spec(
     name: str, urdf: RewrittenUrdf, source: str, rollers: bool = True,
     model_params: Path | None = None, package_paths: tuple[Path, ...] = (),
-    base: str = "wheeled", timestep: float = 0.002,
+    base: str = "wheeled", timestep: float = 0.002, imu: bool = True,
 ) -> tuple[mujoco.MjSpec, RobotInfo]:
     """The robot's own MjSpec (unprefixed names) and what the scene keeps about it.
 
     rollers=False keeps declared mecanum wheels as plain cylinders (for comparison).
     `package_paths` resolve the controller parameter file its plugins name. `base`:
     "wheeled" simulates the URDF as written, "planar" as one rigid body on planar joints
-    (scene/planar_base.py; its servos' gains suit `timestep`).
+    (scene/planar_base.py; its servos' gains suit `timestep`). `imu` False: an IMU's MuJoCo
+    sensors wait until a reading asks for them (sensor_mounts.add_imu_sensors).
     """
     if base not in planar_base.BASES:
         raise SpawnError(f"{source}: base: expected one of {planar_base.BASES}, got {base!r}")
@@ -283,7 +284,7 @@ def build_robot_spec(
     servos = [j for j, kind in urdf.joint_types.items() if kind in ("revolute", "prismatic")]
     if base == "planar":
         return _planar(spec, name, urdf, source, model, data, wheels, clearance,
-                       model_params, timestep)
+                       model_params, timestep, imu)
     root.add_freejoint(name="root")
     _apply_surfaces(spec, urdf.surfaces)
     _exclude_self_collision(spec)
@@ -298,7 +299,7 @@ def build_robot_spec(
         vel = spec.add_actuator(name=joint + VEL_SUFFIX, target=joint,
                                 trntype=mujoco.mjtTrn.mjTRN_JOINT)
         vel.set_to_velocity(kv=JOINT_KV)
-    mounts = mount_sensors(spec, list(urdf.sensors), model_params, source)
+    mounts = mount_sensors(spec, list(urdf.sensors), model_params, source, imu=imu)
     info = RobotInfo(
         name=name,
         prefix="",
@@ -323,7 +324,8 @@ def build_robot_spec(
 
 def _planar(spec: mujoco.MjSpec, name: str, urdf: RewrittenUrdf, source: str,
             model: mujoco.MjModel, data: mujoco.MjData, wheels: list[str], clearance: float,
-            model_params: Path | None, timestep: float) -> tuple[mujoco.MjSpec, RobotInfo]:
+            model_params: Path | None, timestep: float, imu: bool = True
+            ) -> tuple[mujoco.MjSpec, RobotInfo]:
     """The planar base of the robot (scene/planar_base.py): no wheels, feet or joint
     servos; the base's three actuators and joints."""
     feet = foot_bodies(model, data, wheels)  # (its links are welded: no self-collision)
@@ -333,7 +335,7 @@ def _planar(spec: mujoco.MjSpec, name: str, urdf: RewrittenUrdf, source: str,
     except ValueError as exc:
         raise SpawnError(f"{source}: MuJoCo rejected the planar base: {str(exc).strip()}"
                          ) from None
-    mounts = mount_sensors(spec, list(urdf.sensors), model_params, source)
+    mounts = mount_sensors(spec, list(urdf.sensors), model_params, source, imu=imu)
     info = RobotInfo(
         name=name, prefix="", root_body=spec.worldbody.first_body().name, wheel_joints=[],
         servo_joints=[], sensors=list(urdf.sensors), surfaces=dict(urdf.surfaces),

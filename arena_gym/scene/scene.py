@@ -228,11 +228,14 @@ class Scene:
         rollers: bool = True,
         model_params: str | Path | None = None,
         base: str = "wheeled",
+        imu: bool = True,
     ) -> RobotInfo:
         """Spawn a URDF robot at `pose` (x, y, yaw) on its `base`: "wheeled" (the URDF as
         written, on a free joint) or "planar" (one rigid body on planar joints,
         scene/planar_base.py). All or nothing: a robot that does not compile leaves the
-        scene as it was."""
+        scene as it was. `imu` False: its IMUs' MuJoCo sensors wait until a reading asks
+        for them (sensor_mounts.mount_imu_sensors; MuJoCo computes an accelerometer at
+        every physics step)."""
         if not isinstance(name, str) or not name or "/" in name:
             raise SpawnError(f"robot name: expected a non-empty name without '/', got {name!r}")
         self._claim(name)
@@ -247,7 +250,8 @@ class Scene:
         params = find_model_params(urdf, model_params)  # its laser block backs a missing lidar
         robot_spec, info = build_robot_spec(name, rewritten, label, rollers=rollers,
                                             model_params=params, package_paths=packages,
-                                            base=base, timestep=self.spec.option.timestep)
+                                            base=base, timestep=self.spec.option.timestep,
+                                            imu=imu)
         self.flush()
         self.sync()
         prefix = self.full_name(name) + "/"

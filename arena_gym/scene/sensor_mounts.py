@@ -14,10 +14,13 @@ Elements are named `<root body>_sensor_<name>_<part>`; a sensor name that repeat
 robot gets `_1`, `_2`, ... Lidars get a site (the casting is done by `arena_gym.sensors`);
 cameras a MuJoCo camera that looks along +x of the mount with z up (Gazebo's convention;
 MuJoCo cameras look along -z with y up); IMUs a site with framequat, gyro and accelerometer
-sensors; contact sensors a MuJoCo touch sensor over the link's collision geoms (the contact
-kind reads contacts from MjData; the "mujoco" kind reads the touch); force_torque,
-magnetometer and gps a site at their pose with MuJoCo's force and torque, magnetometer, or
-framepos and framelinvel sensors (mujoco_mounts.py); other types a site at their pose.
+sensors (with `imu=False` the site alone, its sensors named in the mount and added by
+`add_imu_sensors` when a reading asks for them: MuJoCo computes an accelerometer at every
+physics step, with a pass over every body); contact sensors a MuJoCo touch sensor over the
+link's collision geoms (the contact kind reads contacts from MjData; the "mujoco" kind reads
+the touch); force_torque, magnetometer and gps a site at their pose with MuJoCo's force and
+torque, magnetometer, or framepos and framelinvel sensors (mujoco_mounts.py); other types a
+site at their pose.
 Mounts are plain data: which sensor kind reads one is the sensors layer's to say
 (arena_gym.sensors.kinds).
 
@@ -30,6 +33,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import mujoco
 import numpy as np
@@ -120,9 +124,11 @@ def mount_sensors(
     model_params: Path | None,
     source: str,
     fallback: bool = True,
+    imu: bool = True,
 ) -> list[SensorMount]:
     """Add the sensor elements to the robot's spec; return what was mounted (unprefixed).
-    `fallback` False: no lidar unless declared (a URDF loaded as a model)."""
+    `fallback` False: no lidar unless declared (a URDF loaded as a model). `imu` False: an
+    IMU's site only, its MuJoCo sensors named but not added (`add_imu_sensors`)."""
     root = spec.worldbody.first_body()
     _file_collision_geoms(spec)
     decls = [(d, "urdf") for d in declared]
@@ -140,8 +146,24 @@ def mount_sensors(
             )
         name = _unique(fold_name(decl.name) or kind, taken)
         stem = f"{root.name}_sensor_{name}"
-        mounts.append(_mount(spec, body, stem, name, kind, decl, origin))
+        mounts.append(_mount(spec, body, stem, name, kind, decl, origin, imu))
     return mounts
+
+
+IMU_SENSORS = (("quat", mujoco.mjtSensor.mjSENS_FRAMEQUAT),
+               ("gyro", mujoco.mjtSensor.mjSENS_GYRO),
+               ("accel", mujoco.mjtSensor.mjSENS_ACCELEROMETER))
+
+
+def add_imu_sensors(spec: mujoco.MjSpec, mount: SensorMount) -> bool:
+    """An IMU mount's framequat, gyro and accelerometer at its site, into `spec` (the
+    robot's own, or a scene's with the mount's full names); False where they are there."""
+    if spec.sensor(mount.sensors[0]) is not None:
+        return False
+    for (_, sensor_type), name in zip(IMU_SENSORS, mount.sensors, strict=True):
+        spec.add_sensor(name=name, type=sensor_type, objtype=mujoco.mjtObj.mjOBJ_SITE,
+                        objname=mount.site)
+    return True
 
 
 def _kind(decl: SensorDecl) -> str:
@@ -164,8 +186,18 @@ def _unique(name: str, taken: set[str]) -> str:
     return candidate
 
 
+def mount_imu_sensors(scene: Any, mounts: list[SensorMount]) -> bool:
+    """The MuJoCo sensors of the IMUs among a spawned robot's `mounts` (full names) where
+    it was spawned without them (`Scene.spawn_urdf(imu=False)`), into `scene`'s spec,
+    compiled at its next query or step; False where every one is there already."""
+    added = [add_imu_sensors(scene.spec, m) for m in mounts if m.kind == "imu"]
+    if any(added):
+        scene.edited()
+    return any(added)
+
+
 def _mount(spec: mujoco.MjSpec, body: mujoco.MjsBody, stem: str, name: str, kind: str,
-           decl: SensorDecl, origin: str) -> SensorMount:
+           decl: SensorDecl, origin: str, imu: bool = True) -> SensorMount:
     pos, quat = list(decl.pose[:3]), rpy_quat(*decl.pose[3:])
     mount = SensorMount(name=name, kind=kind, decl=decl, source=origin, body=body.name)
     if kind == "contact":  # a touch sensor over the link's collision geoms (no frame)
@@ -184,15 +216,9 @@ def _mount(spec: mujoco.MjSpec, body: mujoco.MjsBody, stem: str, name: str, kind
         camera.resolution = [width, height]
         return replace(mount, camera=camera.name)
     if kind == "imu":
-        parts = (("quat", mujoco.mjtSensor.mjSENS_FRAMEQUAT),
-                 ("gyro", mujoco.mjtSensor.mjSENS_GYRO),
-                 ("accel", mujoco.mjtSensor.mjSENS_ACCELEROMETER))
-        names = []
-        for part, sensor_type in parts:
-            sensor = spec.add_sensor(name=f"{stem}_{part}", type=sensor_type,
-                                     objtype=mujoco.mjtObj.mjOBJ_SITE, objname=site.name)
-            names.append(sensor.name)
-        return replace(mount, sensors=tuple(names))
+        mount = replace(mount, sensors=tuple(f"{stem}_{part}" for part, _ in IMU_SENSORS))
+        if imu:
+            add_imu_sensors(spec, mount)
     return mount
 
 

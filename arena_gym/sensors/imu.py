@@ -1,5 +1,7 @@
-"""IMU: a site's framequat, gyro and accelerometer sensors (mounted at spawn), read from
-sensordata by address. Addresses are cached once per compile, never looked up per step.
+"""IMU: a site's framequat, gyro and accelerometer sensors, read from sensordata by
+address. Addresses are cached once per compile, never looked up per step. A robot spawned
+without them (the navigation env's: its own suite reads no IMU) gets them when an IMU reading
+first binds to it (sensor_mounts.mount_imu_sensors), from the compile that follows.
 
 Values are those MuJoCo computed in the last physics step (as after any `mj_step`), so the
 accelerometer includes gravity: +9.81 on the site's z at rest."""
@@ -10,7 +12,7 @@ import numpy as np
 
 from arena_gym.scene.robot import RobotInfo
 from arena_gym.scene.scene import Scene
-from arena_gym.scene.sensor_mounts import SensorMount
+from arena_gym.scene.sensor_mounts import SensorMount, mount_imu_sensors
 from arena_gym.sensors import noise
 from arena_gym.sensors.specs import ImuSpec
 from arena_gym.sensors.state_access import Frames
@@ -32,7 +34,10 @@ class ImuUnit(Unit):
     def _allocate(self, mount: SensorMount | None) -> None:
         self.out = {name: np.full((self.num_envs, dim), np.nan) for name, dim in FIELDS}
 
-    def _bind_env(self, env: int, scene: Scene, info: RobotInfo, mount: SensorMount | None) -> None:
+    def _bind_env(self, env: int, scene: Scene, info: RobotInfo, mount: SensorMount | None
+                  ) -> bool | None:
+        if mount_imu_sensors(scene, info.sensor_mounts):
+            return False
         model = scene.compiled
         for k, ((_, dim), sensor) in enumerate(zip(FIELDS, mount.sensors, strict=True)):  # type: ignore[union-attr]
             s = model.sensor(sensor).id

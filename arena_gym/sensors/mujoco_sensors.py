@@ -30,6 +30,7 @@ import mujoco
 import numpy as np
 
 from arena_gym.scene.scene import Scene
+from arena_gym.scene.sensor_mounts import mount_imu_sensors
 from arena_gym.sensors import noise as noise_models
 from arena_gym.sensors.errors import SensorError
 from arena_gym.sensors.specs import MujocoSpec
@@ -80,6 +81,9 @@ class MujocoUnit(Unit):
         entity = scene.entities.get(self.robot)
         if entity is None or entity.kind not in self.entity_kinds:
             return
+        if entity.kind == "robot" and mount_imu_sensors(
+                scene, entity.record.sensor_mounts):  # type: ignore[attr-defined]
+            return  # all of its sensors: its IMUs' too, bound after the scene's compile
         prefix = entity.record.prefix  # type: ignore[attr-defined]
         self._scenes[env], self._prefix[env] = scene, prefix
         model = scene.compiled

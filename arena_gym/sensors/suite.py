@@ -182,6 +182,11 @@ class SensorSuite:
             self.sim.stepping_groups()  # compiles what is pending
             for scene in self.store.scenes:
                 unit.bind(scene)
+            counts = [scene.compile_count for scene in self.store.scenes]
+            self.sim.stepping_groups()  # what the unit added to a scene (an IMU's sensors)
+            for scene, count in zip(self.store.scenes, counts, strict=True):
+                if scene.compile_count != count:
+                    unit.bind(scene)
             if not unit.present.any():
                 holders = sorted({e for s in self.store.scenes for e, x in s.entities.items()
                                   if x.kind in unit.entity_kinds})

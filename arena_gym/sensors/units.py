@@ -113,8 +113,9 @@ class Unit:
                 f"{self.signature(self.reference)} like the env first bound "
                 "(one array holds every env)"
             )
+        if self._bind_env(env, scene, info, mount) is False:
+            return  # its MuJoCo elements were added to the scene: bound after its compile
         self.mounts[env] = mount
-        self._bind_env(env, scene, info, mount)
         self.present[env] = True
 
     def _allocate(self, mount: SensorMount | None) -> None:
@@ -123,7 +124,10 @@ class Unit:
     def close(self) -> None:
         """Release what the unit holds outside itself (SensorSuite.close)."""
 
-    def _bind_env(self, env: int, scene: Scene, info: RobotInfo, mount: SensorMount | None) -> None:
+    def _bind_env(self, env: int, scene: Scene, info: RobotInfo, mount: SensorMount | None
+                  ) -> bool | None:
+        """Cache env's ids; False where the sensor's MuJoCo elements were only now added to
+        the scene (it is bound again once the scene compiled)."""
         raise NotImplementedError
 
     # ------------------------------------------------------------ sampling

@@ -1,7 +1,9 @@
-"""ArenaMujoco-v0 with the sensor observation wrappers: IMU, camera, contact, stacked scans."""
+"""ArenaMujoco-v0 with the sensor observation wrappers: IMU, camera, contact, stacked scans;
+the IMU computed only once a reading asks for it."""
 
 from __future__ import annotations
 
+import mujoco
 import numpy as np
 
 from arena_gym.envs.single_env import ArenaEnv
@@ -47,3 +49,39 @@ def test_vector_env_stacks_scans_through_autoresets():
     assert (terminated | truncated).sum() == 0
     assert envs.observation_space.contains(obs)
     envs.close()
+
+
+def _accelerometers(env) -> list[str]:
+    model = env.unwrapped.core.store[0].model
+    return [model.sensor(i).name for i in range(model.nsensor)
+            if model.sensor_type[i] == mujoco.mjtSensor.mjSENS_ACCELEROMETER]
+
+
+def test_the_imu_is_computed_only_once_a_reading_asks_and_changes_no_episode():
+    """The task reads no IMU: the robot's IMU sensors (an accelerometer makes MuJoCo run a
+    pass over every body at every physics step) join the model when an IMU reading binds,
+    and the same seed and actions give the same episode bit for bit either way."""
+    plain = ArenaEnv(max_episode_steps=30)
+    with_imu = ImuObservation(ArenaEnv(max_episode_steps=30), ImuSpec("robot", "imu"),
+                              key="imu")
+    assert _accelerometers(plain) == []
+    assert _accelerometers(with_imu) == ["env_0/robot/base_footprint_sensor_imu_accel"]
+    actions = np.random.default_rng(4).uniform(plain.action_space.low,
+                                               plain.action_space.high, (40, 2))
+    runs = []
+    for env in (plain, with_imu):
+        obs, _ = env.reset(seed=3)
+        run = [obs["scan"].copy()]
+        for action in actions.astype(np.float32):
+            obs, reward, terminated, truncated, _ = env.step(action)
+            run += [obs["scan"].copy(), reward, terminated, truncated]
+            if terminated or truncated:
+                obs, _ = env.reset()
+                run.append(obs["scan"].copy())
+        runs.append(run)
+    assert len(runs[0]) == len(runs[1])
+    for a, b in zip(*runs, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert abs(obs["imu"][-1] - 9.81) < 0.3  # the reading is live: gravity on its z
+    plain.close()
+    with_imu.close()

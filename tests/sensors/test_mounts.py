@@ -13,8 +13,8 @@ import pytest
 
 from arena_gym.geometry import groups
 from arena_gym.scene import SceneStore, SpawnError
-from arena_gym.scene.sensor_mounts import DEFAULT_RING
-from arena_gym.sensors import LidarSpec, SensorSuite
+from arena_gym.scene.sensor_mounts import DEFAULT_RING, mount_imu_sensors
+from arena_gym.sensors import ImuSpec, LidarSpec, SensorSuite
 from arena_gym.sim import Simulator
 from tests.conftest import robot_paths, spawn
 from tests.sensors.worlds import SCAN_HEIGHT, camera_block, imu_block, lidar_block, probe_urdf
@@ -199,3 +199,21 @@ def test_deleting_a_robot_removes_its_sensor_elements():
     assert (model.nsite, model.nsensor) == (0, 0)
     assert mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SITE,
                              "env_0/probe/base_footprint_sensor_laser_site") == -1
+
+
+def test_an_imu_spawned_without_its_sensors_gets_them_once_asked_and_reads_gravity():
+    store = SceneStore(1)
+    info = store[0].spawn_urdf("bot", probe_urdf(imu_block(name="imu")), imu=False)
+    mount = info.sensor_mounts[0]
+    stem = "env_0/bot/base_footprint_sensor_imu_"
+    assert (mount.kind, mount.sensors) == ("imu", (stem + "quat", stem + "gyro", stem + "accel"))
+    names = [store[0].model.sensor(i).name for i in range(store[0].model.nsensor)]
+    assert not [n for n in names if n.startswith(stem)]
+    suite = SensorSuite(Simulator(store), specs=[])
+    reading = suite.add(ImuSpec("bot"))  # binds, adds the sensors, binds again
+    model = store[0].model
+    assert [int(model.sensor(s).dim[0]) for s in mount.sensors] == [4, 3, 3]
+    assert mount_imu_sensors(store[0], info.sensor_mounts) is False  # there already
+    suite.sim.step(1000)  # 2 s: settled on its wheels
+    suite.update()
+    assert reading.linear_acceleration[0, 2] == pytest.approx(9.81, abs=0.05)
