@@ -237,7 +237,8 @@ def _parser() -> argparse.ArgumentParser:
             "its own thread (a slow renderer skips frames, the simulation keeps its pace). "
             "The policy (reactive, random, a model .zip or module:callable) drives every "
             "env at the control rate, episodes restarting as they end, for --seconds of "
-            "wall time or until the window is closed. Needs a display. With --foxglove, no "
+            "wall time, until the window is closed or until Ctrl-C (each ends it as "
+            "--seconds does, with its summary). Needs a display. With --foxglove, no "
             "window: the bridge's topics (/tf, /tf_static, /clock, per robot odom, scan, "
             "imu, joint_states) are served live over Foxglove's WebSocket protocol instead "
             "(needs: pip install 'arena_gym[foxglove]'; no ROS install)."
@@ -595,10 +596,14 @@ def _view(args: argparse.Namespace) -> int:
         dt = env.core.cfg.control_dt
         start = time.perf_counter()
         steps = 0
-        while time.perf_counter() - start < args.seconds and (args.foxglove or shown.running):
-            obs, *_ = env.step(policy(obs))
-            steps += 1
-            time.sleep(max(0.0, start + steps * dt - time.perf_counter()))  # real time
+        try:
+            while time.perf_counter() - start < args.seconds and (args.foxglove
+                                                                  or shown.running):
+                obs, *_ = env.step(policy(obs))
+                steps += 1
+                time.sleep(max(0.0, start + steps * dt - time.perf_counter()))  # real time
+        except KeyboardInterrupt:  # Ctrl-C ends the view as --seconds does
+            pass
         wall = time.perf_counter() - start
     finally:
         if shown is not None:

@@ -4,12 +4,12 @@ advertised; the values are the simulator's (the env's own scan, the robot's pose
 
 from __future__ import annotations
 
-import io
+import os
 import re
+import signal
 import socket
+import subprocess
 import sys
-import threading
-from contextlib import redirect_stdout
 
 import numpy as np
 import pytest
@@ -99,26 +99,26 @@ def test_a_foxglove_client_receives_the_envs_scan_tf_and_odometry():
         env.close()
 
 
-def test_the_view_command_serves_foxglove_without_a_display(monkeypatch):
-    monkeypatch.delenv("DISPLAY", raising=False)  # --foxglove needs no window
+def test_the_view_command_serves_foxglove_without_a_display_until_ctrl_c():
+    """`arena-gym view --foxglove` in its own process, no DISPLAY: its first line says where
+    it serves, a client receives the env's scans, and Ctrl-C (SIGINT) ends it as --seconds
+    would, with its summary and status 0."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    out = io.StringIO()
-    result = {}
-
-    def run() -> None:
-        with redirect_stdout(out):
-            result["status"] = main(["view", "--foxglove", "--port", str(port),
-                                     "--seconds", "8"])
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    client = FoxgloveClient(port, timeout=120.0)
+    env = {k: v for k, v in os.environ.items() if k != "DISPLAY"}
+    view = subprocess.Popen([sys.executable, "-m", "arena_gym.cli", "view", "--foxglove",
+                             "--port", str(port), "--seconds", "600"],
+                            stdout=subprocess.PIPE, text=True, env=env)
+    client = None
     try:
+        first = view.stdout.readline()  # printed once it serves
+        assert first == (f"serving Foxglove on ws://127.0.0.1:{port} (open it in Foxglove: "
+                         "Open connection > Foxglove WebSocket)\n")
+        client = FoxgloveClient(port, timeout=120.0)
         client.subscribe(["/robot/scan"])
         assert client.pump(lambda: len(client.received.get("/robot/scan", [])) >= 2,
-                           timeout=30.0)
+                           timeout=60.0)
         scan = client.received["/robot/scan"][-1][1]
         assert scan.header.frame_id == "robot/laser"
         assert len(scan.ranges) == 90  # the default config's beams
@@ -126,15 +126,19 @@ def test_the_view_command_serves_foxglove_without_a_display(monkeypatch):
         hits = ranges[np.isfinite(ranges)]  # REP 117: no return is +inf
         assert hits.size and np.all((scan.range_min <= hits) & (hits <= scan.range_max))
         assert np.all(ranges[~np.isfinite(ranges)] == np.inf)
-    finally:
         client.close()
-        thread.join(timeout=120)
-    assert result["status"] == 0
-    lines = out.getvalue().splitlines()
-    assert lines[0] == (f"serving Foxglove on ws://127.0.0.1:{port} (open it in Foxglove: "
-                        "Open connection > Foxglove WebSocket)")
+        client = None
+        view.send_signal(signal.SIGINT)
+        rest, _ = view.communicate(timeout=120)
+    finally:
+        if client is not None:
+            client.close()
+        if view.poll() is None:
+            view.kill()
+            view.wait()
+    assert view.returncode == 0
     assert re.fullmatch(r"served \d+ steps \(\d+\.\d s simulated\) in \d+\.\d s, "
-                        r"\d+ messages", lines[-1])
+                        r"\d+ messages", rest.splitlines()[-1])
 
 
 def test_a_busy_port_is_a_clear_error_that_leaves_the_env_untouched():
