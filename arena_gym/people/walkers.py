@@ -250,7 +250,8 @@ def sample_walks(rng: np.random.Generator, layout, count: int, boxes: np.ndarray
 
     points = rng.uniform(lo, hi, size=(CANDIDATES, 2))
     ok = free(points) & (np.hypot(*(points - np.asarray(robot)).T) >= ROBOT_KEEP + robot_radius)
-    starts = points[ok][spaced(points[ok], 2 * RADIUS + 0.1, count)]  # apart from each other
+    usable = points[ok]
+    starts = usable[spaced(usable, 2 * RADIUS + 0.1, count)]  # apart from each other
     goals = rng.uniform(lo, hi, size=(CANDIDATES, 2))
     goals = goals[free(goals)]
     if len(goals) == 0:
