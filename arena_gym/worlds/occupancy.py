@@ -13,6 +13,7 @@ alpha is 0). The image's bottom-left pixel has its lower-left corner at the orig
 from __future__ import annotations
 
 import difflib
+import heapq
 import io
 import math
 import warnings
@@ -27,7 +28,7 @@ from arena_gym.files import MAX_DATA_BYTES, read_bytes, read_text
 from arena_gym.scene.requests import Wall
 
 WALL_HEIGHT = 1.0  # m
-MAX_WALLS = 2000  # above this, the grid is coarsened (the assets' largest cover: ~1160)
+MAX_WALLS = 2000  # above this, the grid is coarsened (the assets' largest cover: ~1120)
 _REQUIRED = ("image", "resolution", "origin", "occupied_thresh", "free_thresh")
 _OPTIONAL = ("negate", "mode", "type")  # `type` (indoor/outdoor) is Arena's, and unused here
 
@@ -354,32 +355,153 @@ def coarsen(occupancy: OccupancyMap, factor: int) -> OccupancyMap:
 
 
 def _rectangles(grid: np.ndarray) -> np.ndarray:
-    """Greedy rectangle cover, scanning rows and columns both ways; the smaller one wins."""
-    by_rows = _greedy_rows(grid)
-    by_cols = _greedy_rows(grid.T)[:, [1, 0, 3, 2]]
-    return by_rows if len(by_rows) <= len(by_cols) else by_cols
+    """Few rectangles whose union is `grid`'s occupied cells, sorted.
+
+    Any cover's rectangles can grow into maximal ones (occupied rectangles that no side can
+    extend), so the cover is picked among those: first every one that alone covers some
+    cell (any cover needs it), then greedily the one covering the most cells still
+    uncovered; greedy picks whose cells the others cover too are dropped at the end."""
+    rows, cols = np.flatnonzero(grid.any(axis=1)), np.flatnonzero(grid.any(axis=0))
+    if rows.size == 0:
+        return np.zeros((0, 4), np.int64)
+    top, left = rows[0], cols[0]  # the work below scales with the grid: keep to the walls' box
+    grid = grid[top : rows[-1] + 1, left : cols[-1] + 1]
+    candidates = _maximal_rectangles(grid)
+    alone = _integral(_coverage(grid.shape, candidates) == 1)
+    essential = _sums(alone, candidates) > 0
+    needed = candidates[essential]
+    coverage = _coverage(grid.shape, needed)
+    uncovered = grid & (coverage == 0)
+    gains = _sums(_integral(uncovered), candidates)
+    useful = ~essential & (gains > 0)
+    picks = _greedy(uncovered, candidates[useful], gains[useful])
+    rects = np.concatenate([needed, _without_redundant(coverage, picks)])
+    return rects[np.lexsort(rects.T[::-1])] + [top, left, top, left]
 
 
-def _greedy_rows(grid: np.ndarray) -> np.ndarray:
-    # Each uncovered run of a row grows down while all its cells stay occupied (covered or not,
-    # so walls may overlap: a thin wall crossing another stays one rectangle).
+def _maximal_rectangles(grid: np.ndarray) -> np.ndarray:
+    """Every maximal rectangle of occupied cells, (r0, c0, r1, c1) sorted.
+
+    Each occupied cell (r, c) gives the rectangle with bottom row r, as tall as the column
+    of occupied cells ending at (r, c), widened left and right while the columns stay that
+    tall: maximal except perhaps downwards. Every maximal rectangle arises so, from the
+    cells of its bottom row whose columns are shortest; cells side by side with equally
+    tall columns give the same one, and are taken together as a segment."""
     rows, cols = grid.shape
-    down = np.zeros((rows + 1, cols), np.int32)  # occupied cells from (r, c) downwards
-    for r in range(rows - 1, -1, -1):
-        down[r] = np.where(grid[r], down[r + 1] + 1, 0)
-    covered = np.zeros_like(grid, dtype=bool)
-    rects = []
-    for r in np.flatnonzero(grid.any(axis=1)).tolist():
-        todo = grid[r] & ~covered[r]
-        if not todo.any():
+    c_by_col, r_by_col = np.nonzero(grid.T)
+    top = _runs(c_by_col, r_by_col)[2]
+    up = np.zeros(grid.shape, np.int32)  # occupied cells from (r, c) upwards, itself included
+    up[r_by_col, c_by_col] = r_by_col + 1 - top
+    r, c = np.nonzero(grid)  # row-major: each row's runs of occupied cells in order
+    height = up[r, c]
+    run_start, run_end, run_first, run_after = _runs(r, c)
+    seg_start, seg_end, seg_first, seg_after = _runs(r * (rows + 1) + height, c)
+    first, last = np.flatnonzero(seg_start), np.flatnonzero(seg_end)  # each segment's cells
+    n = len(first)
+    lower_left = _nearest_lower(height[first], np.where(run_start[first], n, np.arange(n) - 1))
+    lower_right = _nearest_lower(height[first], np.where(run_end[last], n, np.arange(n) + 1))
+    c0 = np.where(lower_left < n, np.append(seg_after[first], 0)[lower_left], run_first[first])
+    c1 = np.where(lower_right < n, np.append(seg_first[first], 0)[lower_right], run_after[first])
+    r0, r1 = r[first] + 1 - height[first], r[first] + 1
+    # it extends downwards when the row below has a run from c0 to c1 or further
+    after_below = np.zeros((rows + 1, cols), np.int32)
+    after_below[r, c] = run_after
+    maximal = after_below[r1, c0] < c1
+    # segments of a bottom row as tall as its shortest give one rectangle: keep it once
+    _, once = np.unique(((r1 * cols + c0) * (cols + 1) + c1)[maximal], return_index=True)
+    rects = np.stack([r0, c0, r1, c1], axis=1)[maximal][once]
+    return rects[np.lexsort(rects.T[::-1])]
+
+
+def _runs(line: np.ndarray, at: np.ndarray) -> tuple[np.ndarray, ...]:
+    """For cells listed by (line, at) in np.nonzero's order, their runs (consecutive `at` in
+    one line): whether each cell starts its run, whether it ends it, the run's first `at`
+    and the `at` just after its last."""
+    start = np.ones(len(at), bool)
+    start[1:] = (line[1:] != line[:-1]) | (at[1:] != at[:-1] + 1)
+    end = np.ones(len(at), bool)
+    end[:-1] = start[1:]
+    run = np.cumsum(start) - 1
+    return start, end, at[start][run], at[end][run] + 1
+
+
+def _nearest_lower(height: np.ndarray, step: np.ndarray) -> np.ndarray:
+    """For each i, the nearest j with height[j] < height[i] going along `step` (step[i]: the
+    next one that way, or len(height) at the end of i's run); len(height) where none is."""
+    n = len(height)
+    heights = np.append(height, 0)
+    nearest = np.append(step, n)
+    # every cell strictly between i and nearest[i] is at least as tall as i: where
+    # nearest[i] is too, jumping to its own nearest keeps that true
+    todo = np.flatnonzero(heights[nearest[:n]] >= height)
+    while todo.size:
+        nearest[todo] = nearest[nearest[todo]]
+        todo = todo[heights[nearest[todo]] >= height[todo]]
+    return nearest[:n]
+
+
+def _greedy(uncovered: np.ndarray, candidates: np.ndarray, gains: np.ndarray) -> np.ndarray:
+    """Candidates covering the `uncovered` cells, each pick the one covering the most of
+    those still uncovered (the first in `candidates` on a tie); `gains` holds how many
+    each covers at first."""
+    uncovered = uncovered.copy()
+    boxes = candidates.tolist()
+    n = len(boxes)
+    queue = (np.arange(n) - gains.astype(np.int64) * n).tolist()  # best gain, then lowest i
+    heapq.heapify(queue)
+    picks = []
+    while queue:
+        key = heapq.heappop(queue)
+        i = key % n
+        r0, c0, r1, c1 = boxes[i]
+        gain = int(np.count_nonzero(uncovered[r0:r1, c0:c1]))
+        if gain < (i - key) // n:  # counted before later picks covered some of its cells
+            if gain:
+                heapq.heappush(queue, -gain * n + i)
             continue
-        edges = np.diff(np.concatenate(([0], todo.view(np.int8), [0])))
-        starts, ends = np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist()
-        for c0, c1 in zip(starts, ends, strict=True):
-            r1 = r + int(down[r, c0:c1].min())
-            covered[r:r1, c0:c1] = True
-            rects.append((r, c0, r1, c1))
-    return np.array(rects, dtype=np.int64).reshape(-1, 4)
+        picks.append(i)
+        uncovered[r0:r1, c0:c1] = False
+    return candidates[picks].reshape(-1, 4)
+
+
+def _without_redundant(coverage: np.ndarray, picks: np.ndarray) -> np.ndarray:
+    """`picks` less those whose every cell another rectangle covers, the later picks (which
+    covered fewer new cells) dropped first; `coverage` counts the other rectangles over
+    each cell, and is changed."""
+    boxes = picks.tolist()
+    for r0, c0, r1, c1 in boxes:
+        coverage[r0:r1, c0:c1] += 1
+    keep = np.ones(len(boxes), bool)
+    for i in range(len(boxes) - 1, -1, -1):
+        r0, c0, r1, c1 = boxes[i]
+        if coverage[r0:r1, c0:c1].min() >= 2:
+            coverage[r0:r1, c0:c1] -= 1
+            keep[i] = False
+    return picks[keep]
+
+
+def _coverage(shape: tuple[int, int], rects: np.ndarray) -> np.ndarray:
+    """(H, W) int: how many of the rectangles cover each cell."""
+    corners = np.zeros((shape[0] + 1, shape[1] + 1), np.int32)
+    r0, c0, r1, c1 = rects.T
+    for rows, cols, sign in ((r0, c0, 1), (r0, c1, -1), (r1, c0, -1), (r1, c1, 1)):
+        np.add.at(corners, (rows, cols), sign)
+    return _integral(corners)[1:-1, 1:-1]
+
+
+def _integral(grid: np.ndarray) -> np.ndarray:
+    """Summed-area table: [r, c] holds the sum of grid[:r, :c]."""
+    table = np.zeros((grid.shape[0] + 1, grid.shape[1] + 1), np.int32)
+    np.cumsum(grid, axis=1, out=table[1:, 1:])
+    for r in range(1, len(table)):  # numpy's cumsum down the columns takes several times longer
+        table[r] += table[r - 1]
+    return table
+
+
+def _sums(integral: np.ndarray, rects: np.ndarray) -> np.ndarray:
+    """Each rectangle's sum, from the grid's summed-area table."""
+    r0, c0, r1, c1 = rects.T
+    return integral[r1, c1] - integral[r0, c1] - integral[r1, c0] + integral[r0, c0]
 
 
 # ------------------------------------------------------------------------------ free space

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from arena_gym.scene import SceneStore
 from arena_gym.worlds.occupancy import (
@@ -25,15 +27,16 @@ from arena_gym.worlds.occupancy import (
     walls_from_map,
 )
 
-# name: (rows, cols), resolution, origin, occupied cells, free cells, walls at most (greedy today)
+# name: (rows, cols), resolution, origin, occupied cells, free cells, walls at most (for each
+# map the fewest any exact cover can have, found by an exhaustive search)
 MAPS = {
-    "map_empty": ((481, 626), 0.05, (0.0, 0.0, 0.0), 20804, 278156, 24),
-    "map_empty_small": ((481, 626), 0.019, (-6.0, -6.0, 0.0), 20804, 278156, 24),
+    "map_empty": ((481, 626), 0.05, (0.0, 0.0, 0.0), 20804, 278156, 21),
+    "map_empty_small": ((481, 626), 0.019, (-6.0, -6.0, 0.0), 20804, 278156, 21),
     "arena_rooms1": ((1300, 1300), 0.1, (-65.0, -65.0, 0.0), 1740, 75131, 12),
-    "hospital": ((800, 800), 0.1, (-40.0, -40.0, 0.0), 11848, 109291, 1157),
+    "hospital": ((800, 800), 0.1, (-40.0, -40.0, 0.0), 11848, 109291, 1119),
     "experiment_rooms": ((300, 300), 0.1, (-15.0, -15.0, 0.0), 848, 13136, 20),
     "evaluation_floor": ((200, 200), 0.1, (-10.0, -10.0, 0.0), 1992, 23343, 150),
-    "map1_small": ((188, 244), 0.06, (-6.0, -6.0, 0.0), 8809, 35641, 113),
+    "map1_small": ((188, 244), 0.06, (-6.0, -6.0, 0.0), 8809, 35641, 94),
 }
 
 
@@ -141,12 +144,12 @@ def test_hospital_walls_spawn_and_compile(assets):
 def test_too_many_walls_coarsen_the_grid_conservatively_and_warn(assets):
     fine = _load(_yaml(assets, "hospital"))
     with pytest.warns(UserWarning, match=re.escape(
-        f"map {fine.image}: 1157 walls at resolution 0.1 m exceed max_walls=500; coarsened 4x "
-        "to 0.4 m (357 walls)"
+        f"map {fine.image}: 1119 walls at resolution 0.1 m exceed max_walls=500; coarsened 4x "
+        "to 0.4 m (328 walls)"
     )):
         walls = walls_from_map(fine, max_walls=500)
     cover = _cover(_yaml(assets, "hospital"), 500)
-    assert (cover.factor, cover.counts, len(walls)) == (4, (1157, 692, 357), 357)
+    assert (cover.factor, cover.counts, len(walls)) == (4, (1119, 648, 328), 328)
     assert cover.map.resolution == pytest.approx(0.4) and cover.map.origin == fine.origin
     np.testing.assert_array_equal(rasterise(walls, cover.map), cover.map.occupied)
     # every fine occupied cell lies inside an occupied coarse cell (same world point)
@@ -175,6 +178,51 @@ def test_a_checkerboard_needs_coarsening_until_it_fits():
     np.testing.assert_array_equal(rasterise(cover.walls(), cover.map), np.ones((4, 4), bool))
     with _raises("max_walls: expected an integer >= 1, got 0"):
         cover_map(m, max_walls=0)
+
+
+def test_crossing_walls_overlap_as_two_rectangles():
+    plus = np.zeros((5, 5), bool)
+    plus[2, :] = plus[:, 2] = True
+    m = OccupancyMap(plus, ~plus, 0.1, (0.0, 0.0, 0.0))
+    assert cover_map(m).rects.tolist() == [[0, 2, 5, 3], [2, 0, 3, 5]]
+
+
+@st.composite
+def grids(draw) -> np.ndarray:
+    """Small grids: a few filled rectangles (walls, junctions, blocks) with single cells
+    flipped (ragged outlines, specks, holes)."""
+    rows, cols = draw(st.integers(1, 12)), draw(st.integers(1, 12))
+    grid = np.zeros((rows, cols), bool)
+    row, col = st.integers(0, rows - 1), st.integers(0, cols - 1)
+    for r0, c0, r1, c1 in draw(st.lists(st.tuples(row, col, row, col), max_size=6)):
+        grid[min(r0, r1) : max(r0, r1) + 1, min(c0, c1) : max(c0, c1) + 1] = True
+    for r, c in draw(st.lists(st.tuples(row, col), max_size=8)):
+        grid[r, c] = not grid[r, c]
+    return grid
+
+
+@settings(max_examples=300, deadline=None)
+@given(grid=grids())
+@example(grid=np.array([[1, 0, 1, 1, 0],  # the greedy step takes row 2's run of three first;
+                        [1, 0, 1, 0, 1],  # the rectangles it takes later cover it
+                        [0, 1, 1, 1, 0],
+                        [1, 1, 0, 1, 1],
+                        [1, 0, 1, 0, 1]], bool))
+def test_covers_are_exact_maximal_and_without_redundant_rectangles(grid):
+    m = OccupancyMap(grid, ~grid, 0.1, (0.0, 0.0, 0.0))
+    cover = cover_map(m)
+    again = cover_map(OccupancyMap(grid.copy(), ~grid, 0.1, (0.0, 0.0, 0.0)))
+    assert cover.rects.tolist() == again.rects.tolist()
+    np.testing.assert_array_equal(rasterise(cover.walls(), m), grid)
+    coverage = np.zeros(grid.shape, int)
+    for r0, c0, r1, c1 in cover.rects.tolist():
+        coverage[r0:r1, c0:c1] += 1
+    padded = np.pad(grid, 1)  # off the grid: not occupied
+    for r0, c0, r1, c1 in (cover.rects + 1).tolist():  # in padded's cells
+        assert (coverage[r0 - 1 : r1 - 1, c0 - 1 : c1 - 1] == 1).any()  # needed by the cover
+        # maximal: the cells just beyond each side are not all occupied
+        assert not padded[r0 - 1, c0:c1].all() and not padded[r1, c0:c1].all()
+        assert not padded[r0:r1, c0 - 1].all() and not padded[r0:r1, c1].all()
 
 
 # ------------------------------------------------------------------------- YAML and images
