@@ -336,10 +336,15 @@ def cast_geoms(origins, vecs, mask, exclude, reach, rows, table, tiles, mocap_po
             # the origin in the geom's frame (the same for every ray)
             l0, l1, l2, _, _, _ = local(p0, p1, p2, m0, m1, m2, m3, m4, m5, m6, m7, m8,
                                         o0, o1, o2, 0.0, 0.0, 0.0)
-            # a ray that already hit nearer than any point of the geom's bounding sphere
-            # cannot hit it nearer (candidates come near ones first: a map's far walls
-            # behind the near ones are passed over)
-            near = cand[c, 16] * (1.0 - OCCLUDED_MARGIN) - OCCLUDED_MARGIN
+            # a ray that already hit nearer than any point of the geom (its bounding
+            # sphere; a box itself) cannot hit it nearer (candidates come near ones first:
+            # a map's far walls behind the near ones are passed over)
+            near = cand[c, 16]
+            if kind_c == BOX:
+                g0, g1 = max(abs(l0) - s0, 0.0), max(abs(l1) - s1, 0.0)
+                g2 = max(abs(l2) - s2, 0.0)
+                near = max(near, math.sqrt(g0 * g0 + g1 * g1 + g2 * g2))
+            near = near * (1.0 - OCCLUDED_MARGIN) - OCCLUDED_MARGIN
             for t in range(visits):
                 ray = rays[t, 2]
                 best = per_ray[ray, 3]
