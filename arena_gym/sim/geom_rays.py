@@ -12,15 +12,16 @@ so `GeomRays.cast` casts them in one compiled pass over every env of a group:
 
 - per env, the candidate geoms: the static ones whose bounding sphere comes within the
   cutoff of some point of the origin's TILE square (kept per square) and of the origin,
-  and the mocap ones within the cutoff of the origin, as mj_multiRay culls; then those a
-  cast skips, read live from each env's model as mj_ray reads them (a group the mask
-  leaves out, a transparent colour or material, the excluded body);
+  and the mocap ones within the cutoff of the origin, as mj_multiRay culls, a box only
+  where the box itself does (a map's long walls lie far nearer their spheres than they
+  are); then those a cast skips, read live from each env's model as mj_ray reads them (a
+  group the mask leaves out, a transparent colour or material, the excluded body);
 - per candidate, the rays whose bearing in the plane passes it (`cull`: its bounding
   circle, a box's outline, a plane's facing side; with many candidates, a map's walls, the
   rays sorted by bearing once and each candidate's run found by bisection), each tried
   with the arithmetic of MuJoCo's own test (sim/ray_shapes.py), which starts with the same
   bounding-sphere test, unless the ray already hit nearer than any point of that sphere
-  (a square's static geoms are listed nearest first: a map's far walls, hidden behind the
+  or box (the candidates are tried nearest first: a map's far walls, hidden behind the
   near ones, cost a comparison per ray); the nearest hit wins, equal distances going to
   the lower geom id as mj_ray's scan over geoms keeps them.
 
@@ -94,7 +95,7 @@ class GeomRays:
         self._tiles: dict[float, tuple[np.ndarray, ...]] = {}
         # a cast's scratch: each env's candidates (world pose, size, reach; type, id), and
         # per ray its bearing and best hit (made for the fan's size)
-        self.scratch = (np.zeros((width, 17)), np.zeros((width, 2), np.int32),
+        self.scratch = (np.zeros((width, 17)), np.zeros((width, 3), np.int32),
                         np.zeros((0, 6)), np.zeros((0, 4), np.int32))
 
     @classmethod
@@ -110,7 +111,8 @@ class GeomRays:
         and y, the env's first entry in `first`; first, items)."""
         made = self._tiles.get(cutoff)
         if made is None:
-            made = self._tiles[cutoff] = _NO_TILES if cutoff < 0 else _tiles(self, cutoff)
+            made = self._tiles[cutoff] = _NO_TILES if cutoff < 0 else _tiles(
+                self, cutoff * (1.0 + CULL_MARGIN) + CULL_MARGIN)  # as far as cast_geoms's
         return made
 
     def fit(self, nray: int) -> tuple[np.ndarray, ...]:
@@ -131,7 +133,8 @@ class GeomRays:
         groups `geomgroup` (6,) leaves out and the body `bodyexclude` (m,) of each; the
         mocap poses are every env's (n, nmocap, 3) and (n, nmocap, 4). Returns distances
         and geom ids (-1 for a miss), (m, R), and per row whether the cast could see a geom
-        left to the caller (None where no row could). Hits beyond `cutoff` read as misses."""
+        left to the caller (None where no row could). Hits beyond `cutoff` (in units of
+        each direction's length, as the distances) read as misses."""
         m, nray = vecs.shape[:2]
         dist, geomid = np.empty((m, nray)), np.empty((m, nray), np.int32)
         rest = np.empty(m, bool)
@@ -235,10 +238,27 @@ def cast_geoms(origins, vecs, mask, exclude, reach, rows, table, tiles, mocap_po
         e = rows[i]
         o0, o1, o2 = origins[i, 0], origins[i, 1], origins[i, 2]
         live = addresses[e]
+        # every ray's bearing (unit, in the plane; none for a (near) vertical one), no hit;
+        # how far the cutoff (in units of each ray's length) reaches from the origin
+        nray = vecs.shape[1]
+        far = 0.0
+        for ray in range(nray):
+            v0, v1, v2 = vecs[i, ray, 0], vecs[i, ray, 1], vecs[i, ray, 2]
+            per_ray[ray, 5] = math.sqrt(v0 * v0 + v1 * v1 + v2 * v2)
+            far = max(far, per_ray[ray, 5])
+            flat = math.sqrt(v0 * v0 + v1 * v1)
+            if flat > CULL_MARGIN:
+                per_ray[ray, 0], per_ray[ray, 1], per_ray[ray, 2] = v0 / flat, v1 / flat, 1.0
+            else:
+                per_ray[ray, 2] = 0.0
+            per_ray[ray, 3], rays[ray, 0] = -1.0, -1
+        unit = far <= 1.0 + CULL_MARGIN  # the squares' lists are made for unit rays
+        far = reach * far * (1.0 + CULL_MARGIN) + CULL_MARGIN if reach >= 0 else -1.0
         k = 0
-        # the static geoms of the origin's square (all of them off the grid or uncut)
+        # the static geoms of the origin's square (all of them off the grid, uncut, or
+        # where a ray is longer than the squares' lists allow for)
         first, last, use_tiles = 0, counts[e, 0], False
-        if reach >= 0:
+        if reach >= 0 and unit:
             tx = int(math.floor((o0 - tile_origin[e, 0]) / TILE))
             ty = int(math.floor((o1 - tile_origin[e, 1]) / TILE))
             if 0 <= tx < tile_shape[e, 0] and 0 <= ty < tile_shape[e, 1]:
@@ -251,8 +271,12 @@ def cast_geoms(origins, vecs, mask, exclude, reach, rows, table, tiles, mocap_po
             near = -math.inf
             if row[1] != PLANE:
                 near = math.sqrt((r[4] - o0) ** 2 + (r[5] - o1) ** 2 + (r[6] - o2) ** 2) - r[3]
-                if reach >= 0 and near > reach:
+                if far >= 0 and near > far:
                     continue
+                if row[1] == BOX:  # a long wall lies far nearer its sphere than it is
+                    near = max(near, box_distance(r, 4, 7, r, o0, o1, o2))
+                    if far >= 0 and near > far:
+                        continue
             if seen(live, row[0], row[2], mask, exclude[i]):
                 for a in range(3):
                     cand[k, a] = r[4 + a]
@@ -277,7 +301,7 @@ def cast_geoms(origins, vecs, mask, exclude, reach, rows, table, tiles, mocap_po
             near = -math.inf
             if row[1] != PLANE:
                 near = math.sqrt((x0 - o0) ** 2 + (x1 - o1) ** 2 + (x2 - o2) ** 2) - g[3]
-                if reach >= 0 and near > reach:
+                if far >= 0 and near > far:
                     continue
             cand[k, 0], cand[k, 1], cand[k, 2] = x0, x1, x2
             cand[k, 16] = near
@@ -287,24 +311,25 @@ def cast_geoms(origins, vecs, mask, exclude, reach, rows, table, tiles, mocap_po
                     cand[k, 7 + 3 * a + b] = (m[3 * a] * g[7 + b] + m[3 * a + 1] * g[10 + b]
                                               + m[3 * a + 2] * g[13 + b])
             cand[k, 6] = g[3]
+            if row[1] == BOX:
+                cand[k, 16] = near = max(near, box_distance(cand[k], 0, 7, g, o0, o1, o2))
+                if far >= 0 and near > far:
+                    continue
             cand_id[k, 0], cand_id[k, 1] = row[1], row[0]
             k += 1
-        # every ray's bearing (unit, in the plane; none for a (near) vertical one), no hit
-        nray = vecs.shape[1]
-        for ray in range(nray):
-            v0, v1, v2 = vecs[i, ray, 0], vecs[i, ray, 1], vecs[i, ray, 2]
-            per_ray[ray, 5] = math.sqrt(v0 * v0 + v1 * v1 + v2 * v2)
-            flat = math.sqrt(v0 * v0 + v1 * v1)
-            if flat > CULL_MARGIN:
-                per_ray[ray, 0], per_ray[ray, 1], per_ray[ray, 2] = v0 / flat, v1 / flat, 1.0
-            else:
-                per_ray[ray, 2] = 0.0
-            per_ray[ray, 3], rays[ray, 0] = -1.0, -1
+        # nearest first (cand_id[:, 2]): a ray's hits skip the geoms behind them
+        for c in range(k):
+            j = c - 1
+            while j >= 0 and cand[cand_id[j, 2], 16] > cand[c, 16]:
+                cand_id[j + 1, 2] = cand_id[j, 2]
+                j -= 1
+            cand_id[j + 1, 2] = c
         # many candidates: the rays in order of bearing, each candidate trying only the run
         # of them within its angle (found by bisection) and the vertical ones
         sorted_rays = k >= SORTED_FROM
         nflat = sort_bearings(per_ray, rays, nray) if sorted_rays else 0
-        for c in range(k):
+        for ci in range(k):
+            c = cand_id[ci, 2]
             kind_c, geom_c = cand_id[c, 0], cand_id[c, 1]
             p0, p1, p2 = cand[c, 0], cand[c, 1], cand[c, 2]
             s0, s1, s2 = cand[c, 3], cand[c, 4], cand[c, 5]
@@ -337,14 +362,9 @@ def cast_geoms(origins, vecs, mask, exclude, reach, rows, table, tiles, mocap_po
             l0, l1, l2, _, _, _ = local(p0, p1, p2, m0, m1, m2, m3, m4, m5, m6, m7, m8,
                                         o0, o1, o2, 0.0, 0.0, 0.0)
             # a ray that already hit nearer than any point of the geom (its bounding
-            # sphere; a box itself) cannot hit it nearer (candidates come near ones first:
+            # sphere; a box itself) cannot hit it nearer (candidates come nearest first:
             # a map's far walls behind the near ones are passed over)
-            near = cand[c, 16]
-            if kind_c == BOX:
-                g0, g1 = max(abs(l0) - s0, 0.0), max(abs(l1) - s1, 0.0)
-                g2 = max(abs(l2) - s2, 0.0)
-                near = max(near, math.sqrt(g0 * g0 + g1 * g1 + g2 * g2))
-            near = near * (1.0 - OCCLUDED_MARGIN) - OCCLUDED_MARGIN
+            near = cand[c, 16] * (1.0 - OCCLUDED_MARGIN) - OCCLUDED_MARGIN
             for t in range(visits):
                 ray = rays[t, 2]
                 best = per_ray[ray, 3]
@@ -370,6 +390,20 @@ def cast_geoms(origins, vecs, mask, exclude, reach, rows, table, tiles, mocap_po
         rest[i] = seen_rest
         seen_rows += seen_rest
     return seen_rows
+
+
+@shared
+def box_distance(pose, at, mat_at, size, o0, o1, o2):  # pragma: no cover - compiled
+    """The distance from (o0, o1, o2) to a box of half sizes size[0:3] centred at
+    pose[at:at + 3], turned by the row-major matrix pose[mat_at:mat_at + 9]."""
+    d0, d1, d2 = o0 - pose[at], o1 - pose[at + 1], o2 - pose[at + 2]
+    gap = 0.0
+    for a in range(3):
+        out = abs(pose[mat_at + a] * d0 + pose[mat_at + 3 + a] * d1
+                  + pose[mat_at + 6 + a] * d2) - size[a]
+        if out > 0:
+            gap += out * out
+    return math.sqrt(gap)
 
 
 @shared

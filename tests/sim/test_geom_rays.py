@@ -16,20 +16,25 @@ TYPES = ("plane", "sphere", "capsule", "ellipsoid", "cylinder", "box")
 
 
 def _scene(rng: np.random.Generator, count: int) -> mujoco.MjModel:
-    """`count` random primitive geoms: a third static, a third on mocap bodies, a third on
-    children of mocap bodies; plus a floor, a jointed box and a mesh (left to MuJoCo)."""
+    """`count` random primitive geoms, every type in turn: static, on mocap bodies, on
+    children of mocap bodies; half the static boxes long upright walls; plus a floor, a
+    jointed box and a mesh (left to MuJoCo)."""
     spec = mujoco.MjSpec()
     world = spec.worldbody
     world.add_geom(type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0, 0, 1], pos=[0, 0, -1])
     for k in range(count):
         kind = TYPES[k % len(TYPES)]
-        if kind == "plane" and k % 3 != 0:
+        place = (k // len(TYPES)) % 3
+        if kind == "plane" and place != 0:
             kind = "box"  # a plane on a moving body is allowed but rare: keep one static
         size = rng.uniform(0.05, 0.6, 3)
         quat = rng.normal(size=4)
         quat /= np.linalg.norm(quat)
         pos = rng.uniform(-2, 2, 3)
-        place = k % 3
+        if kind == "box" and place == 0 and rng.random() < 0.5:  # a map's wall
+            size[0] = rng.uniform(1.0, 3.0)
+            yaw = rng.uniform(-np.pi, np.pi)
+            quat = np.array([np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)])
         if place == 0:
             parent = world
         else:
@@ -91,8 +96,8 @@ def test_every_primitive_in_any_pose_reads_what_mj_ray_reads(seed, cutoff, count
     rays = GeomRays([model])
     n, nray = 6, 40
     origins = rng.uniform(-2.5, 2.5, (n, 3))
-    # (a cutoff is a distance from the origin: with unit directions only)
-    directions = _directions(rng, n, nray, lengths=cutoff == np.inf)
+    # (a cutoff is in units of each direction's length, as a distance)
+    directions = _directions(rng, n, nray, lengths=True)
     mask = rng.integers(0, 2, mujoco.mjNGROUP).astype(np.uint8)
     exclude = np.array([int(rng.integers(-1, model.nbody)) for _ in range(n)], np.int32)
     dist, geomid = np.empty((n, nray)), np.empty((n, nray), np.int32)
@@ -164,3 +169,42 @@ def test_colours_and_groups_are_read_live_at_every_cast():
     model.geom_group[0] = 0
     data.mocap_pos[0] = [2.0, 0, 0]  # the mocap pose is state: read at the cast
     assert rays.cast(*args)[0][0, 0] == 1.9
+
+
+def test_a_maps_walls_within_the_cutoff_read_what_mj_ray_reads():
+    # many long upright walls around lidar origins, fans level and tilted: the walls hidden
+    # behind nearer ones and those whose bounding sphere (not the wall) reaches the cutoff
+    misses = hits = 0
+    for seed in range(6):
+        rng = np.random.default_rng(seed)
+        spec = mujoco.MjSpec()
+        for _ in range(40):
+            yaw = rng.uniform(-np.pi, np.pi)
+            spec.worldbody.add_geom(type=mujoco.mjtGeom.mjGEOM_BOX,
+                                    size=[rng.uniform(0.5, 4.0), rng.uniform(0.03, 0.2), 0.5],
+                                    pos=[*rng.uniform(-6, 6, 2), 0.5],
+                                    quat=[np.cos(yaw / 2), 0, 0, np.sin(yaw / 2)])
+        model = spec.compile()
+        data = mujoco.MjData(model)
+        mujoco.mj_kinematics(model, data)
+        rays = GeomRays([model])
+        n, nray = 8, 90
+        origins = np.column_stack([rng.uniform(-5, 5, (n, 2)), np.full(n, 0.3)])
+        angles = np.linspace(-np.pi, np.pi, nray, endpoint=False)
+        directions = np.stack([np.cos(angles), np.sin(angles),
+                               np.where(np.arange(nray) % 5 == 0, 0.2, 0.0)], axis=1)
+        directions = np.repeat((directions / np.linalg.norm(directions, axis=1,
+                                                            keepdims=True))[None], n, axis=0)
+        mask, exclude = np.ones(mujoco.mjNGROUP, np.uint8), np.full(n, -1, np.int32)
+        ref, ref_id = _mujoco(model, data, origins, directions, mask, exclude)
+        for cutoff in (np.inf, 3.5, 1.5):
+            dist, geomid, _ = rays.cast(origins, directions, mask, exclude, cutoff,
+                                        data.mocap_pos[None].repeat(n, 0),
+                                        data.mocap_quat[None].repeat(n, 0),
+                                        np.zeros(n, np.int64))
+            within = np.where(ref <= cutoff, ref, -1.0)
+            np.testing.assert_allclose(dist, within, rtol=0, atol=1e-9)
+            np.testing.assert_array_equal(geomid, np.where(within >= 0, ref_id, -1))
+            hits += int((within > 0.7 * min(cutoff, 10.0)).sum())
+            misses += int((within < 0).sum())
+    assert hits > 100 and misses > 100  # far hits and misses both met
