@@ -35,8 +35,8 @@ the ratio ours / theirs, and steps per ended episode (a check that the two tasks
 all steps over the episodes that ended, so a short run reads high).
 
 What stays unmatched, by design or for want of the feature: arena_gym steps MuJoCo rigid-body
-physics (wheeled: 20 substeps of 5 ms with the wheels' and caster's contacts; planar: 10 of
-10 ms, no floor contacts) and casts
+physics (wheeled: 20 substeps of 5 ms with the wheels' and caster's contacts; planar: 4 of
+25 ms, no floor contacts) and casts
 3-D rays; navground integrates kinematics once per 0.1 s step, resolves overlaps geometrically
 and intersects 2-D rays with segments and discs. navground has no box obstacle: each box is its
 four sides as walls. Its 2WDiff turns at most 2 x 0.22 / 0.16 = 2.75 rad/s (arena_diffbot:
