@@ -2,16 +2,8 @@
 imported worlds: ROS occupancy-grid maps and Arena scenario files."""
 
 from arena_gym.worlds.default import build_default_world, builtin_robot_urdf
-from arena_gym.worlds.occupancy import (
-    MapCover,
-    MapError,
-    OccupancyMap,
-    cover_map,
-    free_cells,
-    is_free,
-    load_map,
-    walls_from_map,
-)
+from arena_gym.worlds.map_cover import MapCover, cover_map, walls_from_map
+from arena_gym.worlds.occupancy import MapError, OccupancyMap, free_cells, is_free, load_map
 from arena_gym.worlds.scenario import (
     Footprint,
     Pedestrian,

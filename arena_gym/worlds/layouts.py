@@ -19,9 +19,10 @@ from arena_gym.registry import WORLDS
 from arena_gym.scene.requests import WALL_THICKNESS, Prim, Wall
 from arena_gym.scene.store import SceneStore
 from arena_gym.worlds.default import ROOM_SIZE, WALL_HEIGHT, room_walls
+from arena_gym.worlds.map_cover import walls_from_map
 from arena_gym.worlds.mechanisms import FILE_NAME as MECHANISMS_FILE
 from arena_gym.worlds.mechanisms import MechanismSet, check_doors, mechanisms_next_to
-from arena_gym.worlds.occupancy import OccupancyMap, free_cells, load_map, walls_from_map
+from arena_gym.worlds.occupancy import OccupancyMap, free_cells, load_map
 from arena_gym.worlds.scenario import load_scenario, scenario_models, spawn_scenario_statics
 from arena_gym.worlds.scenario_check import check_on_map
 

@@ -14,7 +14,8 @@ from arena_gym.geometry.groups import GROUP_SELF, LIDAR_GROUPS
 from arena_gym.scene import Prim, SceneStore
 from arena_gym.sensors.lidar import geomgroup_mask
 from arena_gym.sim import Simulator
-from arena_gym.worlds.occupancy import free_cells, load_map, walls_from_map
+from arena_gym.worlds.map_cover import walls_from_map
+from arena_gym.worlds.occupancy import free_cells, load_map
 from tests.conftest import ASSETS, spawn
 
 MAPS = sorted(p.parent.parent.name for p in ASSETS.glob("worlds/*/map/map.yaml"))

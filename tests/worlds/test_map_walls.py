@@ -15,7 +15,8 @@ from arena_gym.geometry.groups import GROUP_STATIC, WORLD_CONAFFINITY
 from arena_gym.scene import SceneError, SceneStore, Wall
 from arena_gym.scene.builders import yaw_quat
 from arena_gym.sim import Simulator
-from arena_gym.worlds.occupancy import free_cells, load_map, walls_from_map
+from arena_gym.worlds.map_cover import walls_from_map
+from arena_gym.worlds.occupancy import free_cells, load_map
 from tests.conftest import spawn
 
 

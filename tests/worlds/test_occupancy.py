@@ -15,16 +15,14 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from arena_gym.scene import SceneStore
+from arena_gym.worlds.map_cover import MAX_WALLS, cover_map, walls_from_map
 from arena_gym.worlds.occupancy import (
-    MAX_WALLS,
     MapError,
     OccupancyMap,
     coarsen,
-    cover_map,
     free_cells,
     is_free,
     load_map,
-    walls_from_map,
 )
 
 # name: (rows, cols), resolution, origin, occupied cells, free cells, walls at most (for each
