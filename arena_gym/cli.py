@@ -586,10 +586,14 @@ def _view(args: argparse.Namespace) -> int:
             from arena_gym.ros.foxglove_server import start_foxglove
 
             shown = start_foxglove(env, host, port, tuple(args.allow_origin))
+        obs, _ = env.reset(seed=args.seed)
+        if args.foxglove:
+            # told once every channel is made: a client subscribing to a channel the server
+            # is making as the client joins can be refused it ("unknown channel")
+            shown.publish()
             print(f"serving Foxglove on {shown.url} (open it in Foxglove: Open connection > "
                   "Foxglove WebSocket)", flush=True)
-        obs, _ = env.reset(seed=args.seed)
-        if not args.foxglove:
+        else:
             from arena_gym.render.live_viewer import LiveViewer
 
             shown = LiveViewer(env.core.sim).start()
