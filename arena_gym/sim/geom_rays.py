@@ -213,7 +213,8 @@ def _tiles(rays: GeomRays, cutoff: float) -> tuple[np.ndarray, ...]:
         firsts.append(total + np.concatenate([[0], np.cumsum(counts)]))
         total += int(counts.sum())
         # square by square, each square's geoms nearest to its centre first (planes
-        # first of all): a cast tries the near walls before the ones they hide
+        # first of all): a cast's sort of them by their distance from its origin then
+        # finds them nearly in order
         gap = np.hypot(x0[:, None] + TILE / 2 - centre[None, :, 0],
                        y0[:, None] + TILE / 2 - centre[None, :, 1]) - radius[None, :]
         order = np.argsort(np.where(near, np.where(finite[None, :], gap, -np.inf), np.inf),
@@ -395,15 +396,16 @@ def cast_geoms(origins, vecs, mask, exclude, reach, rows, table, tiles, mocap_po
 @shared
 def box_distance(pose, at, mat_at, size, o0, o1, o2):  # pragma: no cover - compiled
     """The distance from (o0, o1, o2) to a box of half sizes size[0:3] centred at
-    pose[at:at + 3], turned by the row-major matrix pose[mat_at:mat_at + 9]."""
-    d0, d1, d2 = o0 - pose[at], o1 - pose[at + 1], o2 - pose[at + 2]
-    gap = 0.0
-    for a in range(3):
-        out = abs(pose[mat_at + a] * d0 + pose[mat_at + 3 + a] * d1
-                  + pose[mat_at + 6 + a] * d2) - size[a]
-        if out > 0:
-            gap += out * out
-    return math.sqrt(gap)
+    pose[at:at + 3], turned by the row-major matrix pose[mat_at:mat_at + 9]: the point in
+    the box's frame (`local`, as the rays' tests take it), then its excess over the box."""
+    q = mat_at
+    l0, l1, l2, _, _, _ = local(pose[at], pose[at + 1], pose[at + 2], pose[q], pose[q + 1],
+                                pose[q + 2], pose[q + 3], pose[q + 4], pose[q + 5],
+                                pose[q + 6], pose[q + 7], pose[q + 8], o0, o1, o2,
+                                0.0, 0.0, 0.0)
+    g0, g1 = max(abs(l0) - size[0], 0.0), max(abs(l1) - size[1], 0.0)
+    g2 = max(abs(l2) - size[2], 0.0)
+    return math.sqrt(g0 * g0 + g1 * g1 + g2 * g2)
 
 
 @shared
