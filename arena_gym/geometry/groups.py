@@ -13,8 +13,15 @@ LIDAR_GROUPS and CAMERA_GROUPS are the masks the sensors use.
 
 Collision bits: the world's geoms (conaffinity WORLD_CONAFFINITY) also accept mecanum rollers
 (contype ROLLER_CONTYPE, conaffinity 0), which thereby touch only the world, never their own
-robot nor each other.
+robot nor each other. `set_detection` takes bodies out of collision detection where they
+cannot matter (parked pool bodies, far pedestrians) and back.
 """
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
 
 GROUP_STATIC = 0
 GROUP_VISUAL = 1
@@ -27,3 +34,14 @@ CAMERA_GROUPS = (GROUP_STATIC, GROUP_VISUAL, GROUP_CEILING)
 
 ROLLER_CONTYPE = 2
 WORLD_CONAFFINITY = 1 | ROLLER_CONTYPE
+
+
+def set_detection(model: Any, bodies: np.ndarray, on: np.ndarray, contype: np.ndarray,
+                  conaffinity: np.ndarray) -> None:
+    """`bodies` of a compiled MjModel (edited in place) in MuJoCo's collision detection
+    where `on`, with their bits as compiled (`contype`, `conaffinity`), and out of it
+    elsewhere: a body whose bits are 0 is skipped by the broadphase, which otherwise bounds
+    every collidable body at every physics step. Their geoms keep their own bits (what a
+    contact rule reads of them)."""
+    model.body_contype[bodies] = np.where(on, contype, 0)
+    model.body_conaffinity[bodies] = np.where(on, conaffinity, 0)

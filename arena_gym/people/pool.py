@@ -218,8 +218,7 @@ class PedestrianPool:
         on, seen = pool.contacts, pool.rays
         skinned = np.zeros(pool.size, dtype=bool)
         skinned[list(pool.skins)] = True
-        model.body_contype[bodies] = np.where(on, contype, 0)
-        model.body_conaffinity[bodies] = np.where(on, conaffinity, 0)
+        groups.set_detection(model, bodies, on, contype, conaffinity)
         model.geom_group[geoms] = np.where(
             skinned, np.where(seen, groups.GROUP_ROBOT, groups.GROUP_HIDDEN),
             np.where(seen, groups.GROUP_STATIC, groups.GROUP_VISUAL))

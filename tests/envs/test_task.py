@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import mujoco
 import numpy as np
 import pytest
 
@@ -139,6 +140,39 @@ def test_curriculum_stage_sets_the_obstacle_count():
     env.reset(seed=0)
     placed = (env.core.store[0].data.mocap_pos[:, 2] > 0).sum()
     assert placed >= 10  # 12 asked; a crowded room may drop a few
+    env.close()
+
+
+def test_only_the_placed_pool_boxes_take_part_in_collision_detection():
+    # a parked box waits under the ground, where it touches nothing: MuJoCo's broadphase
+    # skips it (bits 0); a placed one has its bits as compiled, and the robot meets it
+    env = ArenaVectorEnv(2, curriculum={"stages": [[0, 0], [12, 12]], "window": 5},
+                         obstacle_pool=12)
+    env.reset(seed=0)
+    model = env.core.store[0].compiled
+    bodies = np.array([model.body(f"env_0/pool/box_{j}").id for j in range(12)])
+    geoms = model.body_geomadr[bodies]
+    assert model.body_contype[bodies].tolist() == [0] * 12
+    assert model.body_conaffinity[bodies].tolist() == [0] * 12
+    env.core.task.curriculum.stage = 1
+    env.reset(seed=0)
+    assert env.core.store[0].compiled is model  # no recompile: bits written in place
+    placed = env.core.store[0].data.mocap_pos[model.body_mocapid[bodies], 2] > 0
+    assert placed.sum() >= 10  # 12 asked; a crowded room may drop a few
+    assert model.body_contype[bodies].tolist() == np.where(
+        placed, model.geom_contype[geoms], 0).tolist()
+    assert model.body_conaffinity[bodies].tolist() == np.where(
+        placed, model.geom_conaffinity[geoms], 0).tolist()
+    # the robot stood on a placed box's centre touches it in MuJoCo's collision detection
+    box = int(np.flatnonzero(placed)[0])
+    data = mujoco.MjData(model)
+    data.qpos[:], data.mocap_pos[:] = env.core.store[0].data.qpos, env.core.store[0].data.mocap_pos
+    data.mocap_quat[:] = env.core.store[0].data.mocap_quat
+    a = env.core.qpos_adr
+    data.qpos[a : a + 2] = data.mocap_pos[model.body_mocapid[bodies[box]], :2]
+    mujoco.mj_forward(model, data)
+    touched = {int(g) for c in data.contact[: data.ncon] for g in c.geom}
+    assert int(geoms[box]) in touched
     env.close()
 
 
