@@ -8,12 +8,13 @@ velocity in the robot frame (x forward, y left) and 1 where a person is (0-rows 
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 
-from arena_gym.compiled import shared
+from arena_gym.compiled import kernel, shared
 from arena_gym.geometry.arrays import arctan2, hypot, where, xp
 from arena_gym.geometry.rotations import wrap_angle
 
@@ -33,25 +34,34 @@ def pedestrians_space(k: int) -> spaces.Box:
     return spaces.Box(-np.inf, np.inf, (k, 5), np.float32)
 
 
-def nearest_pedestrians(pos: np.ndarray, vel: np.ndarray, present: np.ndarray,
-                        pose: np.ndarray, k: int) -> np.ndarray:
-    """(E, k, 5): for each env's robot (pose (E, 4)), its k nearest pedestrians (pos, vel
-    (E, P, 2), present (E, P)) in the robot frame: x, y, vx, vy, 1; nearest first."""
-    delta = pos - pose[:, None, :2]
-    dist = np.where(present, np.hypot(delta[..., 0], delta[..., 1]), np.inf)
-    order = np.argsort(dist, axis=1, kind="stable")[:, :k]
-    c, s = np.cos(pose[:, 3])[:, None], np.sin(pose[:, 3])[:, None]
-
-    def frame(v: np.ndarray) -> np.ndarray:
-        v = np.take_along_axis(v, order[..., None], axis=1)
-        return np.stack([c * v[..., 0] + s * v[..., 1], -s * v[..., 0] + c * v[..., 1]], -1)
-
-    here = np.take_along_axis(present, order, axis=1)
-    out = np.concatenate([frame(delta), frame(vel), here[..., None].astype(float)], -1)
-    out[~here] = 0.0
-    if out.shape[1] < k:  # fewer pedestrians than k
-        out = np.concatenate([out, np.zeros((len(out), k - out.shape[1], 5))], axis=1)
-    return out
+@kernel
+def nearest_pedestrians(pos, vel, present, pose, out):  # pragma: no cover - compiled
+    """For each env's robot (pose (E, 4)), its k = out.shape[1] nearest pedestrians (pos,
+    vel (E, P, 2), present (E, P)) in the robot frame, into out (E, k, 5): x, y, vx, vy, 1;
+    nearest first (of equal distances, the lower index), rows past the present ones 0."""
+    for e in range(pose.shape[0]):
+        c, s = math.cos(pose[e, 3]), math.sin(pose[e, 3])
+        last, last_p = -1.0, -1  # the row before's squared distance and pedestrian
+        for row in range(out.shape[1]):
+            best, best_p = math.inf, -1
+            for p in range(pos.shape[1]):
+                if not present[e, p]:
+                    continue
+                dx, dy = pos[e, p, 0] - pose[e, 0], pos[e, p, 1] - pose[e, 1]
+                d = dx * dx + dy * dy
+                if (d > last or (d == last and p > last_p)) and (
+                        d < best or (d == best and p < best_p)):
+                    best, best_p = d, p
+            if best_p < 0:
+                for a in range(5):
+                    out[e, row, a] = 0.0
+                continue
+            dx, dy = pos[e, best_p, 0] - pose[e, 0], pos[e, best_p, 1] - pose[e, 1]
+            vx, vy = vel[e, best_p, 0], vel[e, best_p, 1]
+            out[e, row, 0], out[e, row, 1] = c * dx + s * dy, -s * dx + c * dy
+            out[e, row, 2], out[e, row, 3] = c * vx + s * vy, -s * vx + c * vy
+            out[e, row, 4] = 1.0
+            last, last_p = best, best_p
 
 
 @shared

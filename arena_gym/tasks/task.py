@@ -348,9 +348,9 @@ class NavigationTask:
             obs["subgoal"] = out.subgoal.copy()
         if self.cfg.observe_pedestrians:
             crowd = self.walkers.crowd  # type: ignore[union-attr]
-            obs["pedestrians"] = observation.nearest_pedestrians(
-                crowd.pos, crowd.vel, crowd.active, self.pose,
-                self.cfg.observe_pedestrians).astype(np.float32)
+            obs["pedestrians"] = np.empty((self.n, self.cfg.observe_pedestrians, 5), np.float32)
+            observation.nearest_pedestrians(crowd.pos, crowd.vel, crowd.active, self.pose,
+                                            obs["pedestrians"])
         return obs
 
     def _terms(self, inputs: StepInputs, end: Termination, kind: np.ndarray
