@@ -17,7 +17,8 @@ so `GeomRays.cast` casts them in one compiled pass over every env of a group:
   are); then those a cast skips, read live from each env's model as mj_ray reads them (a
   group the mask leaves out, a transparent colour or material, the excluded body);
 - per candidate, the rays whose bearing in the plane passes it (`cull`: its bounding
-  circle, a box's outline, a plane's facing side; with many candidates, a map's walls, the
+  circle, a box's outline, an upright capsule's or cylinder's own circle (the people), a
+  plane's facing side; with many candidates, a map's walls, the
   rays sorted by bearing once and each candidate's run found by bisection), each tried
   with the arithmetic of MuJoCo's own test (sim/ray_shapes.py), which starts with the same
   bounding-sphere test, unless the ray already hit nearer than any point of that sphere
@@ -42,7 +43,17 @@ import numpy as np
 
 from arena_gym.compiled import kernel, peek, shared
 from arena_gym.geometry.rotations import quat_mat
-from arena_gym.sim.ray_shapes import BOX, MINVAL, PLANE, PRIMITIVES, SPHERE, local, primitive
+from arena_gym.sim.ray_shapes import (
+    BOX,
+    CAPSULE,
+    CYLINDER,
+    MINVAL,
+    PLANE,
+    PRIMITIVES,
+    SPHERE,
+    local,
+    primitive,
+)
 
 TILE = 1.0  # m: origins in one square share one list of candidate static geoms
 CULL_MARGIN = 1e-9  # round-off head room of the bearing cull: it never drops a hit
@@ -428,7 +439,9 @@ def seen(live, g, geom_body, mask, exclude):  # pragma: no cover - compiled
 def cull(kind, p0, p1, m0, m1, m2, m3, m4, m5, s0, s1, s2, reach, o0, o1, o2):
     """How a candidate geom culls the rays from (o0, o1, o2): by bearing, which never drops
     a ray that meets it (a ray meeting a geom meets its bounding sphere, and its bearing
-    passes the sphere's circle in the plane, and the box's outline there). Returns (mode,
+    passes the sphere's circle in the plane, and the box's outline there; a capsule or
+    cylinder standing upright, a person, lies within its radius of its axis in the plane,
+    which any ray's bearing that meets it passes within that radius of). Returns (mode,
     a0..a3): CONE (unit bearing a0, a1 of the circle's centre, cosine a2 of its half
     angle), WEDGE (a box's outline between the unit bearings (a0, a1) and (a2, a3),
     counter-clockwise), FACING (a plane: its normal a0..a2) or EVERY (the origin over it).
@@ -437,7 +450,8 @@ def cull(kind, p0, p1, m0, m1, m2, m3, m4, m5, s0, s1, s2, reach, o0, o1, o2):
         return FACING, m2, m5, 0.0, 0.0
     dx, dy = p0 - o0, p1 - o1
     d = math.sqrt(dx * dx + dy * dy)
-    r = s0 if kind == SPHERE else reach
+    upright = m2 == 0.0 and m5 == 0.0 and (kind == CAPSULE or kind == CYLINDER)
+    r = s0 if kind == SPHERE or upright else reach
     if d <= CULL_MARGIN:
         return EVERY, 0.0, 0.0, 0.0, 0.0
     ux, uy = dx / d, dy / d

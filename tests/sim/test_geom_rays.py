@@ -17,8 +17,9 @@ TYPES = ("plane", "sphere", "capsule", "ellipsoid", "cylinder", "box")
 
 def _scene(rng: np.random.Generator, count: int) -> mujoco.MjModel:
     """`count` random primitive geoms, every type in turn: static, on mocap bodies, on
-    children of mocap bodies; half the static boxes long upright walls; plus a floor, a
-    jointed box and a mesh (left to MuJoCo)."""
+    children of mocap bodies; half the static boxes long upright walls, half the capsules
+    and cylinders standing upright (people: on a mocap body named "upright", which the
+    tests turn about z only); plus a floor, a jointed box and a mesh (left to MuJoCo)."""
     spec = mujoco.MjSpec()
     world = spec.worldbody
     world.add_geom(type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0, 0, 1], pos=[0, 0, -1])
@@ -35,11 +36,16 @@ def _scene(rng: np.random.Generator, count: int) -> mujoco.MjModel:
             size[0] = rng.uniform(1.0, 3.0)
             yaw = rng.uniform(-np.pi, np.pi)
             quat = np.array([np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)])
+        # (the draws above stay the same for every geom: a scene's other geoms do not move)
+        upright = kind in ("capsule", "cylinder") and place < 2 and (k // 18) % 2 == 0
+        if upright:  # a person: its axis the world's z, turned about it
+            quat = np.array([np.cos(0.35 * k), 0.0, 0.0, np.sin(0.35 * k)])
+            pos[:2] *= 0.1  # off its body's origin
         if place == 0:
             parent = world
         else:
             body = world.add_body(mocap=True, pos=rng.uniform(-2, 2, 3),
-                                  quat=rng.normal(size=4))
+                                  quat=rng.normal(size=4), name=f"upright{k}" if upright else "")
             parent = body if place == 1 else body.add_body(pos=rng.uniform(-0.5, 0.5, 3),
                                                            quat=rng.normal(size=4))
         if kind == "plane":
@@ -55,6 +61,15 @@ def _scene(rng: np.random.Generator, count: int) -> mujoco.MjModel:
     world.add_geom(type=mujoco.mjtGeom.mjGEOM_MESH, meshname="tetra", pos=[-1, -1, 0],
                    group=3)
     return spec.compile()
+
+
+def _turn_upright(model, data, rng):
+    """The "upright" mocap bodies (people) turned about z only (unnormalised, as given)."""
+    for b in range(model.nbody):
+        if model.body(b).name.startswith("upright"):
+            yaw, scale = rng.uniform(-np.pi, np.pi), rng.uniform(0.5, 2.0)
+            data.mocap_quat[model.body_mocapid[b]] = scale * np.array(
+                [np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)])
 
 
 def _mujoco(model, data, origins, directions, mask, exclude):
@@ -91,6 +106,7 @@ def test_every_primitive_in_any_pose_reads_what_mj_ray_reads(seed, cutoff, count
     data = mujoco.MjData(model)
     data.mocap_pos[:] = rng.uniform(-2, 2, data.mocap_pos.shape)
     data.mocap_quat[:] = rng.normal(size=data.mocap_quat.shape)  # unnormalised, as given
+    _turn_upright(model, data, rng)
     data.qpos[:3] = rng.uniform(-1, 1, 3)
     mujoco.mj_kinematics(model, data)
     rays = GeomRays([model])
