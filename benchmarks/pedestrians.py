@@ -3,6 +3,7 @@ same N envs without, in one run.
 
     python benchmarks/pedestrians.py [--envs 16] [--pedestrians 64] [--pool 0] [--room 20]
                                      [--steps 200] [--repeats 5] [--base planar]
+    python benchmarks/pedestrians.py --config arena_gym/configs/pedestrians.yaml
 
 Both vector envs (ArenaVectorEnv, random actions from one seeded stream, the same for both)
 run in one process and take turns every `--chunk` steps, each timing only its own calls, so
@@ -14,6 +15,8 @@ per-repeat ratios, the crowd model's own share (Crowd.step), the physics (Simula
 the 64 mocap bodies per env cost MuJoCo time at every physics step) and the lidar's ray casts
 (SensorSuite.update: the tick that casts the lidar's rays and applies the collision rule),
 timed inside the run.
+With `--config`, the two are a training config's env (people, and their observation where
+it asks for one) and the same config without people (no pedestrians, none observed).
 Machines are noisy: compare the ratio, not absolute numbers across runs.
 """
 
@@ -22,8 +25,10 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+from pathlib import Path
 
 import numpy as np
+import yaml
 
 from arena_gym.envs.vector_env import ArenaVectorEnv
 
@@ -33,6 +38,17 @@ def make(envs: int, peds: int, room: float, pool: int = 0, base: str = "planar"
     stages = {"stages": [[6, 10]], "pedestrians": [[peds, peds]] if peds else []}
     env = ArenaVectorEnv(envs, room_size=room, num_pedestrians=peds, curriculum=stages, base=base,
                          pedestrian_pool=pool)
+    env.reset(seed=0)
+    return env
+
+
+def from_config(envs: int, path: str, people: bool) -> ArenaVectorEnv:
+    """The config's env, or (people False) the same without people."""
+    cfg = yaml.safe_load(Path(path).read_text())
+    if not people:
+        cfg.update(num_pedestrians=0, observe_pedestrians=0, pedestrian_pool=0)
+        cfg.get("curriculum", {}).pop("pedestrians", None)
+    env = ArenaVectorEnv(envs, **cfg)
     env.reset(seed=0)
     return env
 
@@ -48,10 +64,17 @@ def main() -> None:
     parser.add_argument("--chunk", type=int, default=10, help="steps per turn")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--base", default="planar", choices=["wheeled", "planar"])
+    parser.add_argument("--config", help="a training config's env against it without people "
+                        "(the options above but --envs and the timing ones then unused)")
     args = parser.parse_args()
 
-    plain = make(args.envs, 0, args.room, base=args.base)
-    people = make(args.envs, args.pedestrians, args.room, args.pool, args.base)
+    if args.config:
+        plain, people = (from_config(args.envs, args.config, p) for p in (False, True))
+        args.pedestrians = people.core.cfg.num_pedestrians
+        args.room, args.pool = people.core.cfg.room_size, people.core.cfg.pedestrian_slots
+    else:
+        plain = make(args.envs, 0, args.room, base=args.base)
+        people = make(args.envs, args.pedestrians, args.room, args.pool, args.base)
     walkers = people.core.task.walkers
 
     def timed(call, total: list[float]):  # `call`, adding its time to total[0]
@@ -99,7 +122,7 @@ def main() -> None:
     physics_ratio = statistics.median(r[4] / r[3] for r in rows)
     print(f"{args.envs} envs, {args.pedestrians} pedestrians each ({walking} walking at the "
           f"first reset) in pools of {args.pool or args.pedestrians}, {args.room:g} m room, "
-          f"{args.repeats} x {args.steps} steps")
+          f"{args.repeats} x {args.steps} steps" + (f", {args.config}" if args.config else ""))
     print("| envs | without (ms/step) | with (ms/step) | ratio | crowd model (ms/step) | "
           "physics without / with (ms/step) | physics ratio | tick without / with (ms/step) |")
     print("|---|---|---|---|---|---|---|---|")
