@@ -161,10 +161,6 @@ class Crowd:
              robots: np.ndarray | None = None, robot_radius: float = 0.0) -> None:
         """Advance every active agent by `dt` seconds among the footprints `boxes` (E, B, 5)
         that `box_mask` (E, B) keeps (None: all). `robots` (E, 2): each env's robot."""
-        if self.vmax.size and self.vmax.max() * dt >= self.radius:
-            raise ValueError(f"crowd step: expected vmax * dt < the radius ({self.radius} m) so "
-                             f"that nobody skips through a wall, got dt {dt} s with vmax up to "
-                             f"{self.vmax.max():.3g} m/s")
         if boxes is None:
             boxes, box_mask = self._no_boxes
         else:
@@ -177,12 +173,17 @@ class Crowd:
         shape = (self.num_envs, self.capacity, boxes.shape[1])
         if self._scratch is None or self._scratch[0] != shape:
             self._scratch = (shape, crowd_step.Scratch.make(*shape))
-        self.separations += crowd_step.step(
+        rounds = crowd_step.step(
             self.pos, self.vel, self.yaw, self.active, self.waypoints, self.count, self.target,
             self.direction, self.mode, self.vmax, self.factors, self.reached, boxes, box_mask,
             robots, has_robots, float(robot_radius), float(dt), float(self.radius),
             self.model == "social_force", _PARAMS, ARRIVAL, CONSTRAINT_ITERATIONS, SKIN,
             PING_PONG, self._scratch[1])
+        if rounds < 0:  # (checked before anyone moved)
+            raise ValueError(f"crowd step: expected vmax * dt < the radius ({self.radius} m) so "
+                             f"that nobody skips through a wall, got dt {dt} s with vmax up to "
+                             f"{self.vmax[self.active].max():.3g} m/s")
+        self.separations += rounds
 
 
 def nearest_on_boxes(points: np.ndarray, boxes: np.ndarray, mask: np.ndarray | None

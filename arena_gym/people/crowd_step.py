@@ -261,7 +261,8 @@ def step(pos, vel, yaw, active, waypoints, count, target, direction, mode, vmax,
          reached, boxes, box_mask, robots, has_robots, robot_radius, dt, radius,
          social_model, params, arrival, iterations, skin, ping_pong, scratch):
     """One step of every env's agents, in place (see the module docstring); returns how
-    many constraint rounds found agents overlapping. Arrays: pos, vel (E, P, 2), yaw, vmax
+    many constraint rounds found agents overlapping, or -1, moving no one, where a walking
+    agent's vmax * dt is not below the radius. Arrays: pos, vel (E, P, 2), yaw, vmax
     (E, P), active (E, P) bool, waypoints (E, P, W, 2), count, target, direction, mode,
     reached (E, P) int64, factors (4, E, P) (desired, social, obstacle, robot), boxes
     (E, B, 5) with box_mask (E, B), robots (E, 2) (used where has_robots). `params`:
@@ -284,6 +285,8 @@ def step(pos, vel, yaw, active, waypoints, count, target, direction, mode, vmax,
             wall_gap[e, p] = -np.inf
             if active[e, p]:
                 reach = max(reach, vmax[e, p] * dt)
+    if reach >= radius:  # someone could skip through a wall: nobody moves
+        return -1
     for e in range(num_envs):
         if social_model:
             apart[e] = _social_forces(pos[e], vel[e], active[e], goals[e], vmax[e],

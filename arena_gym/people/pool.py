@@ -51,6 +51,10 @@ from arena_gym.people.skins import (
     world_rows,
 )
 
+# a slot's capsule's group: unseen, seen by rays; skinned, unseen, seen (set_detection)
+_GROUPS = np.array([groups.GROUP_VISUAL, groups.GROUP_STATIC, groups.GROUP_HIDDEN,
+                    groups.GROUP_ROBOT])
+
 
 class Host(Protocol):
     """What a pool needs of the scene that holds it (arena_gym.scene.scene.Scene)."""
@@ -214,14 +218,11 @@ class PedestrianPool:
             self._bodies = (model, bodies, geoms, model.geom_contype[geoms].copy(),
                                 model.geom_conaffinity[geoms].copy())
         _, bodies, geoms, contype, conaffinity = self._bodies
-        pool = self
-        on, seen = pool.contacts, pool.rays
-        skinned = np.zeros(pool.size, dtype=bool)
-        skinned[list(pool.skins)] = True
-        groups.set_detection(model, bodies, on, contype, conaffinity)
-        model.geom_group[geoms] = np.where(
-            skinned, np.where(seen, groups.GROUP_ROBOT, groups.GROUP_HIDDEN),
-            np.where(seen, groups.GROUP_STATIC, groups.GROUP_VISUAL))
+        groups.set_detection(model, bodies, self.contacts, contype, conaffinity)
+        kind = self.rays.astype(np.intp)  # _GROUPS' row: seen or not, skinned or not
+        if self.skins:
+            kind[list(self.skins)] += 2
+        model.geom_group[geoms] = _GROUPS[kind]
 
     # ---------------------------------------------------------------- requests
     def spawn(self, peds: Iterable[Pedestrian]) -> list[int]:

@@ -67,6 +67,7 @@ class Walkers:
         self._version: tuple[int, ...] | None = None
         self._contacts = np.ones((n, capacity), dtype=bool)  # spawned: detected
         self._rays = np.ones((n, capacity), dtype=bool)
+        self._changed = np.zeros(n, dtype=bool)  # poses_and_reach's: whose flags changed
         self._detect(np.zeros((n, capacity), dtype=bool), np.zeros((n, capacity), dtype=bool))
         self._parked = parked(self.slots.ravel()).reshape(n, capacity, 3)
         self._poses = (np.zeros((n, capacity, 3)), np.zeros((n, capacity, 4)))  # written
@@ -128,18 +129,22 @@ class Walkers:
                                   robot_radius + RADIUS + CONTACT_MARGIN,
                                   self.lidar_range + RADIUS + CONTACT_MARGIN,
                                   *((pos, quat) if quat is not None else self._poses), rows,
-                                  contacts, rays, self._contacts, self._rays)
+                                  contacts, rays, self._contacts, self._rays, self._changed)
         if quat is None:
             self._scatter(*self._poses, None)
         if changed:
-            self._detect(contacts, rays)
+            self._detect(contacts, rays, self._changed)
         else:
             self._contacts, self._rays = contacts, rays
 
-    def _detect(self, contacts: np.ndarray, rays: np.ndarray) -> None:
+    def _detect(self, contacts: np.ndarray, rays: np.ndarray,
+                changed: np.ndarray | None = None) -> None:
         """Collision detection and ray casts for the (E, P) pedestrians where each is True
-        (PedestrianPool.set_detection), written where it changed."""
-        changed = (contacts != self._contacts).any(axis=1) | (rays != self._rays).any(axis=1)
+        (PedestrianPool.set_detection), written in the envs whose flags changed (`changed`
+        (E,) where known)."""
+        if changed is None:
+            changed = (contacts != self._contacts).any(axis=1) | (rays != self._rays).any(
+                axis=1)
         for e in np.flatnonzero(changed).tolist():
             self.store.scene(e).pedestrians.set_detection(self.slots[e], contacts[e], rays[e])
         self._contacts, self._rays = contacts, rays
@@ -152,7 +157,7 @@ class Walkers:
         pos, quat = self._poses
         poses_and_reach(c.pos, c.yaw, c.active, self._parked, np.zeros((0, 2)), 0.0, 0.0,
                         pos, quat, self._all, self._contacts, self._rays, self._contacts,
-                        self._rays)
+                        self._rays, self._changed)
         self._scatter(pos, quat, envs)
 
     def _scatter(self, pos: np.ndarray, quat: np.ndarray, envs: Sequence[int] | None) -> None:
@@ -173,14 +178,14 @@ class Walkers:
 
 @kernel
 def poses_and_reach(xy, yaw, active, parked_pos, robots, contact_reach, ray_reach, pos, quat,
-                    rows, contacts, rays, was_contacts, was_rays):  # pragma: no cover
+                    rows, contacts, rays, was_contacts, was_rays, changed):  # pragma: no cover
     """Each env's pedestrians' mocap poses, pedestrian p's into pos[e, rows[p]] and
     quat[e, rows[p]]: an active one standing at xy (z 0) facing its yaw, the others at
     their parked rows; with robots (E, 2) given (else none),
     whether each is within `contact_reach` of its env's robot (collision detection) and
-    within `ray_reach` (ray casts), an inactive one neither. Returns how many envs' flags
-    differ from was_contacts / was_rays."""
-    changed = 0
+    within `ray_reach` (ray casts), an inactive one neither. Each env's flags that differ
+    from was_contacts / was_rays set changed[e]; returns how many."""
+    count = 0
     for e in range(xy.shape[0]):
         differs = False
         for p in range(xy.shape[1]):
@@ -199,8 +204,9 @@ def poses_and_reach(xy, yaw, active, parked_pos, robots, contact_reach, ray_reac
                 seen = active[e, p] and d < ray_reach
                 contacts[e, p], rays[e, p] = near, seen
                 differs = differs or near != was_contacts[e, p] or seen != was_rays[e, p]
-        changed += differs
-    return changed
+        changed[e] = differs
+        count += differs
+    return count
 
 
 def spaced(points: np.ndarray, gap: float, count: int) -> np.ndarray:

@@ -92,6 +92,23 @@ def test_the_lidar_sees_a_skinned_pedestrians_capsule(actor):
     assert suite["scan"].ranges[0, 0] == pytest.approx(surface - x, abs=1e-3)
 
 
+def test_a_slots_capsule_group_follows_its_skin_and_whether_rays_see_it(actor):
+    # plain: seen in GROUP_STATIC (lidars, cameras), unseen in GROUP_VISUAL (cameras only);
+    # skinned (cameras draw the skin): seen in GROUP_ROBOT (lidars), unseen in GROUP_HIDDEN
+    store = SceneStore(1)
+    store.spawn_pedestrians([Pedestrian("env_0/plain", (1.5, 0.0, 0.0)),
+                             Pedestrian("env_0/person", (3.0, 0.0, 0.0), actor=actor)])
+    pool = store.scene(0).pedestrians
+    slots = np.array([pool.slot(0, name) for name in ("plain", "person")])
+    model = store[0].compiled
+    capsules = [model.geom(pool.bodies[k] + "/capsule").id for k in slots]
+    expected = {True: [groups.GROUP_STATIC, groups.GROUP_ROBOT],
+                False: [groups.GROUP_VISUAL, groups.GROUP_HIDDEN]}
+    for seen in (False, True, False):
+        pool.set_detection(slots, rays=np.array([seen, seen]))
+        assert model.geom_group[capsules].tolist() == expected[seen]
+
+
 def _render(store) -> np.ndarray:
     model, data = store[0].model, store[0].data
     with mujoco.Renderer(model, 120, 160) as renderer:
