@@ -133,9 +133,7 @@ class NavigationTask:
         self._prev_pose = self.pose.copy()  # before the step (the people's speed term)
         self.rngs = [np.random.default_rng(i) for i in range(n)]
         self._pool_offsets, self._pool_z = world.pool.offsets, world.pool.placed_z()
-        # per env: the pool slots its episode placed, and its model's pool bodies (_detect_pool)
-        self._placed = np.zeros((n, len(world.pool.names)), dtype=bool)
-        self._pool_bodies: list[tuple] = [(None,)] * n
+        self._pool_bodies: list[tuple] = [(None,)] * n  # per env: its model's (_detect_pool)
         self._all = np.arange(n, dtype=np.int64)
         self._views_version: tuple[int, ...] | None = None
         self._others_of: tuple[Any, list] = (None, [])  # _others', per registry version
@@ -248,14 +246,12 @@ class NavigationTask:
         self._mocap_pos[e][mocap[index]] = pos
         self._mocap_quat[e][mocap[index]] = quat
         self.goal[e] = ep.goal
-        self._placed[e] = False
-        self._placed[e, index] = True
-        self._detect_pool(e)
+        self._detect_pool(e, index)
 
-    def _detect_pool(self, e: int) -> None:
-        """Only the pool bodies env e's episode placed in collision detection: a parked one
-        waits under the ground, where it touches nothing, and MuJoCo's broadphase bounds
-        every collidable body at every physics step. A recompile's model has them all in
+    def _detect_pool(self, e: int, index: np.ndarray) -> None:
+        """Only the pool slots `index` env e's episode placed in collision detection: a
+        parked one waits under the ground, where it touches nothing, and MuJoCo's broadphase
+        bounds every collidable body at every physics step. A recompile's model has them all in
         until the env's next episode."""
         scene = self.sim.store.scene(e)
         model = scene.compiled
@@ -268,7 +264,7 @@ class NavigationTask:
                                     model.body_contype[bodies].copy(),
                                     model.body_conaffinity[bodies].copy())
         _, bodies, slots, contype, conaffinity = self._pool_bodies[e]
-        set_detection(model, bodies, self._placed[e, slots], contype, conaffinity)
+        set_detection(model, bodies, np.isin(slots, index), contype, conaffinity)
 
     def _place_walkers(self, e: int, ep: Episode) -> None:
         """This episode's walking people, drawn after the episode (same stream)."""
