@@ -100,7 +100,10 @@ class Crowd:
         self._no_robots = np.zeros((num_envs, 2))
         # flat index of each agent's first waypoint in waypoints.reshape(-1, 2)
         self._first_waypoint = np.arange(num_envs * capacity).reshape(shape) * max_waypoints
-        self._scratch: tuple | None = None  # (shape, crowd_step.Scratch) of the last step
+        # (shape, crowd_step.Scratch, the kernel's compiled entry) of the last step: the step's
+        # argument types never change (checked or made so in `step`), so numba's typing of
+        # its 26 arguments at every call is done once
+        self._scratch: tuple | None = None
 
     @property
     def num_envs(self) -> int:
@@ -170,15 +173,22 @@ class Crowd:
         has_robots = robots is not None
         robots = (self._no_robots if robots is None
                   else np.ascontiguousarray(np.asarray(robots)[:, :2], dtype=float))
+        e = self.num_envs
+        if (boxes.ndim != 3 or boxes.shape[::2] != (e, 5) or box_mask.shape != boxes.shape[:2]
+                or robots.shape != (e, 2)):
+            raise ValueError(f"crowd step: expected boxes ({e}, B, 5), box_mask ({e}, B) and "
+                             f"robots ({e}, 2+), got shapes {boxes.shape}, {box_mask.shape} "
+                             f"and {robots.shape}")
         shape = (self.num_envs, self.capacity, boxes.shape[1])
+        args = (self.pos, self.vel, self.yaw, self.active, self.waypoints, self.count,
+                self.target, self.direction, self.mode, self.vmax, self.factors, self.reached,
+                boxes, box_mask, robots, has_robots, float(robot_radius), float(dt),
+                float(self.radius), self.model == "social_force", _PARAMS, ARRIVAL,
+                CONSTRAINT_ITERATIONS, SKIN, PING_PONG)
         if self._scratch is None or self._scratch[0] != shape:
-            self._scratch = (shape, crowd_step.Scratch.make(*shape))
-        rounds = crowd_step.step(
-            self.pos, self.vel, self.yaw, self.active, self.waypoints, self.count, self.target,
-            self.direction, self.mode, self.vmax, self.factors, self.reached, boxes, box_mask,
-            robots, has_robots, float(robot_radius), float(dt), float(self.radius),
-            self.model == "social_force", _PARAMS, ARRIVAL, CONSTRAINT_ITERATIONS, SKIN,
-            PING_PONG, self._scratch[1])
+            scratch = crowd_step.Scratch.make(*shape)
+            self._scratch = (shape, scratch, crowd_step.step.entry(*args, scratch))
+        rounds = self._scratch[2](*args, self._scratch[1])
         if rounds < 0:  # (checked before anyone moved)
             raise ValueError(f"crowd step: expected vmax * dt < the radius ({self.radius} m) so "
                              f"that nobody skips through a wall, got dt {dt} s with vmax up to "

@@ -72,6 +72,11 @@ class Walkers:
         self._parked = parked(self.slots.ravel()).reshape(n, capacity, 3)
         self._poses = (np.zeros((n, capacity, 3)), np.zeros((n, capacity, 4)))  # written
         self._all = np.arange(capacity, dtype=np.int64)  # the scratch poses' rows
+        # poses_and_reach's compiled function, looked up once per (layout version, into the
+        # scratch poses or not): it is given these arrays, the crowd's and the state's of that
+        # layout, and arrays made alike at every step (numba's typing of its 15 arguments at
+        # each call costs more than one env's poses)
+        self._reach: tuple[tuple, Any] = ((), None)
 
     def _views(self) -> None:
         if self._version == self.sim.layout_version:
@@ -124,12 +129,16 @@ class Walkers:
         pos = self.sim.state(None, "mocap_pos") if self._shared is not None else None
         quat = self.sim.state(None, "mocap_quat") if pos is not None else None
         rows = self._shared if quat is not None else self._all
-        changed = poses_and_reach(c.pos, c.yaw, c.active, self._parked,
-                                  np.ascontiguousarray(robots[:, :2], dtype=float),
-                                  robot_radius + RADIUS + CONTACT_MARGIN,
-                                  self.lidar_range + RADIUS + CONTACT_MARGIN,
-                                  *((pos, quat) if quat is not None else self._poses), rows,
-                                  contacts, rays, self._contacts, self._rays, self._changed)
+        args = (c.pos, c.yaw, c.active, self._parked,
+                np.ascontiguousarray(robots[:, :2], dtype=float),
+                float(robot_radius + RADIUS + CONTACT_MARGIN),
+                float(self.lidar_range + RADIUS + CONTACT_MARGIN),
+                *((pos, quat) if quat is not None else self._poses), rows, contacts, rays,
+                self._contacts, self._rays, self._changed)
+        key = (self._version, quat is None)
+        if self._reach[0] != key:
+            self._reach = (key, poses_and_reach.entry(*args))
+        changed = self._reach[1](*args)
         if quat is None:
             self._scatter(*self._poses, None)
         if changed:

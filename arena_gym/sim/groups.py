@@ -96,6 +96,10 @@ class BatchGroup:
         self.time = self.bound("time")
         self.mocap_pos, self.mocap_quat = self.bound("mocap_pos"), self.bound("mocap_quat")
         self.before = np.zeros(n)  # the clocks before step_checked's steps
+        # step_checked's two compiled checks, looked up once: their arguments are the arrays
+        # above, fixed for the group's life, and the number of steps (numba's typing of
+        # every argument at each call costs more than the checks of one env)
+        self._checks: tuple | None = None
         self._scratch: mujoco.MjData | None = None  # a row's whole MjData, to read warnings
         self._rays: tuple | None = None  # (shape, origins buffer) of the last full cast
         # (key, bodyexclude, the read-only array it came from or None) likewise
@@ -387,11 +391,18 @@ class BatchGroup:
     def step_checked(self, nstep: int) -> list[int]:
         """`step` and `diverged_since` in one: `nstep` physics steps, then the env ids
         reset as diverged in them (sorted)."""
-        if before_step(*self.checks_before, self.bad, self.time, self.before):
+        nstep = int(nstep)
+        if self._checks is None:
+            self._checks = (
+                before_step.entry(*self.checks_before, self.bad, self.time, self.before),
+                after_step.entry(*self.checks_after, self.bad, self.before, self.time, self.dt,
+                                 nstep, self.lag, self.fresh))
+        check_before, check_after = self._checks
+        if check_before(*self.checks_before, self.bad, self.time, self.before):
             self.reset_bad()
         self.physics(nstep)
-        bad, lagging, fresh = after_step(*self.checks_after, self.bad, self.before, self.time,
-                                         self.dt, nstep, self.lag, self.fresh)
+        bad, lagging, fresh = check_after(*self.checks_after, self.bad, self.before, self.time,
+                                          self.dt, nstep, self.lag, self.fresh)
         if bad:
             self.reset_bad()
         if fresh:

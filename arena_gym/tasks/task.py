@@ -139,6 +139,10 @@ class NavigationTask:
         self._others_of: tuple[Any, list] = (None, [])  # _others', per registry version
         self._people_only: list | None = None  # _others' list where it is PEDESTRIAN's
         self._people_values = np.zeros(3)  # people_step's scratch: one env's terms
+        # people_step's compiled function, looked up on first use: its arguments are this
+        # task's, the crowd's and the metrics' arrays, and arrays made alike at every step
+        # (numba's typing of its 18 arguments at each call costs more than one env's terms)
+        self._people_call: Any = None
         self._pedestrian_kind = world.classes.index("pedestrian") if (
             "pedestrian" in world.classes) else -1
         self.sensors: Any = None  # what a plugin's term reads as outcome.sensors (env's)
@@ -179,6 +183,11 @@ class NavigationTask:
             np.zeros((n, 2), np.float32), np.zeros(len(BUILTIN)))
         self._subgoal = np.zeros((n, 2))
         self._task_plain, _, self._out_plain = plain(self.arrays, (), self.outputs)
+        # evaluate_plain's compiled function, looked up on the first step: its arguments are
+        # the task's arrays above and a step's inputs, arrays of the same kinds at every step
+        # (`inputs`; numba's typing of every argument at each call costs more than the
+        # evaluation of one env)
+        self._evaluate: Any = None
 
     def seed(self, env: int, seed: int | None) -> None:
         self.rngs[env] = np.random.default_rng(seed)
@@ -316,7 +325,10 @@ class NavigationTask:
     def evaluate(self, inputs: StepInputs, kind: np.ndarray) -> StepResult:
         """One control step of every env (`kind`: the collision class of each env's
         contact, an index into world.classes)."""
-        counts = evaluate_plain(self._task_plain, tuple(inputs), self._out_plain)
+        args = (self._task_plain, tuple(inputs), self._out_plain)
+        if self._evaluate is None:
+            self._evaluate = evaluate_plain.entry(*args)
+        counts = self._evaluate(*args)
         return self.finish(inputs, kind, *counts)
 
     def finish(self, inputs: StepInputs, kind: np.ndarray, num_ended: int,
@@ -389,11 +401,13 @@ class NavigationTask:
         crowd, m, out = self.walkers.crowd, self.metrics, self.outputs  # type: ignore[union-attr]
         values = np.zeros((len(PEDESTRIAN), self.n))
         reward = out.reward.copy()
-        people_step(self._task_plain[WEIGHTS_AT], crowd.pos, crowd.active, self.pose,
-                    self._prev_pose, end.collided, kind, self._pedestrian_kind, counted,
-                    self.cfg.control_dt, m.personal_space, m.in_space, m.speed_in_space,
-                    m.min_distance, m.pedestrian_collisions, self._people_values, values,
-                    reward)
+        args = (self._task_plain[WEIGHTS_AT], crowd.pos, crowd.active, self.pose,
+                self._prev_pose, end.collided, kind, self._pedestrian_kind, counted,
+                float(self.cfg.control_dt), m.personal_space, m.in_space, m.speed_in_space,
+                m.min_distance, m.pedestrian_collisions, self._people_values, values, reward)
+        if self._people_call is None:
+            self._people_call = people_step.entry(*args)
+        self._people_call(*args)
         terms.update(zip((name for name, _ in PEDESTRIAN), values, strict=True))
         return terms, reward
 

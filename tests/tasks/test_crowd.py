@@ -82,6 +82,29 @@ def test_a_step_too_long_for_the_radius_is_refused():
         crowd.step(0.5)
 
 
+@pytest.mark.parametrize(("boxes", "mask", "robots", "shapes"), [
+    ((2, 3), None, None, "(2, 3), (2, 3) and (2, 2)"),  # no box axis
+    ((1, 3, 5), None, None, "(1, 3, 5), (1, 3) and (2, 2)"),  # one env's boxes for two
+    ((2, 3, 4), None, None, "(2, 3, 4), (2, 3) and (2, 2)"),  # a footprint short of yaw
+    ((2, 3, 5), (2, 2), None, "(2, 3, 5), (2, 2) and (2, 2)"),  # a mask of other boxes
+    ((2, 3, 5), None, (1, 2), "(2, 3, 5), (2, 3) and (1, 2)"),  # one robot for two envs
+])
+def test_a_step_among_boxes_or_robots_of_the_wrong_shape_is_refused(boxes, mask, robots,
+                                                                   shapes):
+    """The compiled step reads every env's boxes, mask and robot unchecked: shapes that do not
+    fit the crowd raise before anyone moves."""
+    crowd = Crowd(2, 1, ranges=AgentRanges(vmax=(0.5, 0.5)))
+    for env in range(2):
+        crowd.place(env, [(0.0, 0.0, 0.0)], [[(5.0, 0.0)]], [LOOP], np.random.default_rng(0))
+    before = crowd.pos.copy()
+    with pytest.raises(ValueError, match=re.escape(
+            "crowd step: expected boxes (2, B, 5), box_mask (2, B) and robots (2, 2+), got "
+            f"shapes {shapes}")):
+        crowd.step(DT, np.zeros(boxes), None if mask is None else np.ones(mask, bool),
+                   None if robots is None else np.zeros(robots))
+    assert np.array_equal(crowd.pos, before)
+
+
 def test_a_pedestrian_walks_around_a_standing_robot():
     crowd = Crowd(2, 1, model="social_force", ranges=AgentRanges(vmax=(0.4, 0.4)))
     for env in range(2):
