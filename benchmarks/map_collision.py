@@ -44,15 +44,22 @@ def env_model(world: str) -> tuple[mujoco.MjModel, mujoco.MjData]:
     for _ in range(20):
         env.step(env.action_space.sample())
     store = env.unwrapped.core.store
-    model, live = store[0].model, store[0].data
-    data = mujoco.MjData(model)
-    state = mujoco.mjtState.mjSTATE_FULLPHYSICS
-    buffer = np.empty(mujoco.mj_stateSize(model, state))
-    mujoco.mj_getState(model, live, buffer, state)
-    mujoco.mj_setState(model, data, buffer, state)
-    mujoco.mj_forward(model, data)
+    model = store[0].model
+    data = state_copy(model, store[0].data, model)
     env.close()
     return model, data
+
+
+def state_copy(model: mujoco.MjModel, data: mujoco.MjData, into: mujoco.MjModel
+               ) -> mujoco.MjData:
+    """New MjData of `into` (a model of the same layout) in the state of `data`, forwarded."""
+    copied = mujoco.MjData(into)
+    state = mujoco.mjtState.mjSTATE_FULLPHYSICS
+    buffer = np.empty(mujoco.mj_stateSize(model, state))
+    mujoco.mj_getState(model, data, buffer, state)
+    mujoco.mj_setState(into, copied, buffer, state)
+    mujoco.mj_forward(into, copied)
+    return copied
 
 
 def walls_out(model: mujoco.MjModel, data: mujoco.MjData
@@ -62,13 +69,7 @@ def walls_out(model: mujoco.MjModel, data: mujoco.MjData
     walls = np.flatnonzero(model.geom_bodyid == 0)
     quiet.geom_contype[walls] = 0
     quiet.geom_conaffinity[walls] = 0
-    moved = mujoco.MjData(quiet)
-    state = mujoco.mjtState.mjSTATE_FULLPHYSICS
-    buffer = np.empty(mujoco.mj_stateSize(model, state))
-    mujoco.mj_getState(model, data, buffer, state)
-    mujoco.mj_setState(quiet, moved, buffer, state)
-    mujoco.mj_forward(quiet, moved)
-    return quiet, moved
+    return quiet, state_copy(model, data, quiet)
 
 
 def collision_time(model: mujoco.MjModel, data: mujoco.MjData, calls: int) -> list[float]:
