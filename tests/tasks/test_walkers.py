@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from arena_gym.people.crowd import nearest_on_boxes
 from arena_gym.people.pedestrians import RADIUS
 from arena_gym.people.walkers import Walkers, sample_walks, spaced
-from arena_gym.scene import Pedestrian, SceneStore
+from arena_gym.scene import Pedestrian, Prim, SceneStore
 from arena_gym.sim import Simulator
 from arena_gym.worlds import builtin_robot_urdf
 from arena_gym.worlds.layouts import RoomLayout, ScenarioLayout
@@ -76,6 +76,51 @@ def test_walkers_write_each_env_when_their_pools_differ():
             np.testing.assert_allclose(2 * np.arctan2(quat[3], quat[0]),
                                        walkers.crowd.yaw[env, k])
     np.testing.assert_allclose(store[1].get_pose("visitor")[0][:2], (0.0, -2.0))  # untouched
+
+
+def test_walkers_near_a_robot_write_their_poses_before_and_after_a_recompile():
+    # the env's path: robots given (people beyond reach leave collision detection). A box
+    # spawned as a movable prim (a mocap body) into both envs recompiles them: a new layout,
+    # new state arrays, a mocap row more; the poses must land in the new layout's rows
+    store = SceneStore(2)
+    layout = RoomLayout(6.0)
+    for env in range(2):
+        store[env].spawn_urdf("robot", builtin_robot_urdf())
+        layout.build(store, env)
+        store[env].spawn_prims([Prim("crate_a", pose=(-2.5, -2.5, 0.3, 0.0),
+                                     scale=(0.4, 0.4, 0.6), movable=True)])
+    sim = Simulator(store)
+    walkers = Walkers(sim, capacity=3, walls=layout.footprints())
+    assert store.scene(0).pedestrians.mocap_ids()[walkers.slots[0]].tolist() == [1, 2, 3]
+    rng = np.random.default_rng(0)
+    for env in range(2):
+        walkers.place(env, [(-2.0, 1.0 + env, 0.0), (2.0, -1.0, np.pi)],
+                      [[(2.0, 1.0 + env)], [(-2.0, -1.0)]], [0, 0], rng)
+    robots = np.array([[0.0, -2.5], [0.0, 2.5]])
+
+    def walk(steps: int) -> None:
+        for _ in range(steps):
+            walkers.step(0.1, robots, 0.2)
+            sim.step(20)
+        for env in range(2):
+            for k in range(2):
+                pos, quat = store[env].get_pose(f"crowd/p{k}")
+                np.testing.assert_allclose(pos[:2], walkers.crowd.pos[env, k])
+                np.testing.assert_allclose(2 * np.arctan2(quat[3], quat[0]),
+                                           walkers.crowd.yaw[env, k])
+            assert store[env].get_pose("crowd/p2")[0][2] < -5  # not placed: parked
+
+    walk(5)
+    layout_before, rows = sim.layout_version, sim.state(None, "mocap_pos").shape[1]
+    for env in range(2):
+        store[env].spawn_prims([Prim("crate_b", pose=(2.5, 2.5, 0.3, 0.0),
+                                     scale=(0.4, 0.4, 0.6), movable=True)])
+    walk(5)
+    assert sim.layout_version != layout_before
+    assert sim.state(None, "mocap_pos").shape[1] == rows + 1
+    for env in range(2):  # the crates where they were put: no pose of a person landed there
+        np.testing.assert_allclose(store[env].get_pose("crate_a")[0], (-2.5, -2.5, 0.3))
+        np.testing.assert_allclose(store[env].get_pose("crate_b")[0], (2.5, 2.5, 0.3))
 
 
 @pytest.mark.parametrize("world", sorted(WORLDS))
