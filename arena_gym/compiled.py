@@ -16,7 +16,10 @@ Each layer keeps its own kernels and shared definitions; a kernel calls another 
 through a plain import, and numba compiles the whole call tree into the caller. A kernel
 has its own entry from Python and its own cache entry; a shared definition has neither
 (cheaper to compile: a helper's place). Kernels write into the arrays they are given and
-make none (numba's reference counting is off). Their machine code is cached on disk, stamped
+make none (numba's reference counting is off). A call from Python types every argument
+first; a caller whose arguments keep their types from call to call (its own arrays, arrays
+it makes alike, plain numbers) looks the compiled function up once (`Kernel.entry`) and
+calls that: the step's hot calls do. Their machine code is cached on disk, stamped
 with every source file it compiles from (arena_gym/kernel_cache.py: the one module that
 reaches into numba's internals).
 """
