@@ -183,8 +183,8 @@ class Crowd:
         args = (self.pos, self.vel, self.yaw, self.active, self.waypoints, self.count,
                 self.target, self.direction, self.mode, self.vmax, self.factors, self.reached,
                 boxes, box_mask, robots, has_robots, float(robot_radius), float(dt),
-                float(self.radius), self.model == "social_force", _PARAMS, ARRIVAL,
-                CONSTRAINT_ITERATIONS, SKIN, PING_PONG)
+                float(self.radius), self.model == "social_force", _PARAMS, float(ARRIVAL),
+                int(CONSTRAINT_ITERATIONS), float(SKIN), int(PING_PONG))
         if self._scratch is None or self._scratch[0] != shape:
             scratch = crowd_step.Scratch.make(*shape)
             self._scratch = (shape, scratch, crowd_step.step.entry(*args, scratch))
