@@ -26,18 +26,38 @@ WORLDS = {  # one scenario per shared world; each has pedestrians
 }
 
 
-def test_walkers_write_their_poses_into_state_without_compiling():
+def _walking(capacity: int, prims: list[Prim] | None = None
+             ) -> tuple[SceneStore, Simulator, Walkers]:
+    """Two 6 m rooms with the built-in robot (and `prims` spawned in each), their walkers
+    placed: p0 walking east, p1 west, the others parked."""
     store = SceneStore(2)
     layout = RoomLayout(6.0)
     for env in range(2):
         store[env].spawn_urdf("robot", builtin_robot_urdf())
         layout.build(store, env)
+        if prims:
+            store[env].spawn_prims(prims)
     sim = Simulator(store)
-    walkers = Walkers(sim, capacity=4, walls=layout.footprints())
+    walkers = Walkers(sim, capacity=capacity, walls=layout.footprints())
     rng = np.random.default_rng(0)
     for env in range(2):
         walkers.place(env, [(-2.0, 1.0 + env, 0.0), (2.0, -1.0, np.pi)],
                       [[(2.0, 1.0 + env)], [(-2.0, -1.0)]], [0, 0], rng)
+    return store, sim, walkers
+
+
+def _assert_posed(store: SceneStore, walkers: Walkers, people: int) -> None:
+    """Each env's first `people` walkers stand where the crowd has them, facing its heading."""
+    for env in range(2):
+        for k in range(people):
+            pos, quat = store[env].get_pose(f"crowd/p{k}")
+            np.testing.assert_allclose(pos[:2], walkers.crowd.pos[env, k])
+            np.testing.assert_allclose(2 * np.arctan2(quat[3], quat[0]),
+                                       walkers.crowd.yaw[env, k])
+
+
+def test_walkers_write_their_poses_into_state_without_compiling():
+    store, sim, walkers = _walking(4)
     counts = [store[e].compile_count for e in range(2)]
     for _ in range(20):
         walkers.step(0.1)
@@ -69,12 +89,7 @@ def test_walkers_write_each_env_when_their_pools_differ():
     for _ in range(5):
         walkers.step(0.1)
         sim.step(20)
-    for env in range(2):
-        for k in range(2):
-            pos, quat = store[env].get_pose(f"crowd/p{k}")
-            np.testing.assert_allclose(pos[:2], walkers.crowd.pos[env, k])
-            np.testing.assert_allclose(2 * np.arctan2(quat[3], quat[0]),
-                                       walkers.crowd.yaw[env, k])
+    _assert_posed(store, walkers, 2)
     np.testing.assert_allclose(store[1].get_pose("visitor")[0][:2], (0.0, -2.0))  # untouched
 
 
@@ -82,32 +97,17 @@ def test_walkers_near_a_robot_write_their_poses_before_and_after_a_recompile():
     # the env's path: robots given (people beyond reach leave collision detection). A box
     # spawned as a movable prim (a mocap body) into both envs recompiles them: a new layout,
     # new state arrays, a mocap row more; the poses must land in the new layout's rows
-    store = SceneStore(2)
-    layout = RoomLayout(6.0)
-    for env in range(2):
-        store[env].spawn_urdf("robot", builtin_robot_urdf())
-        layout.build(store, env)
-        store[env].spawn_prims([Prim("crate_a", pose=(-2.5, -2.5, 0.3, 0.0),
-                                     scale=(0.4, 0.4, 0.6), movable=True)])
-    sim = Simulator(store)
-    walkers = Walkers(sim, capacity=3, walls=layout.footprints())
+    store, sim, walkers = _walking(3, [Prim("crate_a", pose=(-2.5, -2.5, 0.3, 0.0),
+                                            scale=(0.4, 0.4, 0.6), movable=True)])
     assert store.scene(0).pedestrians.mocap_ids()[walkers.slots[0]].tolist() == [1, 2, 3]
-    rng = np.random.default_rng(0)
-    for env in range(2):
-        walkers.place(env, [(-2.0, 1.0 + env, 0.0), (2.0, -1.0, np.pi)],
-                      [[(2.0, 1.0 + env)], [(-2.0, -1.0)]], [0, 0], rng)
     robots = np.array([[0.0, -2.5], [0.0, 2.5]])
 
     def walk(steps: int) -> None:
         for _ in range(steps):
             walkers.step(0.1, robots, 0.2)
             sim.step(20)
+        _assert_posed(store, walkers, 2)
         for env in range(2):
-            for k in range(2):
-                pos, quat = store[env].get_pose(f"crowd/p{k}")
-                np.testing.assert_allclose(pos[:2], walkers.crowd.pos[env, k])
-                np.testing.assert_allclose(2 * np.arctan2(quat[3], quat[0]),
-                                           walkers.crowd.yaw[env, k])
             assert store[env].get_pose("crowd/p2")[0][2] < -5  # not placed: parked
 
     walk(5)
