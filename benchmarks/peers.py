@@ -8,13 +8,14 @@ interleaved in one run.
 navground (navground 0.7.0 + navground-learning 0.2.0) brings its own numpy and gymnasium, so it
 lives in a venv of its own and runs in a child process with that venv's python:
 
-    python3 -m venv /work/navground-venv
-    /work/navground-venv/bin/pip install navground==0.7.0 navground-learning==0.2.0
+    python3 -m venv ../navground-venv      # from the repository's root: beside the clone
+    ../navground-venv/bin/pip install navground==0.7.0 navground-learning==0.2.0
 
-`--navground-python` defaults to $NAVGROUND_PYTHON, else /work/navground-venv/bin/python. The
-child runs benchmarks/peers_navground.py (it imports nothing of arena_gym), which builds the
-task, and takes one JSON command per line over a pipe: this script drives both sides round by
-round, so a change in the machine's speed hits both alike.
+`--navground-python` defaults to $NAVGROUND_PYTHON, else ../navground-venv/bin/python (the
+folder beside the repository's). The child runs benchmarks/peers_navground.py (it imports
+nothing of arena_gym), which builds the task, and takes one JSON command per line over a
+pipe: this script drives both sides round by round, so a change in the machine's speed hits
+both alike.
 
 The task (ArenaMujoco-v0's default world; peers_navground.py builds its navground twin): a 6 x 6 m
 room with 6-10 boxes, a diff-drive robot (0.22 m/s, radius 0.11 m) and a 360-degree lidar of 3.5
@@ -70,7 +71,7 @@ import numpy as np
 import arena_gym  # noqa: F401  (registers ArenaMujoco-v0)
 
 WORKER = Path(__file__).resolve().parent / "peers_navground.py"
-DEFAULT_VENV = Path("/work/navground-venv")
+DEFAULT_VENV = Path(__file__).resolve().parents[2] / "navground-venv"  # beside the clone
 BASES = ("wheeled", "planar")
 ACTION_BLOCK = 256  # random actions per env, replayed in turn (as the worker does)
 CHUNK = 10  # steps between clock reads
