@@ -3,7 +3,8 @@
     python benchmarks/maps.py [--envs 16] [--steps 200] [--maps hospital experiment_rooms]
                               [--robot jackal] [--base planar]
 
-For the default room ("random" world) and each /work/shared/assets/worlds/*/map/map.yaml,
+For the default room ("random" world) and each $ARENA_GYM_ASSETS/worlds/*/map/map.yaml (the
+shared assets beside the clone, ../shared/assets, where unset),
 at N envs with random actions: build time (gymnasium.make_vec, vector_entry_point), walls
 (wall entities in env 0: the map's rectangles), env steps/s, and the share of the step
 spent in physics (Simulator.step) and in the sensor tick (SensorSuite.update: the lidar's ray

@@ -1,6 +1,6 @@
 """The navground side of benchmarks/peers.py: a child process run with navground's own python.
 
-    /work/navground-venv/bin/python benchmarks/peers_navground.py
+    ../navground-venv/bin/python benchmarks/peers_navground.py     # (peers.py starts it)
 
 It imports nothing of arena_gym (navground brings its own numpy and gymnasium, in a venv of
 its own). It reads one JSON command per line on stdin and answers one JSON line on stdout:
