@@ -214,9 +214,9 @@ class PedestrianPool:
         model = self.host.compiled
         if self._bodies[0] is not model:
             bodies = np.array([model.body(b).id for b in self.bodies])
-            geoms = model.body_geomadr[bodies]
-            self._bodies = (model, bodies, geoms, model.geom_contype[geoms].copy(),
-                                model.geom_conaffinity[geoms].copy())
+            geoms = model.body_geomadr[bodies]  # each slot's capsule
+            self._bodies = (model, bodies, geoms, model.body_contype[bodies].copy(),
+                            model.body_conaffinity[bodies].copy())  # its bits as compiled
         _, bodies, geoms, contype, conaffinity = self._bodies
         groups.set_detection(model, bodies, self.contacts, contype, conaffinity)
         kind = self.rays.astype(np.intp)  # _GROUPS' row: seen or not, skinned or not

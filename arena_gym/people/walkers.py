@@ -117,6 +117,8 @@ class Walkers:
         """Move every env's pedestrians by `dt` and write their poses. With `robots` (E, 2),
         only people within reach of their env's robot take part in collision detection
         until the next step (Scene.set_pedestrian_contacts); the rest cannot touch it."""
+        if robots is not None:  # (E, 2) as the crowd's step and the poses' kernel take it
+            robots = np.ascontiguousarray(np.asarray(robots)[:, :2], dtype=float)
         self.crowd.step(dt, self.boxes, self.box_mask, robots, robot_radius)
         if robots is None:
             self.write()
@@ -129,8 +131,7 @@ class Walkers:
         pos = self.sim.state(None, "mocap_pos") if self._shared is not None else None
         quat = self.sim.state(None, "mocap_quat") if pos is not None else None
         rows = self._shared if quat is not None else self._all
-        args = (c.pos, c.yaw, c.active, self._parked,
-                np.ascontiguousarray(robots[:, :2], dtype=float),
+        args = (c.pos, c.yaw, c.active, self._parked, robots,
                 float(robot_radius + RADIUS + CONTACT_MARGIN),
                 float(self.lidar_range + RADIUS + CONTACT_MARGIN),
                 *((pos, quat) if quat is not None else self._poses), rows, contacts, rays,
