@@ -8,9 +8,10 @@ shared assets beside the clone, ../shared/assets, where unset),
 at N envs with random actions: build time (gymnasium.make_vec, vector_entry_point), walls
 (wall entities in env 0: the map's rectangles), env steps/s, and the share of the step
 spent in physics (Simulator.step) and in the sensor tick (SensorSuite.update: the lidar's ray
-casts and the collision rule). The worlds take
-turns in chunks of CHUNK steps, so machine noise hits them alike; ratios are against the
-room of the same run.
+casts and the collision rule), and the env steps/s against the room's had the world's physics
+cost what the room's does ("x room, room physics": the most the rest of its step allows).
+The worlds take turns in chunks of CHUNK steps, so machine noise hits them alike; ratios are
+against the room of the same run.
 """
 
 from __future__ import annotations
@@ -90,6 +91,12 @@ def take_turns(worlds: list[World], steps: int) -> None:
             world.run(CHUNK)
 
 
+def bodiless(world: World, physics: float) -> float:
+    """`world`'s env steps/s had its physics cost `physics` seconds per env step (the
+    room's): what the rest of its step allows, whatever its walls cost MuJoCo."""
+    return world.steps / (world.seconds - world.physics.seconds + physics * world.steps)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--envs", type=int, default=16)
@@ -113,14 +120,16 @@ def main() -> None:
     worlds += [World(p.parent.parent.name, str(p), args.envs, 0, **config) for p in maps]
     take_turns(worlds, args.steps)
     room = worlds[0].steps / worlds[0].seconds
+    room_physics = worlds[0].physics.seconds / worlds[0].steps  # per env step
     print(f"N = {args.envs}, {args.steps} vector steps per world, random actions, robot "
           f"{args.robot or 'of the config'}")
     print(f"{'world':<18}{'build s':>8}{'walls':>7}{'steps/s':>9}{'x room':>8}{'physics':>9}"
-          f"{'tick':>7}")
+          f"{'tick':>7}{'x room, room physics':>22}")
     for w in worlds:
         rate = w.steps / w.seconds
         print(f"{w.label:<18}{w.build:>8.2f}{w.walls:>7}{rate:>9.0f}{rate / room:>8.2f}"
-              f"{w.physics.seconds / w.seconds:>9.0%}{w.rays.seconds / w.seconds:>7.0%}")
+              f"{w.physics.seconds / w.seconds:>9.0%}{w.rays.seconds / w.seconds:>7.0%}"
+              f"{bodiless(w, room_physics) / room:>22.2f}")
     for w in worlds:
         w.env.close()
 

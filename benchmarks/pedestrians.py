@@ -32,6 +32,8 @@ import yaml
 
 from arena_gym.envs.vector_env import ArenaVectorEnv
 
+PARTS = ("physics", "tick", "evaluate", "reset", "crowd")
+
 
 def make(envs: int, peds: int, room: float, pool: int = 0, base: str = "planar"
          ) -> ArenaVectorEnv:
@@ -85,13 +87,17 @@ def main() -> None:
             return out
         return run
 
-    crowd_time = [0.0]  # Crowd.step: the crowd model's share of the step
-    walkers.crowd.step = timed(walkers.crowd.step, crowd_time)
-    physics = {"none": [0.0], "people": [0.0]}  # Simulator.step: the MuJoCo share
-    rays = {"none": [0.0], "people": [0.0]}  # SensorSuite.update: the lidar's casts, collisions
+    # the parts of the step timed in each env (seconds, summed over a repeat): what MuJoCo
+    # takes, the sensor tick, the task's evaluation, the resets at episodes' ends, and (with
+    # people) the crowd model
+    parts = {name: {part: [0.0] for part in PARTS} for name in ("none", "people")}
     for name, env in (("none", plain), ("people", people)):
-        env.core.sim.step = timed(env.core.sim.step, physics[name])
-        env.core.sensor_suite.update = timed(env.core.sensor_suite.update, rays[name])
+        core, spent = env.core, parts[name]
+        core.sim.step = timed(core.sim.step, spent["physics"])
+        core.sensor_suite.update = timed(core.sensor_suite.update, spent["tick"])
+        core.task.evaluate = timed(core.task.evaluate, spent["evaluate"])
+        core.reset_envs = timed(core.reset_envs, spent["reset"])
+    walkers.crowd.step = timed(walkers.crowd.step, parts["people"]["crowd"])
     compiles = [people.core.store[e].compile_count for e in range(args.envs)]
     walking = int(walkers.crowd.active.sum())
     rng = np.random.default_rng(0)
@@ -100,37 +106,58 @@ def main() -> None:
     # a second; seconds more to compile where the cache is cold)
     for env in (plain, people):
         env.step((low + high) / 2)
-    rows = []
+    rows = []  # per repeat: {(env, part): ms per step}, part "step" the whole step
     for _ in range(args.repeats):
         actions = rng.uniform(low, high, size=(args.steps, *low.shape))
         spent = {"none": 0.0, "people": 0.0}
-        crowd_time[0] = physics["none"][0] = physics["people"][0] = 0.0
-        rays["none"][0] = rays["people"][0] = 0.0
+        for totals in parts.values():
+            for total in totals.values():
+                total[0] = 0.0
         for start in range(0, args.steps, args.chunk):
             for name, env in (("none", plain), ("people", people)):
                 t = time.perf_counter()
                 for a in actions[start : start + args.chunk]:
                     env.step(a)
                 spent[name] += time.perf_counter() - t
-        rows.append((spent["none"] / args.steps * 1e3, spent["people"] / args.steps * 1e3,
-                     crowd_time[0] / args.steps * 1e3, physics["none"][0] / args.steps * 1e3,
-                     physics["people"][0] / args.steps * 1e3, rays["none"][0] / args.steps * 1e3,
-                     rays["people"][0] / args.steps * 1e3))
+        row = {(name, "step"): spent[name] / args.steps * 1e3 for name in spent}
+        row |= {(name, part): total[0] / args.steps * 1e3 for name, totals in parts.items()
+                for part, total in totals.items()}
+        rows.append(row)
     assert [people.core.store[e].compile_count for e in range(args.envs)] == compiles
-    med = [statistics.median(r[k] for r in rows) for k in range(7)]
-    ratio = statistics.median(r[1] / r[0] for r in rows)
-    physics_ratio = statistics.median(r[4] / r[3] for r in rows)
+    med = {key: statistics.median(r[key] for r in rows) for key in rows[0]}
+    ratio = statistics.median(r["people", "step"] / r["none", "step"] for r in rows)
+    physics_ratio = statistics.median(r["people", "physics"] / r["none", "physics"]
+                                      for r in rows)
+    # the ratio were the people's bodies free to MuJoCo (their physics as the step's without)
+    bodiless = statistics.median(
+        (r["people", "step"] - r["people", "physics"] + r["none", "physics"]) / r["none", "step"]
+        for r in rows)
     print(f"{args.envs} envs, {args.pedestrians} pedestrians each ({walking} walking at the "
           f"first reset) in pools of {args.pool or args.pedestrians}, {args.room:g} m room, "
           f"{args.repeats} x {args.steps} steps" + (f", {args.config}" if args.config else ""))
     print("| envs | without (ms/step) | with (ms/step) | ratio | crowd model (ms/step) | "
           "physics without / with (ms/step) | physics ratio | tick without / with (ms/step) |")
     print("|---|---|---|---|---|---|---|---|")
-    print(f"| {args.envs} | {med[0]:.2f} | {med[1]:.2f} | {ratio:.3f} | {med[2]:.2f} | "
-          f"{med[3]:.2f} / {med[4]:.2f} | {physics_ratio:.3f} | {med[5]:.2f} / {med[6]:.2f} |")
+    print(f"| {args.envs} | {med['none', 'step']:.2f} | {med['people', 'step']:.2f} | "
+          f"{ratio:.3f} | {med['people', 'crowd']:.2f} | {med['none', 'physics']:.2f} / "
+          f"{med['people', 'physics']:.2f} | {physics_ratio:.3f} | {med['none', 'tick']:.2f} / "
+          f"{med['people', 'tick']:.2f} |")
+    # where the people's time goes, per env step (medians over the repeats)
+    per_env = 1e3 / args.envs
+    extra = {part: (med["people", part] - med["none", part]) * per_env
+             for part in ("step", *PARTS)}
+    extra["rest"] = extra["step"] - sum(extra[part] for part in PARTS)
+    print("what the people add, us per env step: " + ", ".join(
+        f"{part} {extra[part]:+.2f}" for part in ("step", *PARTS, "rest"))
+        + f" (the step without people: {med['none', 'step'] * per_env:.2f})")
+    print(f"ratio with the people's physics as the step's without (their bodies free to "
+          f"MuJoCo): {bodiless:.3f}")
     print("per repeat (without, with, crowd, physics without, physics with, tick without, "
           "tick with):",
-          ", ".join("(" + ", ".join(f"{v:.2f}" for v in r) + ")" for r in rows))
+          ", ".join("(" + ", ".join(f"{r[key]:.2f}" for key in (
+              ("none", "step"), ("people", "step"), ("people", "crowd"), ("none", "physics"),
+              ("people", "physics"), ("none", "tick"), ("people", "tick"))) + ")"
+              for r in rows))
     print("compiles during the run: 0")
     plain.close()
     people.close()
