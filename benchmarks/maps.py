@@ -91,7 +91,7 @@ def take_turns(worlds: list[World], steps: int) -> None:
             world.run(CHUNK)
 
 
-def bodiless(world: World, physics: float) -> float:
+def rate_at_physics(world: World, physics: float) -> float:
     """`world`'s env steps/s had its physics cost `physics` seconds per env step (the
     room's): what the rest of its step allows, whatever its walls cost MuJoCo."""
     return world.steps / (world.seconds - world.physics.seconds + physics * world.steps)
@@ -129,7 +129,7 @@ def main() -> None:
         rate = w.steps / w.seconds
         print(f"{w.label:<18}{w.build:>8.2f}{w.walls:>7}{rate:>9.0f}{rate / room:>8.2f}"
               f"{w.physics.seconds / w.seconds:>9.0%}{w.rays.seconds / w.seconds:>7.0%}"
-              f"{bodiless(w, room_physics) / room:>22.2f}")
+              f"{rate_at_physics(w, room_physics) / room:>22.2f}")
     for w in worlds:
         w.env.close()
 
